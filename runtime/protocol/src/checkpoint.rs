@@ -1,0 +1,43 @@
+//! The Local State Store checkpoint (local-agent-host.md §9.2).
+
+use serde::{Deserialize, Serialize};
+
+use crate::approval::ApprovalRequest;
+use crate::message::ConversationMessage;
+use crate::state::SessionStatus;
+
+pub const CHECKPOINT_VERSION: &str = "1.0";
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CheckpointTask {
+    pub task_id: String,
+    pub prompt: String,
+    /// `running`, `completed`, `failed` or `cancelled`.
+    pub status: String,
+    pub step_count: u32,
+    pub max_steps: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Checkpoint {
+    pub checkpoint_version: String,
+    pub session_id: String,
+    pub workspace_id: String,
+    pub tenant_id: String,
+    pub user_id: String,
+    pub session_status: SessionStatus,
+    pub task: Option<CheckpointTask>,
+    /// Last completed step; a resumed task continues with the step after it.
+    pub step_cursor: Option<String>,
+    pub thread: Vec<ConversationMessage>,
+    pub session_tokens_used: u64,
+    pub policy_bundle_version: String,
+    pub checkpointed_at: String,
+    #[serde(default)]
+    pub pending_approvals: Vec<ApprovalRequest>,
+    /// The workspace root the session was created with, needed to rebuild the policy scope.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace_root: Option<String>,
+}

@@ -1,0 +1,168 @@
+//! The boundary between the agent host and the tool runtime (architecture.md §6.2,
+//! local-agent-host.md §7.1). Neither side imports the other; both use these types.
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::error::ErrorCode;
+
+/// Limits the host passes with each request, taken from the policy scope and the runtime
+/// configuration, so the tool runtime never needs to read the policy bundle itself.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolLimits {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_file_size_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_output_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolRequest {
+    pub tool_name: String,
+    pub arguments: Map<String, Value>,
+    pub session_id: String,
+    pub task_id: String,
+    pub step_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capability: Option<String>,
+    /// The model's id for this call; results are matched back to calls by it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    /// The session's workspace root (`workspaceHint.localPaths[0]`): relative paths and a
+    /// missing `cwd` resolve against it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace_root: Option<String>,
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub limits: ToolLimits,
+}
+
+fn is_default(limits: &ToolLimits) -> bool {
+    limits == &ToolLimits::default()
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolStatus {
+    Succeeded,
+    Failed,
+    Denied,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolError {
+    pub code: ErrorCode,
+    pub message: String,
+}
+
+/// Content a tool produced that is too large or too structured for the thread: the host
+/// uploads it to the Workspace Service and records the returned URI in `artifactUris`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ArtifactData {
+    /// `tool_output` or `file_diff`.
+    pub artifact_type: String,
+    pub artifact_name: String,
+    pub content_type: String,
+    pub content_base64: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolResult {
+    pub tool_name: String,
+    pub session_id: String,
+    pub task_id: String,
+    pub step_id: String,
+    pub status: ToolStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_text: Option<String>,
+    #[serde(default)]
+    pub artifact_uris: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<ToolError>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    /// Artifacts still to upload; emptied by the host once uploaded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub artifacts: Vec<ArtifactData>,
+}
+
+impl ToolResult {
+    fn base(request: &ToolRequest, status: ToolStatus) -> Self {
+        Self {
+            tool_name: request.tool_name.clone(),
+            session_id: request.session_id.clone(),
+            task_id: request.task_id.clone(),
+            step_id: request.step_id.clone(),
+            status,
+            output_text: None,
+            artifact_uris: Vec::new(),
+            error: None,
+            tool_call_id: request.tool_call_id.clone(),
+            artifacts: Vec::new(),
+        }
+    }
+
+    pub fn succeeded(request: &ToolRequest, output: impl Into<String>) -> Self {
+        let mut result = Self::base(request, ToolStatus::Succeeded);
+        result.output_text = Some(output.into());
+        result
+    }
+
+    pub fn failed(request: &ToolRequest, code: ErrorCode, message: impl Into<String>) -> Self {
+        let mut result = Self::base(request, ToolStatus::Failed);
+        result.error = Some(ToolError {
+            code,
+            message: message.into(),
+        });
+        result
+    }
+
+    pub fn denied(request: &ToolRequest, code: ErrorCode, message: impl Into<String>) -> Self {
+        let mut result = Self::failed(request, code, message);
+        result.status = ToolStatus::Denied;
+        result
+    }
+
+    /// The text the model sees for this result.
+    pub fn text_for_model(&self) -> String {
+        match (&self.status, &self.error, &self.output_text) {
+            (ToolStatus::Succeeded, _, Some(text)) => text.clone(),
+            (ToolStatus::Succeeded, _, None) => String::new(),
+            (status, Some(error), _) => {
+                let label = match status {
+                    ToolStatus::Denied => "Denied",
+                    _ => "Error",
+                };
+                format!("{label} ({}): {}", error.code, error.message)
+            }
+            (_, None, text) => text.clone().unwrap_or_default(),
+        }
+    }
+}
+
+/// How a tool describes itself to the model (local-tool-runtime.md §5).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolDefinition {
+    pub tool_name: String,
+    pub description: String,
+    /// A JSON Schema (type object) of the arguments.
+    pub input_schema: Value,
+}
+
+/// The sole boundary between agent host and tool runtime (local-agent-host.md §7.1).
+///
+/// `execute` never fails: every error becomes a `ToolResult` with status `failed`, so the
+/// model can read it and correct itself.
+#[async_trait]
+pub trait ToolRouter: Send + Sync {
+    async fn execute(&self, request: ToolRequest) -> ToolResult;
+    fn available_tools(&self) -> Vec<ToolDefinition>;
+}
