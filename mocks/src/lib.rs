@@ -1,1 +1,71 @@
-//! placeholder
+//! Fakes of the services an agent runtime talks to — the LLM Gateway, the Session Service
+//! and the Workspace Service — on loopback ports, with scripted behaviour, request recording
+//! and fault controls. They deal in `serde_json::Value`, not in `agent-protocol` types, so
+//! they can be made to misbehave in ways the typed contracts cannot express.
+//!
+//! - [`GatewayFake`] (wiremock): OpenAI Chat Completions streaming, one scripted
+//!   [`GatewayReply`] per request, each SSE body sent as one buffer.
+//! - [`StreamingGateway`] (axum): the same protocol sent event by event, plus delays,
+//!   stalls and disconnects ([`StreamStep`]).
+//! - [`SessionServiceFake`], [`WorkspaceFake`] (wiremock): the backend services.
+//!
+//! Every fake can [`go_down`](SessionServiceFake::go_down): its port then refuses
+//! connections and stays reserved (see `port.rs`).
+
+mod faults;
+mod gateway;
+mod host;
+pub mod policy;
+mod port;
+mod recording;
+pub mod script;
+mod session;
+pub mod sse;
+mod streaming;
+mod util;
+mod workspace;
+
+#[cfg(test)]
+mod tests;
+
+pub use gateway::GatewayFake;
+pub use policy::default_policy_template;
+pub use recording::RecordedRequest;
+pub use session::SessionServiceFake;
+pub use sse::{GatewayReply, ScriptedToolCall, Usage};
+pub use streaming::{StreamStep, StreamingGateway};
+pub use util::rfc3339_micros;
+pub use workspace::WorkspaceFake;
+
+/// All fakes, each on its own ephemeral 127.0.0.1 port.
+pub struct Fakes {
+    pub gateway: GatewayFake,
+    pub streaming_gateway: StreamingGateway,
+    pub session: SessionServiceFake,
+    pub workspace: WorkspaceFake,
+}
+
+/// The token [`Fakes::env_vars`] hands out; the fakes accept any token.
+pub const FAKE_GATEWAY_TOKEN: &str = "mock-gateway-token";
+
+impl Fakes {
+    pub async fn start() -> anyhow::Result<Fakes> {
+        Ok(Fakes {
+            gateway: GatewayFake::start().await?,
+            streaming_gateway: StreamingGateway::start().await?,
+            session: SessionServiceFake::start().await?,
+            workspace: WorkspaceFake::start().await?,
+        })
+    }
+
+    /// The runtime's service variables pointing at these fakes (ARCHITECTURE.md, "Runtime-
+    /// under-test contract"), with the wiremock gateway as `LLM_GATEWAY_ENDPOINT`.
+    pub fn env_vars(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("LLM_GATEWAY_ENDPOINT", self.gateway.url()),
+            ("LLM_GATEWAY_AUTH_TOKEN", FAKE_GATEWAY_TOKEN.to_string()),
+            ("SESSION_SERVICE_URL", self.session.url()),
+            ("WORKSPACE_SERVICE_URL", self.workspace.url()),
+        ]
+    }
+}

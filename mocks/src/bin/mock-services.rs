@@ -1,1 +1,128 @@
-fn main() {}
+//! `mock-services`: starts every fake on loopback and prints the environment a runtime needs
+//! to use them, so a human can try a runtime by hand. Runs until Ctrl-C, echoing each request
+//! the fakes receive on stderr.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use agent_mocks::script::parse_script;
+use agent_mocks::{Fakes, GatewayReply, RecordedRequest};
+use anyhow::Context;
+use clap::Parser;
+
+/// Start the fake LLM Gateway, Session Service and Workspace Service on loopback ports.
+///
+/// Paste the printed `export` lines into the shell that starts the runtime.
+///
+/// SCRIPT FILE: a JSON array of gateway replies, answered in order, one per LLM request:
+///
+///   [ {"text": "Hello! What should I do?"},
+///
+///     {"toolCalls": [{"id": "call_1", "name": "ReadFile", "arguments": {"path": "README.md"}}]},
+///
+///     {"status": 429, "headers": {"Retry-After": "1"}, "body": {"error": "rate limited"}},
+///
+///     {"rawSse": ["{\"choices\":[]}", "[DONE]"]} ]
+///
+/// When the script is used up, the gateway answers every request with --fallback-text.
+#[derive(Parser, Debug)]
+#[command(version, verbatim_doc_comment)]
+struct Args {
+    /// Gateway replies to serve in order (JSON array; see above).
+    #[arg(long, value_name = "FILE")]
+    script: Option<PathBuf>,
+    /// Serve LLM_GATEWAY_ENDPOINT from the streaming gateway (events sent one by one).
+    #[arg(long)]
+    streaming: bool,
+    /// A policy bundle template (JSON) replacing the default one.
+    #[arg(long, value_name = "FILE")]
+    policy: Option<PathBuf>,
+    /// The reply once the script is used up.
+    #[arg(long, default_value = "The mock gateway has no scripted reply left.")]
+    fallback_text: String,
+    /// Do not echo requests on stderr.
+    #[arg(long)]
+    quiet: bool,
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    let fakes = Fakes::start().await?;
+    let replies = match &args.script {
+        Some(file) => {
+            let text = std::fs::read_to_string(file)
+                .with_context(|| format!("reading {}", file.display()))?;
+            parse_script(&text).with_context(|| format!("in {}", file.display()))?
+        }
+        None => Vec::new(),
+    };
+    let reply_count = replies.len();
+    let fallback = Some(GatewayReply::Text(args.fallback_text.clone()));
+    if args.streaming {
+        replies
+            .into_iter()
+            .for_each(|reply| fakes.streaming_gateway.push_reply(reply));
+        fakes.streaming_gateway.set_fallback_reply(fallback);
+    } else {
+        fakes.gateway.push_replies(replies);
+        fakes.gateway.set_fallback_reply(fallback);
+    }
+    if let Some(file) = &args.policy {
+        let text =
+            std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+        let template = serde_json::from_str(&text)
+            .with_context(|| format!("{} is not JSON", file.display()))?;
+        fakes.session.set_policy(template);
+    }
+
+    for (name, value) in fakes.env_vars() {
+        let value = match name {
+            "LLM_GATEWAY_ENDPOINT" if args.streaming => fakes.streaming_gateway.url(),
+            _ => value,
+        };
+        println!("export {name}={value}");
+    }
+    eprintln!(
+        "mock-services: {reply_count} scripted gateway repl{}; Ctrl-C to stop",
+        if reply_count == 1 { "y" } else { "ies" }
+    );
+
+    let mut seen = [0usize; 4];
+    let mut ticker = tokio::time::interval(Duration::from_millis(300));
+    loop {
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => break,
+            _ = ticker.tick() => {
+                if !args.quiet {
+                    echo_new(&fakes, &mut seen).await;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Prints requests that arrived since the last call, one line each.
+async fn echo_new(fakes: &Fakes, seen: &mut [usize; 4]) {
+    let lists: [(&str, Vec<RecordedRequest>); 4] = [
+        ("gateway", fakes.gateway.all_requests().await),
+        (
+            "streaming-gateway",
+            fakes.streaming_gateway.all_requests().await,
+        ),
+        ("session", fakes.session.requests().await),
+        ("workspace", fakes.workspace.requests().await),
+    ];
+    for ((service, requests), seen) in lists.iter().zip(seen.iter_mut()) {
+        for request in requests.iter().skip(*seen) {
+            eprintln!(
+                "[{service}] {} {} ({} bytes)",
+                request.method,
+                request.path,
+                request.raw_body.len()
+            );
+        }
+        *seen = requests.len();
+    }
+}

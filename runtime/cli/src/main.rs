@@ -1,1 +1,86 @@
-fn main() {}
+//! `agent-runtime`: the process the desktop app spawns, one per session. It reads its
+//! configuration from the environment (the same variables as the existing Python runtime,
+//! so it is a drop-in), wires the agent host to the tool runtime and serves JSON-RPC on
+//! stdin/stdout until Shutdown, end of input or SIGTERM.
+
+mod config;
+mod logging;
+
+use std::sync::Arc;
+
+use agent_host::Host;
+use agent_host::rpc::{Outbound, serve};
+use agent_tools::LocalToolRouter;
+use clap::Parser;
+
+fn main() -> std::process::ExitCode {
+    let cli = config::Cli::parse();
+    let host_config = match cli.to_host_config() {
+        Ok(config) => config,
+        Err(error) => {
+            eprintln!("agent-runtime: {error:#}");
+            return std::process::ExitCode::from(2);
+        }
+    };
+    let _guard = logging::init(&cli.log_level, host_config.log_dir.as_deref());
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("agent-runtime: could not start the async runtime: {error}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(host_config)) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(error) => {
+            tracing::error!(%error, "the runtime stopped with an error");
+            eprintln!("agent-runtime: {error:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(config: agent_host::HostConfig) -> anyhow::Result<()> {
+    let (outbound, writer) = Outbound::new(tokio::io::stdout());
+    let writer = tokio::spawn(writer);
+    let host = Host::new(config, Arc::new(LocalToolRouter::new()), outbound.clone());
+    spawn_signal_handler(Arc::clone(&host));
+    tracing::info!(
+        version = env!("CARGO_PKG_VERSION"),
+        "agent-runtime ready on stdio"
+    );
+    serve(
+        host,
+        agent_host::rpc::server::buffered(tokio::io::stdin()),
+        outbound,
+    )
+    .await?;
+    writer.await??;
+    Ok(())
+}
+
+/// SIGTERM (and Ctrl-C) take the same path as Shutdown.
+fn spawn_signal_handler(host: Arc<Host>) {
+    tokio::spawn(async move {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            let Ok(mut term) = signal(SignalKind::terminate()) else {
+                return;
+            };
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = tokio::signal::ctrl_c() => {}
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+        tracing::info!("termination signal received; shutting down");
+        host.begin_shutdown("terminated");
+    });
+}

@@ -1,1 +1,25 @@
-//! placeholder
+//! The Local Agent Host (local-agent-host.md): the JSON-RPC server the desktop app drives,
+//! the session lifecycle and its two-level state machine, the agent loop, the LLM Gateway
+//! client, the Local Policy Enforcer, approvals, the Local State Store and events.
+//!
+//! It reaches tools only through [`agent_protocol::ToolRouter`]; it never imports the tool
+//! runtime.
+
+pub mod agent_loop;
+pub mod approval;
+pub mod config;
+pub mod error;
+pub mod events;
+pub mod host;
+pub mod llm;
+pub mod policy;
+pub mod routing;
+pub mod rpc;
+pub mod services;
+pub mod session;
+pub mod state;
+pub mod thread;
+mod time;
+
+pub use config::HostConfig;
+pub use host::Host;

@@ -30,6 +30,10 @@ pub enum ErrorCode {
     LlmBudgetExceeded,
     /// The LLM Gateway could not be reached or kept failing after every retry.
     LlmUnavailable,
+    /// The task reached `maxSteps` without finishing.
+    MaxStepsExceeded,
+    /// The model's answer was cut off by the output token limit too many times in a row.
+    LlmOutputTruncated,
     WorkspaceUploadFailed,
     /// A backend service (Session, Workspace) could not be reached or answered 5xx.
     ServiceUnavailable,
@@ -59,6 +63,8 @@ impl ErrorCode {
         ErrorCode::LlmGuardrailBlocked,
         ErrorCode::LlmBudgetExceeded,
         ErrorCode::LlmUnavailable,
+        ErrorCode::MaxStepsExceeded,
+        ErrorCode::LlmOutputTruncated,
         ErrorCode::WorkspaceUploadFailed,
         ErrorCode::ServiceUnavailable,
         ErrorCode::RateLimited,
@@ -86,6 +92,8 @@ impl ErrorCode {
             ErrorCode::LlmGuardrailBlocked => "LLM_GUARDRAIL_BLOCKED",
             ErrorCode::LlmBudgetExceeded => "LLM_BUDGET_EXCEEDED",
             ErrorCode::LlmUnavailable => "LLM_UNAVAILABLE",
+            ErrorCode::MaxStepsExceeded => "MAX_STEPS_EXCEEDED",
+            ErrorCode::LlmOutputTruncated => "LLM_OUTPUT_TRUNCATED",
             ErrorCode::WorkspaceUploadFailed => "WORKSPACE_UPLOAD_FAILED",
             ErrorCode::ServiceUnavailable => "SERVICE_UNAVAILABLE",
             ErrorCode::RateLimited => "RATE_LIMITED",

@@ -231,6 +231,7 @@ pub struct ApproveActionParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
     pub approval_id: String,
+    /// `approved` or `denied`.
     pub decision: Decision,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
@@ -244,6 +245,8 @@ pub enum ApproveActionStatus {
     NotFound,
     AlreadyResolved,
     Expired,
+    /// `decision` was neither `approved` nor `denied`; nothing changed.
+    InvalidDecision,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -1,1 +1,12 @@
-//! placeholder
+//! The Local Tool Runtime (local-tool-runtime.md): the [`ToolRouter`] implementation and the
+//! built-in tools. It knows nothing of the agent host: requests arrive as
+//! [`agent_protocol::ToolRequest`] and leave as [`agent_protocol::ToolResult`].
+//!
+//! [`ToolRouter`]: agent_protocol::ToolRouter
+
+pub mod args;
+pub mod file;
+pub mod platform;
+pub mod router;
+
+pub use router::LocalToolRouter;

@@ -1,0 +1,20 @@
+//! What one certification run is configured with, shared (read-only) by every scenario.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::driver::RuntimeCommand;
+
+/// The default bound for every wait. A conforming runtime answers in milliseconds; a few
+/// seconds leave room for a slow CI machine while keeping a broken runtime's run short.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
+
+#[derive(Debug, Clone)]
+pub struct KitConfig {
+    /// The runtime-under-test.
+    pub runtime: RuntimeCommand,
+    /// Bound for each wait (a response, an event, an exit).
+    pub timeout: Duration,
+    /// Where failed scenarios' transcripts go; `None` keeps none.
+    pub transcripts_dir: Option<PathBuf>,
+}

@@ -1,0 +1,490 @@
+//! Drives one runtime-under-test process over stdio, the way the desktop app does: spawn the
+//! command with no arguments added and a prepared environment, write JSON-RPC lines to its
+//! stdin, read NDJSON from its stdout.
+//!
+//! Every wait is bounded by a timeout and wakes on a `Notify` fired by the reader task, so a
+//! hung or silent runtime fails the step that waits for it instead of hanging the run, and
+//! nothing polls. Every stdout line is validated by the reader (see [`reader`]); what does not
+//! conform is kept as a [`Violation`] and fails the scenario at its end at the latest.
+
+mod reader;
+mod state;
+
+use std::path::{Path, PathBuf};
+use std::process::{ExitStatus, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, anyhow, bail};
+use serde_json::{Value, json};
+use tokio::io::AsyncWriteExt;
+use tokio::process::{ChildStdin, Command};
+use tokio::sync::oneshot;
+use tokio::time::Instant;
+
+pub use reader::kind;
+use state::{Direction, SentRequest, Shared, State};
+pub use state::{Inbound, ReceivedEvent, Violation, excerpt, id_key};
+
+use crate::validation;
+
+/// How to start a runtime: the program and its arguments, split like a shell would but
+/// without a shell (so no expansion, no pipes, no surprises across platforms).
+#[derive(Debug, Clone)]
+pub struct RuntimeCommand {
+    pub program: String,
+    pub args: Vec<String>,
+    /// The command as the user wrote it, for reports.
+    pub display: String,
+}
+
+impl RuntimeCommand {
+    /// Splits a command line with shell quoting rules (`shell-words`).
+    pub fn parse(command_line: &str) -> anyhow::Result<Self> {
+        let mut words = shell_words::split(command_line)
+            .with_context(|| format!("cannot split the runtime command {command_line:?}"))?;
+        if words.is_empty() {
+            bail!("the runtime command is empty");
+        }
+        let program = words.remove(0);
+        Ok(Self {
+            program,
+            args: words,
+            display: command_line.to_owned(),
+        })
+    }
+
+    /// A command that is one executable path, no arguments.
+    pub fn from_program(path: &Path) -> Self {
+        let program = path.display().to_string();
+        Self {
+            display: shell_words::quote(&program).into_owned(),
+            program,
+            args: Vec::new(),
+        }
+    }
+}
+
+/// Everything needed to spawn one runtime process.
+#[derive(Debug, Clone)]
+pub struct LaunchSpec {
+    pub command: RuntimeCommand,
+    /// Variables to set (on top of the kit's own environment).
+    pub env: Vec<(String, String)>,
+    /// Variables to remove from the inherited environment (the contract's variables the kit
+    /// does not set, so a developer's shell cannot leak into a certification).
+    pub remove_env: Vec<String>,
+    /// Working directory; `None` inherits the kit's.
+    pub cwd: Option<PathBuf>,
+}
+
+/// One running runtime process and everything the kit has seen of it.
+pub struct RuntimeDriver {
+    shared: Arc<Shared>,
+    stdin: Option<ChildStdin>,
+    /// Dropping this (or sending on it) kills the process.
+    kill: Option<oneshot::Sender<()>>,
+    timeout: Duration,
+    next_id: i64,
+    pid: Option<u32>,
+}
+
+impl std::fmt::Debug for RuntimeDriver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RuntimeDriver")
+            .field("pid", &self.pid)
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RuntimeDriver {
+    /// Spawns the runtime and starts the reader tasks. `timeout` bounds every later wait.
+    pub fn spawn(spec: &LaunchSpec, timeout: Duration) -> anyhow::Result<Self> {
+        let mut command = Command::new(&spec.command.program);
+        command
+            .args(&spec.command.args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        for name in &spec.remove_env {
+            command.env_remove(name);
+        }
+        for (name, value) in &spec.env {
+            command.env(name, value);
+        }
+        if let Some(cwd) = &spec.cwd {
+            command.current_dir(cwd);
+        }
+        let mut child = command.spawn().with_context(|| {
+            format!(
+                "cannot start the runtime {:?} (is the path right and the file executable?)",
+                spec.command.display
+            )
+        })?;
+        let pid = child.id();
+        let stdin = child.stdin.take().context("the runtime's stdin is not piped")?;
+        let stdout = child
+            .stdout
+            .take()
+            .context("the runtime's stdout is not piped")?;
+        let stderr = child
+            .stderr
+            .take()
+            .context("the runtime's stderr is not piped")?;
+
+        let shared = Arc::new(Shared::new());
+        shared.update(|s| {
+            s.note(
+                Direction::Note,
+                &format!("started {} (pid {pid:?})", spec.command.display),
+            );
+        });
+        tokio::spawn(reader::read_stdout(stdout, Arc::clone(&shared)));
+        tokio::spawn(reader::read_stderr(stderr, Arc::clone(&shared)));
+
+        // The watcher owns the child: it records the exit status, and kills the process when
+        // asked or when the driver is dropped (the sender goes away).
+        let (kill_tx, kill_rx) = oneshot::channel::<()>();
+        let watcher_shared = Arc::clone(&shared);
+        tokio::spawn(async move {
+            let status = tokio::select! {
+                status = child.wait() => status,
+                _ = kill_rx => {
+                    let _ = child.start_kill();
+                    child.wait().await
+                }
+            };
+            watcher_shared.update(|s| match status {
+                Ok(status) => {
+                    s.note(Direction::Note, &format!("process exited: {status}"));
+                    s.exit = Some(status);
+                }
+                Err(error) => s.note(Direction::Note, &format!("waiting for the process failed: {error}")),
+            });
+        });
+
+        Ok(Self {
+            shared,
+            stdin: Some(stdin),
+            kill: Some(kill_tx),
+            timeout,
+            next_id: 0,
+            pid,
+        })
+    }
+
+    /// The default bound for waits.
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// Sends a request with a fresh numeric id and waits for its response (the whole
+    /// response object, `result` or `error`). Fails when no valid response arrives in time.
+    pub async fn request(&mut self, method: &str, params: Option<Value>) -> anyhow::Result<Value> {
+        let id = self.fresh_id();
+        self.request_with_id(id, method, params).await
+    }
+
+    /// Like [`request`](Self::request) with a caller-chosen id (any JSON value).
+    pub async fn request_with_id(
+        &mut self,
+        id: Value,
+        method: &str,
+        params: Option<Value>,
+    ) -> anyhow::Result<Value> {
+        let id = self.send_request(id, method, params).await?;
+        self.wait_response(&id, method).await
+    }
+
+    /// Writes a request without waiting for the answer (to pipeline requests); returns its id.
+    pub async fn send_request(
+        &mut self,
+        id: Value,
+        method: &str,
+        params: Option<Value>,
+    ) -> anyhow::Result<Value> {
+        let mut request = json!({"jsonrpc": "2.0", "id": id.clone(), "method": method});
+        if let (Some(params), Value::Object(map)) = (params, &mut request) {
+            map.insert("params".to_owned(), params);
+        }
+        let line = serde_json::to_vec(&request)?;
+        self.send_raw_line(&line).await?;
+        Ok(id)
+    }
+
+    /// Waits for the response carrying `id` (compared with its JSON type).
+    pub async fn wait_response(&mut self, id: &Value, what: &str) -> anyhow::Result<Value> {
+        let key = id_key(id);
+        let label = format!("the response to {what} (id {key})");
+        let inbound = self
+            .wait_until(&label, self.timeout, |s| {
+                let position = s.inbox.iter().position(|m| {
+                    m.value.get("id").map(id_key).as_deref() == Some(key.as_str())
+                })?;
+                let message = s.inbox.remove(position)?;
+                if message.problem.is_some() {
+                    s.surface(message.seq);
+                }
+                Some(Ok(message))
+            })
+            .await?;
+        match inbound.problem {
+            Some(problem) => Err(anyhow!(
+                "{label} is not a valid response: {problem}\n      line: {}",
+                excerpt(&inbound.value.to_string())
+            )),
+            None => Ok(inbound.value),
+        }
+    }
+
+    /// Writes one line (the bytes as given, then `\n`) to the runtime's stdin. Requests in
+    /// it are remembered so their responses can be validated against the right schema.
+    pub async fn send_raw_line(&mut self, bytes: &[u8]) -> anyhow::Result<()> {
+        let text = String::from_utf8_lossy(bytes).into_owned();
+        self.shared.update(|s| {
+            remember_requests(s, bytes);
+            s.note(Direction::Sent, &text);
+        });
+        let stdin = self
+            .stdin
+            .as_mut()
+            .context("the kit already closed the runtime's stdin")?;
+        let mut line = Vec::with_capacity(bytes.len() + 1);
+        line.extend_from_slice(bytes);
+        line.push(b'\n');
+        // A long line may take a while to go through the pipe; a runtime that stops reading
+        // must still not hang the kit.
+        let budget = self.timeout + Duration::from_millis((line.len() / 1024) as u64);
+        tokio::time::timeout(budget, async {
+            stdin.write_all(&line).await?;
+            stdin.flush().await
+        })
+        .await
+        .map_err(|_| {
+            anyhow!(
+                "the runtime did not read a {}-byte line from its stdin within {budget:?}",
+                line.len()
+            )
+        })?
+        .context("cannot write to the runtime's stdin (did it exit?)")?;
+        Ok(())
+    }
+
+    /// The next unclaimed response (an object, or a batch array) in arrival order, for raw
+    /// protocol tests. Fails at once when the runtime writes something that is not JSON-RPC.
+    pub async fn read_next_response(&mut self) -> anyhow::Result<Value> {
+        let since = self.shared.lock().seq;
+        let inbound = self
+            .wait_until("a response", self.timeout, |s| {
+                if let Some(message) = s.inbox.pop_front() {
+                    if message.problem.is_some() {
+                        s.surface(message.seq);
+                    }
+                    return Some(Ok(message));
+                }
+                let broken = s
+                    .violations
+                    .iter_mut()
+                    .find(|v| v.seq.is_some_and(|seq| seq > since) && !v.surfaced)?;
+                broken.surfaced = true;
+                Some(Err(anyhow!(
+                    "instead of a response, the runtime wrote: {broken}"
+                )))
+            })
+            .await?;
+        match inbound.problem {
+            Some(problem) => Err(anyhow!(
+                "the runtime's reply is not a valid response: {problem}\n      line: {}",
+                excerpt(&inbound.value.to_string())
+            )),
+            None => Ok(inbound.value),
+        }
+    }
+
+    /// Proves no response is pending to anything sent so far: sends a `GetSessionState`
+    /// probe, waits for its answer, and returns every other response that arrived first.
+    /// A runtime answers in its own order, so this catches replies written before the probe's.
+    pub async fn unclaimed_responses_after_probe(&mut self) -> anyhow::Result<Vec<Value>> {
+        let id = self.fresh_id();
+        self.request_with_id(id, "GetSessionState", Some(json!({})))
+            .await
+            .context("the runtime did not answer a GetSessionState probe")?;
+        let leftovers = self.shared.update(|s| s.inbox.drain(..).collect::<Vec<_>>());
+        Ok(leftovers.into_iter().map(|m| m.value).collect())
+    }
+
+    /// Waits for an event matching `predicate` among all events received so far and later.
+    pub async fn wait_for_event(
+        &self,
+        what: &str,
+        timeout: Duration,
+        predicate: impl Fn(&ReceivedEvent) -> bool,
+    ) -> anyhow::Result<ReceivedEvent> {
+        self.wait_until(what, timeout, |s| {
+            s.events.iter().find(|e| predicate(e)).cloned().map(Ok)
+        })
+        .await
+    }
+
+    /// Every `SessionEvent` received so far, in arrival order.
+    pub fn events(&self) -> Vec<ReceivedEvent> {
+        self.shared.lock().events.clone()
+    }
+
+    /// The number of stdout lines received so far (a position to compare `seq`s against).
+    pub fn lines_received(&self) -> u64 {
+        self.shared.lock().seq
+    }
+
+    /// Closes stdin (end of input, as when the app goes away).
+    pub async fn close_stdin(&mut self) -> anyhow::Result<()> {
+        if let Some(mut stdin) = self.stdin.take() {
+            let _ = stdin.shutdown().await;
+        }
+        self.shared
+            .update(|s| s.note(Direction::Note, "stdin closed by the kit"));
+        Ok(())
+    }
+
+    /// Waits for the process to exit on its own.
+    pub async fn wait_exit(&self, timeout: Duration) -> anyhow::Result<ExitStatus> {
+        self.wait_until_exit("the runtime to exit", timeout).await
+    }
+
+    /// The exit status, if the process has exited.
+    pub fn exit_status(&self) -> Option<ExitStatus> {
+        self.shared.lock().exit
+    }
+
+    /// Kills the process if it still runs and waits (bounded) for it and for stdout to close,
+    /// so the last lines it wrote are classified before the scenario is judged.
+    pub async fn stop(&mut self) {
+        self.stdin = None;
+        // The scenario is over: what the runtime would do next does not matter, and the lines
+        // it already wrote stay in the pipe to be read after the kill.
+        if self.exit_status().is_none()
+            && let Some(kill) = self.kill.take()
+        {
+            let _ = kill.send(());
+        }
+        let _ = self.wait_until_exit("exit after kill", self.timeout).await;
+        // A grandchild may keep stdout open after the process is gone; do not wait forever.
+        let _ = self
+            .wait_until("stdout to close", Duration::from_secs(1), |s| {
+                s.stdout_closed.then_some(Ok(()))
+            })
+            .await;
+    }
+
+    /// Protocol violations recorded so far.
+    pub fn violations(&self) -> Vec<Violation> {
+        self.shared.lock().violations.clone()
+    }
+
+    /// The last `max_bytes` of stderr.
+    pub fn stderr_tail(&self, max_bytes: usize) -> String {
+        self.shared.lock().stderr_tail(max_bytes)
+    }
+
+    /// The conversation so far, one line per message (long lines abridged).
+    pub fn transcript(&self) -> String {
+        self.shared.lock().transcript_text()
+    }
+
+    /// A number id not used by any request sent so far (raw lines may have used small ones).
+    pub fn fresh_id(&mut self) -> Value {
+        loop {
+            self.next_id += 1;
+            let id = json!(self.next_id);
+            if !self.shared.lock().sent.contains_key(&id_key(&id)) {
+                return id;
+            }
+        }
+    }
+
+    async fn wait_until_exit(&self, what: &str, timeout: Duration) -> anyhow::Result<ExitStatus> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let notified = self.shared.changed.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if let Some(status) = self.shared.lock().exit {
+                return Ok(status);
+            }
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                bail!("timed out after {timeout:?} waiting for {what}; the process is still running");
+            }
+        }
+    }
+
+    /// The one waiting primitive: re-checks `check` after every change until it yields,
+    /// stdout closes, or the timeout passes.
+    async fn wait_until<T>(
+        &self,
+        what: &str,
+        timeout: Duration,
+        mut check: impl FnMut(&mut State) -> Option<anyhow::Result<T>>,
+    ) -> anyhow::Result<T> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let notified = self.shared.changed.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            {
+                let mut state = self.shared.lock();
+                if let Some(result) = check(&mut state) {
+                    return result;
+                }
+                if state.stdout_closed {
+                    let exit = match state.exit {
+                        Some(status) => format!("the process exited ({status})"),
+                        None => "the process closed its stdout".to_owned(),
+                    };
+                    bail!(
+                        "{exit} while the kit was waiting for {what}\n      last stderr:\n{}",
+                        indent(&state.stderr_tail(2000))
+                    );
+                }
+            }
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                let state = self.shared.lock();
+                bail!(
+                    "timed out after {timeout:?} waiting for {what}\n      last stderr:\n{}",
+                    indent(&state.stderr_tail(2000))
+                );
+            }
+        }
+    }
+}
+
+/// Records the ids (and methods) of the requests in an outgoing line, if it parses.
+fn remember_requests(state: &mut State, bytes: &[u8]) {
+    let Ok(value) = serde_json::from_slice::<Value>(bytes) else {
+        return;
+    };
+    let items = match value {
+        Value::Array(items) => items,
+        other => vec![other],
+    };
+    for item in items {
+        let Some(id) = item.get("id") else { continue };
+        let method = item
+            .get("method")
+            .and_then(Value::as_str)
+            .filter(|m| validation::is_known_method(m))
+            .map(str::to_owned);
+        state.sent.insert(id_key(id), SentRequest { method });
+    }
+}
+
+fn indent(text: &str) -> String {
+    if text.trim().is_empty() {
+        return "        (nothing)".to_owned();
+    }
+    text.lines()
+        .map(|line| format!("        {line}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}

@@ -1,0 +1,293 @@
+//! The tasks that read the runtime's stdout and stderr. Each stdout line is classified and
+//! validated as it arrives, so a protocol violation is recorded even when no step looks at
+//! that line, and responses are routed to whichever step waits for their id.
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, BufReader};
+
+use super::state::{Direction, Inbound, ReceivedEvent, Shared, State, id_key};
+use crate::validation;
+
+/// The longest stdout line the kit buffers. Longer lines are a violation and are skipped
+/// (a runaway runtime must not exhaust the kit's memory).
+const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
+
+const SESSION_EVENT: &str = "SessionEvent";
+
+/// Reads stdout to EOF, one NDJSON line at a time.
+pub(crate) async fn read_stdout(stdout: impl AsRead, shared: Arc<Shared>) {
+    let mut reader = BufReader::with_capacity(256 * 1024, stdout);
+    let mut line: Vec<u8> = Vec::new();
+    let mut oversized = false;
+    loop {
+        let chunk = match reader.fill_buf().await {
+            Ok(chunk) => chunk,
+            Err(error) => {
+                shared.update(|s| s.note(Direction::Note, &format!("stdout read error: {error}")));
+                break;
+            }
+        };
+        if chunk.is_empty() {
+            if !line.is_empty() && !oversized {
+                let done = std::mem::take(&mut line);
+                shared.update(|s| handle_line(s, &done));
+            }
+            break;
+        }
+        let (take, complete) = match chunk.iter().position(|b| *b == b'\n') {
+            Some(at) => (at + 1, true),
+            None => (chunk.len(), false),
+        };
+        if !oversized {
+            let body = if complete { &chunk[..take - 1] } else { chunk };
+            if line.len() + body.len() > MAX_LINE_BYTES {
+                oversized = true;
+                line.clear();
+                shared.update(|s| {
+                    s.seq += 1;
+                    let seq = s.seq;
+                    s.violation(
+                        Some(seq),
+                        format!("a stdout line is longer than {MAX_LINE_BYTES} bytes"),
+                        "",
+                    );
+                });
+            } else {
+                line.extend_from_slice(body);
+            }
+        }
+        reader.consume(take);
+        if complete {
+            if !oversized {
+                let done = std::mem::take(&mut line);
+                shared.update(|s| handle_line(s, &done));
+            }
+            oversized = false;
+        }
+    }
+    shared.update(|s| {
+        s.stdout_closed = true;
+        s.note(Direction::Note, "stdout closed");
+    });
+}
+
+/// Reads stderr to EOF into the bounded tail kept for reports.
+pub(crate) async fn read_stderr(mut stderr: impl AsRead, shared: Arc<Shared>) {
+    let mut buf = vec![0u8; 16 * 1024];
+    loop {
+        match stderr.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                let bytes = &buf[..n];
+                // No notify: nobody waits on stderr.
+                shared.lock().push_stderr(bytes);
+            }
+        }
+    }
+}
+
+/// `AsyncRead + Unpin + Send`, for the child's pipes.
+pub(crate) trait AsRead: AsyncRead + Unpin + Send + 'static {}
+impl<T: AsyncRead + Unpin + Send + 'static> AsRead for T {}
+
+/// Classifies one stdout line and records what it is.
+fn handle_line(state: &mut State, bytes: &[u8]) {
+    state.seq += 1;
+    let seq = state.seq;
+    let text = match std::str::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(error) => {
+            let lossy = String::from_utf8_lossy(bytes).into_owned();
+            state.note(Direction::Received, &lossy);
+            state.violation(
+                Some(seq),
+                format!("stdout line is not valid UTF-8 ({error})"),
+                &lossy,
+            );
+            return;
+        }
+    };
+    state.note(Direction::Received, text);
+    let trimmed = text.strip_suffix('\r').unwrap_or(text);
+    if trimmed.trim().is_empty() {
+        state.violation(
+            Some(seq),
+            "empty line on stdout (stdout must carry only JSON-RPC messages)",
+            text,
+        );
+        return;
+    }
+    let value: Value = match serde_json::from_str(trimmed) {
+        Ok(value) => value,
+        Err(error) => {
+            state.violation(
+                Some(seq),
+                format!("stdout line is not JSON ({error}); stdout must carry only JSON-RPC messages, logs belong on stderr"),
+                text,
+            );
+            return;
+        }
+    };
+    match value {
+        Value::Array(items) => handle_batch(state, seq, text, items),
+        Value::Object(map) => handle_object(state, seq, text, map),
+        other => state.violation(
+            Some(seq),
+            format!(
+                "stdout line is JSON but neither an object nor a batch array ({})",
+                kind(&other)
+            ),
+            text,
+        ),
+    }
+}
+
+fn handle_batch(state: &mut State, seq: u64, text: &str, items: Vec<Value>) {
+    let mut problems = Vec::new();
+    if items.is_empty() {
+        problems.push("an empty array is never a valid reply (JSON-RPC 2.0 §6)".to_owned());
+    }
+    for (index, item) in items.iter().enumerate() {
+        match item {
+            Value::Object(map) if is_response(map) => {
+                if let Err(problem) = check_response_object(state, map, item) {
+                    problems.push(format!("batch element {index}: {problem}"));
+                }
+            }
+            other => problems.push(format!(
+                "batch element {index} is not a response ({})",
+                kind(other)
+            )),
+        }
+    }
+    let problem = join_problems(&problems);
+    if let Some(problem) = &problem {
+        state.violation(Some(seq), problem.clone(), text);
+    }
+    state.inbox.push_back(Inbound {
+        seq,
+        value: Value::Array(items),
+        problem,
+    });
+}
+
+fn handle_object(state: &mut State, seq: u64, text: &str, map: Map<String, Value>) {
+    let has_id = map.contains_key("id");
+    if is_response(&map) {
+        let value = Value::Object(map);
+        let problem = match &value {
+            Value::Object(map) => check_response_object(state, map, &value).err(),
+            _ => None,
+        };
+        if let Some(problem) = &problem {
+            state.violation(Some(seq), problem.clone(), text);
+        }
+        state.inbox.push_back(Inbound {
+            seq,
+            value,
+            problem,
+        });
+        return;
+    }
+    let method = map.get("method").and_then(Value::as_str).map(str::to_owned);
+    match (method.as_deref(), has_id) {
+        (Some(SESSION_EVENT), false) => {
+            let params = map.get("params").cloned().unwrap_or(Value::Null);
+            if map.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+                state.violation(Some(seq), "SessionEvent without \"jsonrpc\": \"2.0\"", text);
+            }
+            if let Err(problem) = validation::check_event(&params) {
+                state.violation(
+                    Some(seq),
+                    format!("SessionEvent does not match its schema: {problem}"),
+                    text,
+                );
+            }
+            state.events.push(ReceivedEvent { seq, params });
+        }
+        (Some(other), false) => state.violation(
+            Some(seq),
+            format!("unexpected notification {other:?}: the runtime only sends SessionEvent notifications"),
+            text,
+        ),
+        _ => {
+            // Not a response, yet it may carry the id of a pending request (e.g. a runtime
+            // that echoes its input): hand it to that request's waiter so it fails at once
+            // instead of timing out.
+            let problem = match method {
+                Some(method) => format!(
+                    "stdout carries a request ({method:?} with an id) where a response was expected: a response has \"result\" or \"error\" and no \"method\""
+                ),
+                None => "stdout line is an object that is neither a response (id + result/error) nor a SessionEvent notification".to_owned(),
+            };
+            state.violation(Some(seq), problem.clone(), text);
+            if has_id {
+                state.inbox.push_back(Inbound {
+                    seq,
+                    value: Value::Object(map),
+                    problem: Some(problem),
+                });
+            }
+        }
+    }
+}
+
+/// An object with an `id` and a `result` or an `error`, and no `method`.
+fn is_response(map: &Map<String, Value>) -> bool {
+    map.contains_key("id")
+        && !map.contains_key("method")
+        && (map.contains_key("result") || map.contains_key("error"))
+}
+
+/// Schema-checks a response and does the id bookkeeping: an id is answered once, and only
+/// ids the client sent are answered (`null` excepted: it answers unreadable requests).
+fn check_response_object(
+    state: &mut State,
+    map: &Map<String, Value>,
+    value: &Value,
+) -> Result<(), String> {
+    let id = map.get("id").cloned().unwrap_or(Value::Null);
+    let mut problems = Vec::new();
+    let method = if id.is_null() {
+        None
+    } else {
+        let key = id_key(&id);
+        let sent = state.sent.get(&key).cloned();
+        if sent.is_none() {
+            problems.push(format!("answers id {key}, which the client never sent"));
+        }
+        if !state.answered.insert(key.clone()) {
+            problems.push(format!("id {key} is answered more than once"));
+        }
+        sent.and_then(|s| s.method)
+    };
+    if let Err(problem) = validation::check_response(method.as_deref(), value) {
+        let subject = match &method {
+            Some(method) => format!("the response to {method}"),
+            None => "the response".to_owned(),
+        };
+        problems.push(format!("{subject} does not match its schema: {problem}"));
+    }
+    match join_problems(&problems) {
+        Some(problem) => Err(problem),
+        None => Ok(()),
+    }
+}
+
+fn join_problems(problems: &[String]) -> Option<String> {
+    (!problems.is_empty()).then(|| problems.join("; "))
+}
+
+/// A JSON value's kind, for messages.
+pub fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}

@@ -1,0 +1,78 @@
+//! The environment a runtime-under-test is started with: the contract table of
+//! ARCHITECTURE.md ("Runtime-under-test contract"), pointed at this scenario's fakes and dirs.
+//!
+//! Every contract variable the kit does not set is removed from the inherited environment,
+//! so a developer's shell (`LLM_MAX_RETRIES=0`, a real gateway URL) cannot change a
+//! certification's outcome.
+
+use std::collections::BTreeMap;
+
+use agent_mocks::Fakes;
+
+use crate::world::ScenarioDirs;
+
+/// The bearer token the kit hands the runtime; scenarios assert the gateway received it.
+pub const GATEWAY_TOKEN: &str = "conformance-gateway-token";
+
+/// Every variable of the contract, set by the kit or not.
+pub const CONTRACT_VARIABLES: &[&str] = &[
+    "LLM_GATEWAY_ENDPOINT",
+    "LLM_GATEWAY_AUTH_TOKEN",
+    "LLM_GATEWAY_HEADERS",
+    "SESSION_SERVICE_URL",
+    "WORKSPACE_SERVICE_URL",
+    "APPROVAL_SERVICE_URL",
+    "CHECKPOINT_DIR",
+    "LOG_DIR",
+    "LOG_LEVEL",
+    "APPROVAL_TIMEOUT_SECONDS",
+    "DEFAULT_MAX_STEPS",
+    "LLM_MAX_RETRIES",
+    "LLM_RETRY_BASE_DELAY",
+    "LLM_RETRY_MAX_DELAY",
+    "AGENT_RUNTIME_SERVICE_TIMEOUT_SECONDS",
+    "AGENT_RUNTIME_SERVICE_RETRIES",
+    "AGENT_RUNTIME_SERVICE_RETRY_DELAY_SECONDS",
+    "AGENT_RUNTIME_LLM_CONNECT_TIMEOUT_SECONDS",
+    "AGENT_RUNTIME_LLM_IDLE_TIMEOUT_SECONDS",
+    "AGENT_RUNTIME_MAX_LINE_BYTES",
+];
+
+/// `(variables to set, variables to remove)`. `overrides` (from `Given` steps) win.
+pub fn contract_env(
+    fakes: &Fakes,
+    dirs: &ScenarioDirs,
+    overrides: &BTreeMap<String, String>,
+) -> (Vec<(String, String)>, Vec<String>) {
+    let path = |p: &std::path::Path| p.display().to_string();
+    let mut env: BTreeMap<String, String> = [
+        ("LLM_GATEWAY_ENDPOINT", crate::steps::gateway_url(fakes)),
+        ("LLM_GATEWAY_AUTH_TOKEN", GATEWAY_TOKEN.to_owned()),
+        ("SESSION_SERVICE_URL", fakes.session.url()),
+        ("WORKSPACE_SERVICE_URL", fakes.workspace.url()),
+        ("CHECKPOINT_DIR", path(&dirs.checkpoints)),
+        ("LOG_DIR", path(&dirs.logs)),
+        ("LOG_LEVEL", "debug".to_owned()),
+        ("LLM_RETRY_BASE_DELAY", "0.01".to_owned()),
+        ("LLM_RETRY_MAX_DELAY", "0.05".to_owned()),
+        ("AGENT_RUNTIME_SERVICE_TIMEOUT_SECONDS", "2".to_owned()),
+        ("AGENT_RUNTIME_SERVICE_RETRY_DELAY_SECONDS", "0.01".to_owned()),
+        ("AGENT_RUNTIME_LLM_CONNECT_TIMEOUT_SECONDS", "2".to_owned()),
+        ("AGENT_RUNTIME_LLM_IDLE_TIMEOUT_SECONDS", "2".to_owned()),
+        ("HOME", path(&dirs.home)),
+        // Windows spelling of HOME, harmless elsewhere.
+        ("USERPROFILE", path(&dirs.home)),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v))
+    .collect();
+    for (name, value) in overrides {
+        env.insert(name.clone(), value.clone());
+    }
+    let remove = CONTRACT_VARIABLES
+        .iter()
+        .filter(|name| !env.contains_key(**name))
+        .map(|name| (*name).to_owned())
+        .collect();
+    (env.into_iter().collect(), remove)
+}

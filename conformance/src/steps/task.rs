@@ -1,0 +1,519 @@
+//! Task steps: scripting the model, starting a task, and what the client, the gateway and the
+//! Workspace Service observe while it runs and after it ends.
+
+use agent_mocks::{GatewayReply, ScriptedToolCall, StreamStep, Usage};
+use anyhow::{Context, anyhow, bail, ensure};
+use cucumber::{given, then, when};
+use serde_json::{Value, json};
+
+use super::{
+    StepResult, TASK_TERMINAL_EVENTS, at, barrier, event_types, eventually, expect_result,
+    model_requests, push_model_reply, push_model_stream, release_model, show, str_at, task_events,
+};
+use crate::driver::ReceivedEvent;
+use crate::env::GATEWAY_TOKEN;
+use crate::world::{ConformanceWorld, TaskInfo};
+
+/// The id the scripted ReadFile call carries, so its events and tool message can be found.
+pub const READ_CALL_ID: &str = "call_read_1";
+
+/// Sends StartTask and remembers the task (whatever the answer, for the `Then` steps).
+pub async fn start_task(world: &mut ConformanceWorld, prompt: &str) -> anyhow::Result<Value> {
+    let session_id = world.session()?.session_id.clone();
+    let runtime = world.runtime().await?;
+    let response = runtime
+        .request(
+            "StartTask",
+            Some(json!({"sessionId": session_id, "prompt": prompt})),
+        )
+        .await?;
+    let response_seq = runtime.lines_received();
+    let task_id = response
+        .get("result")
+        .and_then(|r| str_at(r, &["taskId"]))
+        .unwrap_or_default()
+        .to_owned();
+    world.task = Some(TaskInfo {
+        task_id,
+        prompt: prompt.to_owned(),
+        response: response.clone(),
+        response_seq,
+    });
+    world.last_response = Some(response.clone());
+    world.last_method = Some("StartTask".to_owned());
+    Ok(response)
+}
+
+/// Waits for the task's terminal event.
+pub async fn wait_task_end(world: &mut ConformanceWorld) -> anyhow::Result<ReceivedEvent> {
+    let task = world.task()?.clone();
+    check!(
+        !task.task_id.is_empty(),
+        "StartTask gave no taskId to wait for: {}",
+        show(&task.response)
+    );
+    let timeout = world.timeout();
+    let runtime = world.started_runtime()?;
+    runtime
+        .wait_for_event("the task's terminal event", timeout, |e| {
+            e.str_field("taskId") == Some(task.task_id.as_str())
+                && TASK_TERMINAL_EVENTS.contains(&e.event_type())
+        })
+        .await
+        .with_context(|| {
+            format!(
+                "the task never ended; its events so far: {}",
+                event_types(&task_events(&runtime.events(), &task.task_id))
+            )
+        })
+}
+
+fn this_task_events(world: &ConformanceWorld) -> anyhow::Result<Vec<ReceivedEvent>> {
+    let task_id = world.task()?.task_id.clone();
+    Ok(task_events(&world.started_runtime()?.events(), &task_id))
+}
+
+// ---- Given -----------------------------------------------------------------------------------
+
+#[given(expr = "the workspace file {string} contains {string}")]
+async fn workspace_file(world: &mut ConformanceWorld, name: String, content: String) -> StepResult {
+    let path = world.dirs()?.workspace.join(&name);
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    std::fs::write(&path, content).with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(())
+}
+
+#[given(expr = "the model will call ReadFile on {string}")]
+async fn model_reads(world: &mut ConformanceWorld, name: String) -> StepResult {
+    // ReadFile takes an absolute path (local-tool-runtime.md §4.1).
+    let path = world.dirs()?.workspace.join(&name).display().to_string();
+    let arguments = json!({"path": path}).to_string();
+    push_model_reply(
+        world.fakes().await?,
+        GatewayReply::ToolCalls {
+            text: None,
+            calls: vec![ScriptedToolCall::new(READ_CALL_ID, "ReadFile", arguments)],
+        },
+    );
+    Ok(())
+}
+
+#[given(regex = r#"^the model will (?:then )?answer "(.*)"$"#)]
+async fn model_answers(world: &mut ConformanceWorld, answer: String) -> StepResult {
+    push_model_reply(world.fakes().await?, GatewayReply::text(answer));
+    Ok(())
+}
+
+#[given(expr = "the model will begin answering {string} and then pause")]
+async fn model_pauses(world: &mut ConformanceWorld, answer: String) -> StepResult {
+    let mut steps = StreamStep::from_reply(&GatewayReply::text(answer), Some(Usage::default()))
+        .context("a text reply is a stream")?;
+    // Hold the stream after its first text delta until a step releases it.
+    let at_pause = steps.len().min(1);
+    steps.insert(at_pause, StreamStep::StallUntilReleased);
+    push_model_stream(world.fakes().await?, steps);
+    Ok(())
+}
+
+// ---- When ------------------------------------------------------------------------------------
+
+#[when(expr = "the client starts the task {string}")]
+async fn client_starts(world: &mut ConformanceWorld, prompt: String) -> StepResult {
+    start_task(world, &prompt).await?;
+    Ok(())
+}
+
+#[when("the client starts a task whose prompt is 10 MB long")]
+async fn client_starts_huge(world: &mut ConformanceWorld) -> StepResult {
+    const SIZE: usize = 10 * 1024 * 1024;
+    let sentence = "Please summarise this very long document carefully. ";
+    let prompt: String = sentence.repeat(SIZE / sentence.len() + 1).chars().take(SIZE).collect();
+    start_task(world, &prompt).await?;
+    Ok(())
+}
+
+#[when("the task finishes")]
+async fn task_finishes(world: &mut ConformanceWorld) -> StepResult {
+    wait_task_end(world).await?;
+    Ok(())
+}
+
+#[when("the model has begun streaming its answer")]
+async fn model_began(world: &mut ConformanceWorld) -> StepResult {
+    let task_id = world.task()?.task_id.clone();
+    let timeout = world.timeout();
+    world
+        .started_runtime()?
+        .wait_for_event("the first text_chunk of the task", timeout, |e| {
+            e.event_type() == "text_chunk" && e.str_field("taskId") == Some(task_id.as_str())
+        })
+        .await?;
+    Ok(())
+}
+
+#[when("the model finishes its answer")]
+async fn model_finishes(world: &mut ConformanceWorld) -> StepResult {
+    release_model(world.started_fakes()?);
+    Ok(())
+}
+
+// ---- Then: the client's view -----------------------------------------------------------------
+
+#[then("the task is acknowledged as running")]
+async fn acknowledged(world: &mut ConformanceWorld) -> StepResult {
+    let task = world.task()?.clone();
+    let result = expect_result(&task.response, "StartTask")?;
+    check!(
+        str_at(result, &["taskId"]).is_some_and(|t| !t.trim().is_empty()),
+        "StartTask must answer with the taskId: {}",
+        show(result)
+    );
+    check!(
+        str_at(result, &["status"]) == Some("running"),
+        "StartTask must answer status \"running\" at once (the task goes on in the background): {}",
+        show(result)
+    );
+    let events = this_task_events(world)?;
+    if let Some(end) = events.iter().find(|e| TASK_TERMINAL_EVENTS.contains(&e.event_type())) {
+        check!(
+            end.seq > task.response_seq,
+            "StartTask was answered only after the task ended ({}): it must be acknowledged at once",
+            end.event_type()
+        );
+    }
+    Ok(())
+}
+
+#[then("the runtime reports task_started with the prompt")]
+async fn reports_task_started(world: &mut ConformanceWorld) -> StepResult {
+    let task = world.task()?.clone();
+    let events = this_task_events(world)?;
+    let started = events
+        .iter()
+        .find(|e| e.event_type() == "task_started")
+        .with_context(|| format!("no task_started for the task; its events: {}", event_types(&events)))?;
+    check!(
+        events.first().map(ReceivedEvent::event_type) == Some("task_started"),
+        "task_started must be the task's first event; the task's events: {}",
+        event_types(&events)
+    );
+    check!(
+        str_at(started.payload(), &["prompt"]) == Some(task.prompt.as_str()),
+        "task_started.payload.prompt is {}, expected the prompt {:?}",
+        show(started.payload().get("prompt").unwrap_or(&Value::Null)),
+        task.prompt
+    );
+    Ok(())
+}
+
+#[then(expr = "the text_chunk events of the task spell {string}")]
+async fn chunks_spell(world: &mut ConformanceWorld, expected: String) -> StepResult {
+    let events = this_task_events(world)?;
+    let chunks: Vec<&str> = events
+        .iter()
+        .filter(|e| e.event_type() == "text_chunk")
+        .map(|e| str_at(e.payload(), &["text"]).unwrap_or(""))
+        .collect();
+    let spelled: String = chunks.concat();
+    check!(
+        spelled == expected,
+        "the task's {} text_chunk event(s) spell {spelled:?}, the model streamed {expected:?}",
+        chunks.len()
+    );
+    check!(
+        chunks.len() > 1,
+        "the model streamed its answer in several deltas but the runtime sent {} text_chunk event(s): text must be forwarded as it arrives",
+        chunks.len()
+    );
+    Ok(())
+}
+
+#[then(expr = "the runtime reports tool_requested for ReadFile on {string}")]
+async fn reports_tool_requested(world: &mut ConformanceWorld, name: String) -> StepResult {
+    let path = world.dirs()?.workspace.join(&name).display().to_string();
+    let events = this_task_events(world)?;
+    let requested = events
+        .iter()
+        .find(|e| e.event_type() == "tool_requested")
+        .with_context(|| format!("no tool_requested; the task's events: {}", event_types(&events)))?;
+    let payload = requested.payload();
+    let checks = [
+        ("toolCallId", json!(READ_CALL_ID)),
+        ("toolName", json!("ReadFile")),
+        ("capability", json!("File.Read")),
+    ];
+    for (field, want) in checks {
+        check!(
+            payload.get(field) == Some(&want),
+            "tool_requested.payload.{field} is {}, expected {want}: {}",
+            show(payload.get(field).unwrap_or(&Value::Null)),
+            show(payload)
+        );
+    }
+    check!(
+        at(payload, &["arguments", "path"]).and_then(Value::as_str) == Some(path.as_str()),
+        "tool_requested.payload.arguments must be the call's arguments {{\"path\": {path:?}}}: {}",
+        show(payload)
+    );
+    let completed_first = events
+        .iter()
+        .find(|e| e.event_type() == "tool_completed")
+        .is_some_and(|c| c.seq < requested.seq);
+    check!(!completed_first, "tool_completed arrived before tool_requested");
+    Ok(())
+}
+
+#[then(expr = "the runtime reports tool_completed for ReadFile with a result containing {string}")]
+async fn reports_tool_completed(world: &mut ConformanceWorld, content: String) -> StepResult {
+    let events = this_task_events(world)?;
+    let completed = events
+        .iter()
+        .find(|e| e.event_type() == "tool_completed")
+        .with_context(|| format!("no tool_completed; the task's events: {}", event_types(&events)))?;
+    let payload = completed.payload();
+    for (field, want) in [("toolCallId", json!(READ_CALL_ID)), ("toolName", json!("ReadFile")), ("status", json!("succeeded"))] {
+        check!(
+            payload.get(field) == Some(&want),
+            "tool_completed.payload.{field} is {}, expected {want}: {}",
+            show(payload.get(field).unwrap_or(&Value::Null)),
+            show(payload)
+        );
+    }
+    check!(
+        payload.get("latencyMs").is_some_and(|v| v.is_u64()),
+        "tool_completed.payload.latencyMs must be a non-negative integer: {}",
+        show(payload)
+    );
+    check!(
+        str_at(payload, &["result"]).is_some_and(|r| r.contains(&content)),
+        "tool_completed.payload.result must show the file's content {content:?}: {}",
+        show(payload)
+    );
+    Ok(())
+}
+
+#[then("the task ends with exactly one task_completed event")]
+async fn exactly_one_completed(world: &mut ConformanceWorld) -> StepResult {
+    wait_task_end(world).await?;
+    // Anything the runtime wrote before answering this round trip has been read.
+    barrier(world).await?;
+    let events = this_task_events(world)?;
+    let terminals: Vec<&ReceivedEvent> = events
+        .iter()
+        .filter(|e| TASK_TERMINAL_EVENTS.contains(&e.event_type()))
+        .collect();
+    check!(
+        terminals.len() == 1 && terminals[0].event_type() == "task_completed",
+        "a task ends with exactly one task_completed and no other terminal event; this one had: {}",
+        if terminals.is_empty() {
+            "none".to_owned()
+        } else {
+            terminals.iter().map(|e| e.event_type()).collect::<Vec<_>>().join(", ")
+        }
+    );
+    Ok(())
+}
+
+#[then(expr = "the task_completed result is {string}")]
+async fn completed_result(world: &mut ConformanceWorld, answer: String) -> StepResult {
+    let end = wait_task_end(world).await?;
+    check!(end.event_type() == "task_completed", "the task ended with {}", end.event_type());
+    let got = str_at(end.payload(), &["result"]);
+    check!(got == Some(answer.as_str()), "task_completed.payload.result is {got:?}, the model answered {answer:?}");
+    Ok(())
+}
+
+// ---- Then: the session state ------------------------------------------------------------------
+
+#[then("the session state names the task as still running")]
+async fn state_task_running(world: &mut ConformanceWorld) -> StepResult {
+    let task_id = world.task()?.task_id.clone();
+    let response = world.last_response()?;
+    let result = expect_result(response, "GetSessionState")?;
+    check!(
+        str_at(result, &["task", "taskId"]) == Some(task_id.as_str()),
+        "GetSessionState task.taskId must name the running task {task_id:?}: {}",
+        show(result)
+    );
+    let status = str_at(result, &["task", "status"]).unwrap_or("");
+    check!(
+        !matches!(status, "" | "IDLE" | "TASK_COMPLETED" | "TASK_FAILED" | "TASK_CANCELLED"),
+        "while the model is still answering, task.status must be an active state, got {status:?}: {}",
+        show(result)
+    );
+    check!(
+        str_at(result, &["currentTaskId"]) == Some(task_id.as_str()),
+        "GetSessionState currentTaskId must name the running task {task_id:?}: {}",
+        show(result)
+    );
+    Ok(())
+}
+
+#[then(expr = "the session state reports the task as {word}")]
+async fn state_task_status(world: &mut ConformanceWorld, status: String) -> StepResult {
+    let task_id = world.task()?.task_id.clone();
+    let response = world.last_response()?;
+    let result = expect_result(response, "GetSessionState")?;
+    check!(
+        str_at(result, &["task", "taskId"]) == Some(task_id.as_str()),
+        "GetSessionState task.taskId must name the task {task_id:?}: {}",
+        show(result)
+    );
+    let got = str_at(result, &["task", "status"]);
+    check!(got == Some(status.as_str()), "GetSessionState task.status is {got:?}, expected {status:?}: {}", show(result));
+    Ok(())
+}
+
+// ---- Then: what the model (gateway) received ---------------------------------------------------
+
+async fn nth_model_request(world: &ConformanceWorld, n: usize) -> anyhow::Result<Value> {
+    let requests = model_requests(world.started_fakes()?).await;
+    requests
+        .get(n)
+        .map(|r| r.body.clone())
+        .ok_or_else(|| anyhow!("the model received {} request(s), expected at least {}", requests.len(), n + 1))
+}
+
+#[then(expr = "the second model request carries {string} as the result of the ReadFile call")]
+async fn second_request_has_result(world: &mut ConformanceWorld, content: String) -> StepResult {
+    let body = nth_model_request(world, 1).await?;
+    let messages = body.get("messages").and_then(Value::as_array).context("the request has no messages array")?;
+    let tool = messages
+        .iter()
+        .find(|m| str_at(m, &["role"]) == Some("tool") && str_at(m, &["tool_call_id"]) == Some(READ_CALL_ID))
+        .with_context(|| format!("no {{role: \"tool\", tool_call_id: {READ_CALL_ID:?}}} message in the second model request: {}", show(&body)))?;
+    check!(
+        str_at(tool, &["content"]).is_some_and(|c| c.contains(&content)),
+        "the tool message must carry the file's content {content:?} as a string: {}",
+        show(tool)
+    );
+    Ok(())
+}
+
+#[then("the second model request replays the ReadFile call before its result")]
+async fn second_request_replays_call(world: &mut ConformanceWorld) -> StepResult {
+    let body = nth_model_request(world, 1).await?;
+    let messages = body.get("messages").and_then(Value::as_array).context("the request has no messages array")?;
+    let call_at = messages.iter().position(|m| {
+        str_at(m, &["role"]) == Some("assistant")
+            && m.get("tool_calls").and_then(Value::as_array).is_some_and(|calls| {
+                calls.iter().any(|c| {
+                    str_at(c, &["id"]) == Some(READ_CALL_ID)
+                        && str_at(c, &["type"]) == Some("function")
+                        && str_at(c, &["function", "name"]) == Some("ReadFile")
+                        && at(c, &["function", "arguments"]).is_some_and(Value::is_string)
+                })
+            })
+    });
+    let result_at = messages
+        .iter()
+        .position(|m| str_at(m, &["role"]) == Some("tool") && str_at(m, &["tool_call_id"]) == Some(READ_CALL_ID));
+    match (call_at, result_at) {
+        (Some(call), Some(result)) if call < result => Ok(()),
+        (None, _) => fail!("no assistant message with tool_calls [{{id: {READ_CALL_ID:?}, type: \"function\", function: {{name: \"ReadFile\", arguments: <string>}}}}] in the second model request: {}", show(&body)),
+        _ => fail!("the assistant's tool call must come before its tool result: {}", show(&body)),
+    }
+}
+
+#[then("every model request is a streaming chat completion with the bearer token and the policy's model")]
+async fn model_requests_shape(world: &mut ConformanceWorld) -> StepResult {
+    let fakes = world.started_fakes()?;
+    let policy = fakes.session.policy();
+    let model = str_at(&policy, &["llmPolicy", "allowedModels", "0"])
+        .or_else(|| at(&policy, &["llmPolicy", "allowedModels"]).and_then(|m| m.get(0)).and_then(Value::as_str))
+        .unwrap_or_default()
+        .to_owned();
+    let max_tokens = at(&policy, &["llmPolicy", "maxOutputTokens"]).cloned();
+    let requests = fakes.streaming_gateway.all_requests().await;
+    check!(!requests.is_empty(), "the model received no request");
+    for (index, request) in requests.iter().enumerate() {
+        let n = index + 1;
+        check!(
+            request.method == "POST" && request.path == "/v1/chat/completions",
+            "model request {n} went to {} {}, expected POST {{LLM_GATEWAY_ENDPOINT}}/chat/completions",
+            request.method,
+            request.path
+        );
+        let auth = request.header("authorization").unwrap_or("");
+        check!(
+            auth == format!("Bearer {GATEWAY_TOKEN}"),
+            "model request {n} carries Authorization {auth:?}, expected the bearer token from LLM_GATEWAY_AUTH_TOKEN"
+        );
+        let body = &request.body;
+        check!(body.get("stream") == Some(&json!(true)), "model request {n} must ask for stream: true: {}", show(body));
+        check!(str_at(body, &["model"]) == Some(model.as_str()), "model request {n} names model {:?}, the policy's first allowed model is {model:?}", str_at(body, &["model"]));
+        if let Some(max) = &max_tokens {
+            check!(body.get("max_tokens") == Some(max), "model request {n} max_tokens is {:?}, the policy's maxOutputTokens is {max}", body.get("max_tokens"));
+        }
+        check!(
+            body.get("messages").and_then(Value::as_array).is_some_and(|m| !m.is_empty()),
+            "model request {n} must carry the messages: {}",
+            show(body)
+        );
+    }
+    Ok(())
+}
+
+#[then("every model request names the session, the task and the step in its headers")]
+async fn model_request_headers(world: &mut ConformanceWorld) -> StepResult {
+    let session_id = world.session()?.session_id.clone();
+    let task_id = world.task()?.task_id.clone();
+    let requests = model_requests(world.started_fakes()?).await;
+    check!(!requests.is_empty(), "the model received no request");
+    for (index, request) in requests.iter().enumerate() {
+        let n = index + 1;
+        for (header, want) in [("x-session-id", Some(session_id.as_str())), ("x-task-id", Some(task_id.as_str()))] {
+            check!(request.header(header) == want, "model request {n} header {header} is {:?}, expected {want:?}", request.header(header));
+        }
+        check!(
+            request.header("x-step-id").is_some_and(|s| !s.trim().is_empty()),
+            "model request {n} must carry the step id in X-Step-Id"
+        );
+    }
+    Ok(())
+}
+
+// ---- Then: what the Workspace Service received ----------------------------------------------------
+
+#[then(expr = "the Workspace Service receives a session_history holding the prompt and the answer {string}")]
+async fn history_uploaded(world: &mut ConformanceWorld, answer: String) -> StepResult {
+    wait_task_end(world).await?;
+    let session = world.session()?.clone();
+    let prompt = world.task()?.prompt.clone();
+    let path = format!("/workspaces/{}/artifacts", session.workspace_id);
+    let fakes = world.started_fakes()?;
+    let upload = eventually(world.timeout(), "no fitting session_history upload", || async {
+        let requests = fakes.workspace.requests().await;
+        let histories: Vec<_> = requests
+            .iter()
+            .filter(|r| r.method == "POST" && r.path == path && str_at(&r.body, &["artifactType"]) == Some("session_history"))
+            .collect();
+        let fitting = histories.iter().rev().find(|r| {
+            let messages = r.body.get("messages").and_then(Value::as_array);
+            let has = |role: &str, text: &str| {
+                messages.is_some_and(|ms| {
+                    ms.iter().any(|m| str_at(m, &["role"]) == Some(role) && str_at(m, &["content"]).is_some_and(|c| c.contains(text)))
+                })
+            };
+            has("user", &prompt) && has("assistant", &answer)
+        });
+        match fitting {
+            Some(request) => Ok(request.body.clone()),
+            None => Err(format!(
+                "{} session_history upload(s) to POST {path}; none holds the user prompt and the assistant answer{}",
+                histories.len(),
+                histories.last().map(|r| format!(" (last: {})", show(&r.body))).unwrap_or_default()
+            )),
+        }
+    })
+    .await?;
+    check!(
+        str_at(&upload, &["sessionId"]) == Some(session.session_id.as_str()),
+        "the session_history upload names session {:?}, expected {:?}",
+        str_at(&upload, &["sessionId"]),
+        session.session_id
+    );
+    Ok(())
+}

@@ -1,0 +1,290 @@
+//! The cucumber World: one scenario's universe — a fresh set of fakes, fresh temp dirs
+//! (workspace, checkpoints, logs, HOME) and one runtime process, plus what the steps learned
+//! along the way (the last response, the session, the task).
+//!
+//! The fakes and the runtime start lazily, on the first step that needs them, so `Given`
+//! steps can still shape the runtime's environment (e.g. a per-scenario approval timeout)
+//! before it is spawned. Nothing is shared between scenarios: own ports, own dirs, own HOME.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use agent_mocks::Fakes;
+use anyhow::{Context, bail};
+use serde_json::Value;
+
+use crate::config::KitConfig;
+use crate::driver::{LaunchSpec, RuntimeDriver};
+use crate::env::contract_env;
+
+/// Where this scenario comes from, for transcripts and messages.
+#[derive(Debug, Clone, Default)]
+pub struct ScenarioId {
+    pub feature_path: Option<PathBuf>,
+    pub name: String,
+    pub line: usize,
+}
+
+/// The per-scenario directories, all under one temp root removed when the scenario ends.
+#[derive(Debug)]
+pub struct ScenarioDirs {
+    root: tempfile::TempDir,
+    pub workspace: PathBuf,
+    pub checkpoints: PathBuf,
+    pub logs: PathBuf,
+    pub home: PathBuf,
+}
+
+impl ScenarioDirs {
+    fn create() -> anyhow::Result<Self> {
+        let root = tempfile::Builder::new()
+            .prefix("conformance-")
+            .tempdir()
+            .context("cannot create the scenario's temp dir")?;
+        let make = |name: &str| -> anyhow::Result<PathBuf> {
+            let dir = root.path().join(name);
+            std::fs::create_dir_all(&dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+            // The runtime may canonicalize paths (macOS /var → /private/var): hand it the
+            // canonical form so paths it reports compare equal to ours.
+            Ok(dir.canonicalize().unwrap_or(dir))
+        };
+        Ok(Self {
+            workspace: make("workspace")?,
+            checkpoints: make("checkpoints")?,
+            logs: make("logs")?,
+            home: make("home")?,
+            root,
+        })
+    }
+
+    pub fn root(&self) -> &Path {
+        self.root.path()
+    }
+}
+
+/// The session the scenario created, as the runtime reported it.
+#[derive(Debug, Clone)]
+pub struct SessionInfo {
+    pub session_id: String,
+    pub workspace_id: String,
+    /// The whole CreateSession result.
+    pub result: Value,
+}
+
+/// The task the scenario started.
+#[derive(Debug, Clone)]
+pub struct TaskInfo {
+    pub task_id: String,
+    pub prompt: String,
+    /// The whole StartTask response.
+    pub response: Value,
+    /// stdout position of the StartTask response, to order it against events.
+    pub response_seq: u64,
+}
+
+#[derive(Default, cucumber::World)]
+pub struct ConformanceWorld {
+    config: Option<Arc<KitConfig>>,
+    pub scenario: ScenarioId,
+    dirs: Option<ScenarioDirs>,
+    fakes: Option<Fakes>,
+    runtime: Option<RuntimeDriver>,
+    env_overrides: BTreeMap<String, String>,
+    /// The last whole response a step received (request or raw read), for `Then` steps.
+    pub last_response: Option<Value>,
+    /// The method that `last_response` answers, when known.
+    pub last_method: Option<String>,
+    /// A raw line was sent and its answer not read yet (the next `Then` step reads it).
+    pub awaiting_raw_answer: bool,
+    pub session: Option<SessionInfo>,
+    pub task: Option<TaskInfo>,
+    /// Counters captured at a moment (e.g. uploads when Shutdown was sent) to compare later.
+    pub marks: BTreeMap<&'static str, usize>,
+}
+
+impl std::fmt::Debug for ConformanceWorld {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConformanceWorld")
+            .field("scenario", &self.scenario.name)
+            .field("runtime", &self.runtime)
+            .field("session", &self.session.as_ref().map(|s| &s.session_id))
+            .field("task", &self.task.as_ref().map(|t| &t.task_id))
+            .finish_non_exhaustive()
+    }
+}
+
+impl ConformanceWorld {
+    /// Called by the `before` hook: the run's configuration and the scenario's identity.
+    pub fn prepare(&mut self, config: Arc<KitConfig>, scenario: ScenarioId) {
+        self.config = Some(config);
+        self.scenario = scenario;
+    }
+
+    pub fn config(&self) -> anyhow::Result<&KitConfig> {
+        self.config
+            .as_deref()
+            .context("the kit's configuration was not handed to this scenario")
+    }
+
+    /// The default bound for every wait in a step.
+    pub fn timeout(&self) -> Duration {
+        self.config
+            .as_ref()
+            .map_or(Duration::from_secs(5), |c| c.timeout)
+    }
+
+    pub fn dirs(&mut self) -> anyhow::Result<&ScenarioDirs> {
+        if self.dirs.is_none() {
+            self.dirs = Some(ScenarioDirs::create()?);
+        }
+        self.dirs.as_ref().context("scenario dirs")
+    }
+
+    /// The fakes of this scenario, started on first use.
+    pub async fn fakes(&mut self) -> anyhow::Result<&Fakes> {
+        if self.fakes.is_none() {
+            let fakes = Fakes::start()
+                .await
+                .context("cannot start the fake services")?;
+            self.fakes = Some(fakes);
+        }
+        self.fakes.as_ref().context("fakes")
+    }
+
+    /// The fakes, which must already run (for `Then` steps that inspect them).
+    pub fn started_fakes(&self) -> anyhow::Result<&Fakes> {
+        self.fakes
+            .as_ref()
+            .context("no fake service was started in this scenario")
+    }
+
+    /// Sets an environment variable for the runtime; only before it starts.
+    pub fn set_runtime_env(&mut self, name: &str, value: &str) -> anyhow::Result<()> {
+        if self.runtime.is_some() {
+            bail!("{name} must be set before the runtime starts (put this step earlier)");
+        }
+        self.env_overrides.insert(name.to_owned(), value.to_owned());
+        Ok(())
+    }
+
+    /// The runtime of this scenario, spawned on first use with the contract environment
+    /// pointed at this scenario's fakes and dirs.
+    pub async fn runtime(&mut self) -> anyhow::Result<&mut RuntimeDriver> {
+        if self.runtime.is_none() {
+            let spec = self.launch_spec().await?;
+            let timeout = self.timeout();
+            self.runtime = Some(RuntimeDriver::spawn(&spec, timeout)?);
+        }
+        self.runtime.as_mut().context("runtime")
+    }
+
+    /// The runtime, which must already run (for `Then` steps).
+    pub fn started_runtime(&self) -> anyhow::Result<&RuntimeDriver> {
+        self.runtime
+            .as_ref()
+            .context("the runtime was not started in this scenario")
+    }
+
+    pub fn started_runtime_mut(&mut self) -> anyhow::Result<&mut RuntimeDriver> {
+        self.runtime
+            .as_mut()
+            .context("the runtime was not started in this scenario")
+    }
+
+    async fn launch_spec(&mut self) -> anyhow::Result<LaunchSpec> {
+        let command = self.config()?.runtime.clone();
+        self.fakes().await?;
+        let fakes = self.started_fakes()?;
+        let dirs = self.dirs.get_or_insert(ScenarioDirs::create()?);
+        let (env, remove_env) = contract_env(fakes, dirs, &self.env_overrides);
+        Ok(LaunchSpec {
+            command,
+            env,
+            remove_env,
+            cwd: None,
+        })
+    }
+
+    pub fn session(&self) -> anyhow::Result<&SessionInfo> {
+        self.session
+            .as_ref()
+            .context("no session was created in this scenario (add \"Given a running session\")")
+    }
+
+    pub fn task(&self) -> anyhow::Result<&TaskInfo> {
+        self.task
+            .as_ref()
+            .context("no task was started in this scenario")
+    }
+
+    pub fn last_response(&self) -> anyhow::Result<&Value> {
+        self.last_response
+            .as_ref()
+            .context("no response has been received yet in this scenario")
+    }
+
+    /// Ends the scenario: stops the runtime (killing it if needed), drains what it wrote, and
+    /// judges it. Returns the protocol violations no step has reported yet: they fail the
+    /// scenario even if every step passed. When the scenario failed (or violations were found)
+    /// and the run keeps transcripts, writes this scenario's transcript, whose file name the
+    /// report derives from the scenario's location.
+    pub async fn finish(&mut self, scenario_failed: bool) -> Vec<String> {
+        let Some(mut runtime) = self.runtime.take() else {
+            self.fakes = None;
+            return Vec::new();
+        };
+        runtime.stop().await;
+        let violations = runtime.violations();
+        let mut problems: Vec<String> = violations
+            .iter()
+            .filter(|v| !v.surfaced)
+            .map(|v| format!("protocol violation — {v}"))
+            .collect();
+        if (scenario_failed || !problems.is_empty())
+            && let Some(dir) = self.config.as_ref().and_then(|c| c.transcripts_dir.clone())
+            && let Err(error) = self.write_transcript(&dir, &runtime, &violations)
+        {
+            problems.push(format!("could not write the transcript: {error:#}"));
+        }
+        self.fakes = None;
+        problems
+    }
+
+    fn write_transcript(
+        &self,
+        dir: &Path,
+        runtime: &RuntimeDriver,
+        violations: &[crate::driver::Violation],
+    ) -> anyhow::Result<PathBuf> {
+        std::fs::create_dir_all(dir)?;
+        let path = dir.join(crate::report::transcript_file_name(
+            self.scenario.feature_path.as_deref(),
+            self.scenario.line,
+        ));
+        let mut text = format!(
+            "scenario: {}\nfeature: {}:{}\n\n## protocol violations\n",
+            self.scenario.name,
+            self.scenario
+                .feature_path
+                .as_deref()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default(),
+            self.scenario.line
+        );
+        if violations.is_empty() {
+            text.push_str("(none)\n");
+        }
+        for violation in violations {
+            text.push_str(&format!("- {violation}\n"));
+        }
+        text.push_str("\n## stdin/stdout transcript\n");
+        text.push_str(&runtime.transcript());
+        text.push_str("\n## stderr (tail)\n");
+        text.push_str(&runtime.stderr_tail(64 * 1024));
+        std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
+        Ok(path)
+    }
+}

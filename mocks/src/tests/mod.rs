@@ -1,0 +1,9 @@
+//! Tests of the fakes over real HTTP (reqwest), in the lib's one test binary.
+
+mod gateway;
+mod render;
+mod services_down;
+mod session;
+mod streaming;
+mod support;
+mod workspace;

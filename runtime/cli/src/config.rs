@@ -1,0 +1,193 @@
+//! Command line and environment. Every setting is an environment variable (listed with its
+//! default by `--help`); the flags exist for trying the runtime by hand.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use agent_host::HostConfig;
+use anyhow::{Context, bail};
+use clap::Parser;
+
+/// The reference agent runtime: serves one session over JSON-RPC 2.0 (NDJSON on stdio).
+#[derive(Debug, Parser)]
+#[command(name = "agent-runtime", version, about, max_term_width = 100)]
+pub struct Cli {
+    /// OpenAI-style base URL of the LLM Gateway, including /v1 (required).
+    #[arg(long, env = "LLM_GATEWAY_ENDPOINT")]
+    llm_gateway_endpoint: Option<String>,
+    /// Bearer token for the LLM Gateway (required).
+    #[arg(long, env = "LLM_GATEWAY_AUTH_TOKEN", hide_env_values = true)]
+    llm_gateway_auth_token: Option<String>,
+    /// Extra headers for the LLM Gateway, as a JSON object of strings.
+    #[arg(long, env = "LLM_GATEWAY_HEADERS", default_value = "{}")]
+    llm_gateway_headers: String,
+    /// Base URL of the Session Service (required).
+    #[arg(long, env = "SESSION_SERVICE_URL")]
+    session_service_url: Option<String>,
+    /// Base URL of the Workspace Service (required).
+    #[arg(long, env = "WORKSPACE_SERVICE_URL")]
+    workspace_service_url: Option<String>,
+    /// Base URL of the Approval Service; decisions are not persisted when unset.
+    #[arg(long, env = "APPROVAL_SERVICE_URL")]
+    approval_service_url: Option<String>,
+    /// Directory of the crash-recovery checkpoints [default: platform data dir]/agent-runtime/checkpoints.
+    #[arg(long, env = "CHECKPOINT_DIR")]
+    checkpoint_dir: Option<PathBuf>,
+    /// Directory of the log file (agent-runtime.log); stderr only when unset.
+    #[arg(long, env = "LOG_DIR")]
+    log_dir: Option<PathBuf>,
+    /// Log filter: error, warn, info, debug, trace (or a tracing filter expression).
+    #[arg(long, env = "LOG_LEVEL", default_value = "info")]
+    pub log_level: String,
+    /// Seconds to wait for an approval decision before treating it as denied (fractional allowed).
+    #[arg(long, env = "APPROVAL_TIMEOUT_SECONDS", default_value = "300")]
+    approval_timeout_seconds: f64,
+    /// Steps per task when StartTask gives no taskOptions.maxSteps.
+    #[arg(long, env = "DEFAULT_MAX_STEPS", default_value_t = 40)]
+    default_max_steps: u32,
+    /// Retries of a failed LLM call after the first attempt.
+    #[arg(long, env = "LLM_MAX_RETRIES", default_value_t = 3)]
+    llm_max_retries: u32,
+    /// Base delay of the LLM retry backoff, in seconds.
+    #[arg(long, env = "LLM_RETRY_BASE_DELAY", default_value = "1.0")]
+    llm_retry_base_delay: f64,
+    /// Largest delay of the LLM retry backoff, in seconds.
+    #[arg(long, env = "LLM_RETRY_MAX_DELAY", default_value = "30")]
+    llm_retry_max_delay: f64,
+    /// Timeout of each Session/Workspace Service request, in seconds.
+    #[arg(
+        long,
+        env = "AGENT_RUNTIME_SERVICE_TIMEOUT_SECONDS",
+        default_value = "10"
+    )]
+    service_timeout_seconds: f64,
+    /// Retries of a failed Session/Workspace Service request.
+    #[arg(long, env = "AGENT_RUNTIME_SERVICE_RETRIES", default_value_t = 2)]
+    service_retries: u32,
+    /// Base delay between service retries, in seconds (doubles each time).
+    #[arg(
+        long,
+        env = "AGENT_RUNTIME_SERVICE_RETRY_DELAY_SECONDS",
+        default_value = "0.5"
+    )]
+    service_retry_delay_seconds: f64,
+    /// Connect timeout to the LLM Gateway, in seconds.
+    #[arg(
+        long,
+        env = "AGENT_RUNTIME_LLM_CONNECT_TIMEOUT_SECONDS",
+        default_value = "10"
+    )]
+    llm_connect_timeout_seconds: f64,
+    /// Longest silence tolerated inside an LLM stream, in seconds.
+    #[arg(
+        long,
+        env = "AGENT_RUNTIME_LLM_IDLE_TIMEOUT_SECONDS",
+        default_value = "60"
+    )]
+    llm_idle_timeout_seconds: f64,
+    /// Timeout of file tools, in seconds.
+    #[arg(
+        long,
+        env = "AGENT_RUNTIME_FILE_TOOL_TIMEOUT_SECONDS",
+        default_value = "30"
+    )]
+    file_tool_timeout_seconds: f64,
+    /// Largest accepted JSON-RPC line, in bytes.
+    #[arg(long, env = "AGENT_RUNTIME_MAX_LINE_BYTES", default_value_t = 256 * 1024 * 1024)]
+    max_line_bytes: usize,
+    /// Events kept in memory for GetEvents.
+    #[arg(long, env = "AGENT_RUNTIME_EVENT_RING_SIZE", default_value_t = 1000)]
+    event_ring_size: usize,
+    /// Largest accepted taskOptions.maxSteps.
+    #[arg(long, env = "AGENT_RUNTIME_MAX_STEPS_LIMIT", default_value_t = 1000)]
+    max_steps_limit: u32,
+}
+
+fn seconds(name: &str, value: f64) -> anyhow::Result<Duration> {
+    Duration::try_from_secs_f64(value)
+        .with_context(|| format!("{name} must be a non-negative number of seconds, got {value}"))
+}
+
+fn required(name: &str, value: &Option<String>) -> anyhow::Result<String> {
+    match value.as_deref().map(str::trim) {
+        Some(value) if !value.is_empty() => Ok(value.to_owned()),
+        _ => bail!(
+            "the environment variable {name} is required but not set (see agent-runtime --help)"
+        ),
+    }
+}
+
+fn default_checkpoint_dir() -> PathBuf {
+    let base = if cfg!(target_os = "macos") {
+        std::env::var_os("HOME").map(|home| PathBuf::from(home).join("Library/Application Support"))
+    } else if cfg!(windows) {
+        std::env::var_os("APPDATA").map(PathBuf::from)
+    } else {
+        std::env::var_os("XDG_DATA_HOME")
+            .map(PathBuf::from)
+            .or_else(|| {
+                std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".local/share"))
+            })
+    };
+    base.unwrap_or_else(std::env::temp_dir)
+        .join("agent-runtime")
+        .join("checkpoints")
+}
+
+impl Cli {
+    pub fn to_host_config(&self) -> anyhow::Result<HostConfig> {
+        let mut config = HostConfig::with_endpoints(
+            required("LLM_GATEWAY_ENDPOINT", &self.llm_gateway_endpoint)?,
+            required("LLM_GATEWAY_AUTH_TOKEN", &self.llm_gateway_auth_token)?,
+            required("SESSION_SERVICE_URL", &self.session_service_url)?,
+            required("WORKSPACE_SERVICE_URL", &self.workspace_service_url)?,
+        );
+        config.llm_gateway_headers =
+            serde_json::from_str::<BTreeMap<String, String>>(&self.llm_gateway_headers)
+                .context("LLM_GATEWAY_HEADERS must be a JSON object whose values are strings")?;
+        config.approval_service_url = self
+            .approval_service_url
+            .clone()
+            .filter(|url| !url.trim().is_empty());
+        config.checkpoint_dir = self
+            .checkpoint_dir
+            .clone()
+            .unwrap_or_else(default_checkpoint_dir);
+        config.log_dir = self.log_dir.clone();
+        config.approval_timeout =
+            seconds("APPROVAL_TIMEOUT_SECONDS", self.approval_timeout_seconds)?;
+        if self.default_max_steps == 0 {
+            bail!("DEFAULT_MAX_STEPS must be at least 1");
+        }
+        config.default_max_steps = self.default_max_steps;
+        config.llm_max_retries = self.llm_max_retries;
+        config.llm_retry_base_delay = seconds("LLM_RETRY_BASE_DELAY", self.llm_retry_base_delay)?;
+        config.llm_retry_max_delay = seconds("LLM_RETRY_MAX_DELAY", self.llm_retry_max_delay)?;
+        config.service_timeout = seconds(
+            "AGENT_RUNTIME_SERVICE_TIMEOUT_SECONDS",
+            self.service_timeout_seconds,
+        )?;
+        config.service_retries = self.service_retries;
+        config.service_retry_delay = seconds(
+            "AGENT_RUNTIME_SERVICE_RETRY_DELAY_SECONDS",
+            self.service_retry_delay_seconds,
+        )?;
+        config.llm_connect_timeout = seconds(
+            "AGENT_RUNTIME_LLM_CONNECT_TIMEOUT_SECONDS",
+            self.llm_connect_timeout_seconds,
+        )?;
+        config.llm_idle_timeout = seconds(
+            "AGENT_RUNTIME_LLM_IDLE_TIMEOUT_SECONDS",
+            self.llm_idle_timeout_seconds,
+        )?;
+        config.file_tool_timeout = seconds(
+            "AGENT_RUNTIME_FILE_TOOL_TIMEOUT_SECONDS",
+            self.file_tool_timeout_seconds,
+        )?;
+        config.max_line_bytes = self.max_line_bytes;
+        config.event_ring_size = self.event_ring_size;
+        config.max_steps_limit = self.max_steps_limit.max(config.default_max_steps);
+        Ok(config)
+    }
+}

@@ -1,0 +1,34 @@
+//! Structured JSON logs to stderr and, when LOG_DIR is set, to a file there. Stdout is
+//! reserved for the protocol.
+
+use std::path::Path;
+
+use tracing_appender::non_blocking::WorkerGuard;
+use tracing_subscriber::EnvFilter;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
+
+pub fn init(level: &str, log_dir: Option<&Path>) -> Option<WorkerGuard> {
+    let filter = EnvFilter::try_new(level).unwrap_or_else(|_| EnvFilter::new("info"));
+    let stderr = tracing_subscriber::fmt::layer()
+        .json()
+        .with_writer(std::io::stderr);
+    let (file, guard) =
+        match log_dir.and_then(|dir| std::fs::create_dir_all(dir).ok().map(|()| dir)) {
+            Some(dir) => {
+                let appender = tracing_appender::rolling::never(dir, "agent-runtime.log");
+                let (writer, guard) = tracing_appender::non_blocking(appender);
+                (
+                    Some(tracing_subscriber::fmt::layer().json().with_writer(writer)),
+                    Some(guard),
+                )
+            }
+            None => (None, None),
+        };
+    let _ = tracing_subscriber::registry()
+        .with(filter)
+        .with(stderr)
+        .with(file)
+        .try_init();
+    guard
+}

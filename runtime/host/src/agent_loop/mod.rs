@@ -1,0 +1,579 @@
+//! The agent loop (local-agent-host.md §4): one background task per StartTask that runs
+//! steps — an LLM call, then the tool calls it asked for — until the model answers with
+//! text only, the step limit is reached, the task is cancelled, or something fails. Every
+//! way out goes through [`finish`], which emits exactly one terminal event.
+
+mod persist;
+mod prompt;
+mod tools;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use agent_protocol::events::*;
+use agent_protocol::message::MessageToolCall;
+use agent_protocol::methods::TaskOptions;
+use agent_protocol::state::{SessionStatus, TaskStatus};
+use agent_protocol::{ErrorCode, ToolRouter};
+use tokio_util::sync::CancellationToken;
+
+pub use persist::upload_history;
+pub use prompt::system_prompt;
+
+use crate::config::HostConfig;
+use crate::events::Scope;
+use crate::llm::client::{CallIds, LlmSettings};
+use crate::llm::{LlmClient, LlmError, StopReason, StreamObserver};
+use crate::policy::LlmDenial;
+use crate::services::{Retry, ServiceClient, SessionServiceClient, WorkspaceServiceClient};
+use crate::session::Session;
+use crate::state::CheckpointStore;
+use crate::thread::{Origin, estimate_tokens};
+
+/// The clients the loop talks through, built once per process on first use.
+pub struct Backends {
+    pub llm: LlmClient,
+    pub sessions: SessionServiceClient,
+    pub workspace: WorkspaceServiceClient,
+    pub checkpoints: CheckpointStore,
+}
+
+impl Backends {
+    pub fn new(config: &HostConfig) -> Result<Self, reqwest::Error> {
+        let http = reqwest::Client::builder()
+            .timeout(config.service_timeout)
+            .connect_timeout(config.service_timeout)
+            .build()?;
+        let retry = Retry {
+            retries: config.service_retries,
+            base_delay: config.service_retry_delay,
+        };
+        Ok(Self {
+            llm: LlmClient::new(LlmSettings {
+                endpoint: config.llm_gateway_endpoint.clone(),
+                auth_token: config.llm_gateway_auth_token.clone(),
+                headers: config.llm_gateway_headers.clone(),
+                connect_timeout: config.llm_connect_timeout,
+                idle_timeout: config.llm_idle_timeout,
+                max_retries: config.llm_max_retries,
+                retry_base_delay: config.llm_retry_base_delay,
+                retry_max_delay: config.llm_retry_max_delay,
+            })?,
+            sessions: SessionServiceClient::new(ServiceClient::new(
+                "Session Service",
+                &config.session_service_url,
+                http.clone(),
+                retry,
+            )),
+            workspace: WorkspaceServiceClient::new(ServiceClient::new(
+                "Workspace Service",
+                &config.workspace_service_url,
+                http,
+                retry,
+            )),
+            checkpoints: CheckpointStore::new(config.checkpoint_dir.clone()),
+        })
+    }
+}
+
+/// Everything one task run needs.
+pub struct TaskRun {
+    pub session: Arc<Session>,
+    pub backends: Arc<Backends>,
+    pub tools: Arc<dyn ToolRouter>,
+    pub config: Arc<HostConfig>,
+    pub task_id: String,
+    pub prompt: String,
+    pub max_steps: u32,
+    pub options: TaskOptions,
+    pub cancel: CancellationToken,
+}
+
+/// How a task ended.
+#[derive(Debug, Clone)]
+pub enum Ending {
+    Completed {
+        result: String,
+    },
+    Failed {
+        reason: &'static str,
+        code: ErrorCode,
+        message: String,
+        recoverable: bool,
+    },
+    Cancelled,
+}
+
+impl Ending {
+    fn failed(
+        reason: &'static str,
+        code: ErrorCode,
+        message: impl Into<String>,
+        recoverable: bool,
+    ) -> Self {
+        Ending::Failed {
+            reason,
+            code,
+            message: message.into(),
+            recoverable,
+        }
+    }
+}
+
+/// Runs the task to its end. The steps run in their own tokio task so that even an
+/// unexpected panic still ends the task with a terminal event.
+pub async fn run(run: TaskRun) {
+    let run = Arc::new(run);
+    let steps = tokio::spawn({
+        let run = Arc::clone(&run);
+        async move { run.steps().await }
+    });
+    let ending = match steps.await {
+        Ok(ending) => ending,
+        Err(error) => Ending::failed(
+            "internal_error",
+            ErrorCode::InternalError,
+            format!("The task stopped because of an internal error in the runtime: {error}"),
+            false,
+        ),
+    };
+    run.finish(ending).await;
+}
+
+/// Forwards what the LLM client sees to the app as it happens.
+struct EventObserver<'a> {
+    session: &'a Session,
+    scope: Scope,
+}
+
+impl StreamObserver for EventObserver<'_> {
+    fn text(&mut self, text: &str) {
+        self.session.events.emit(
+            self.scope.clone(),
+            EventBody::TextChunk(TextChunk {
+                text: text.to_owned(),
+            }),
+        );
+    }
+
+    fn retry(&mut self, attempt: u32, max_retries: u32, reason: &str, delay: Duration) {
+        self.session.events.emit(
+            self.scope.clone(),
+            EventBody::LlmRetry(LlmRetry {
+                attempt,
+                max_retries,
+                reason: reason.to_owned(),
+                delay_ms: millis(delay),
+            }),
+        );
+    }
+
+    fn discarded(&mut self, reason: &str, chars: u64) {
+        self.session.events.emit(
+            self.scope.clone(),
+            EventBody::LlmResponseDiscarded(LlmResponseDiscarded {
+                reason: reason.to_owned(),
+                discarded_chars: chars,
+            }),
+        );
+    }
+}
+
+pub(crate) fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// The step after which `step_limit_approaching` is emitted: 80% of maxSteps, rounded
+/// down, when that is at least 1 and below maxSteps (so never for maxSteps = 1).
+pub fn step_limit_warning_at(max_steps: u32) -> Option<u32> {
+    let at = max_steps.saturating_mul(4) / 5;
+    (at >= 1 && at < max_steps).then_some(at)
+}
+
+impl TaskRun {
+    fn emit(&self, scope: Scope, body: EventBody) {
+        self.session.events.emit(scope, body);
+    }
+
+    fn transition(&self, to: TaskStatus) {
+        // Refusals are logged by the session; the loop's own arrows are all in the table.
+        let _ = self.session.task_transition(to);
+    }
+
+    fn step_count(&self) -> u32 {
+        self.session
+            .lock()
+            .task
+            .as_ref()
+            .map_or(0, |task| task.step_count)
+    }
+
+    async fn steps(&self) -> Ending {
+        let task_scope = Scope::task(&self.task_id);
+        self.emit(
+            task_scope.clone(),
+            EventBody::TaskStarted(TaskStarted {
+                prompt: self.prompt.clone(),
+                max_steps: self.max_steps,
+            }),
+        );
+        self.session.lock().thread.add_user(
+            &self.prompt,
+            Origin {
+                task_id: &self.task_id,
+                step_id: None,
+            },
+        );
+        let system_prompt = system_prompt(&self.session.identity);
+        let mut step_number = 0u32;
+        let mut continuations = 0u32;
+        loop {
+            if self.cancel.is_cancelled() {
+                return Ending::Cancelled;
+            }
+            let step_count = self.step_count();
+            if step_count >= self.max_steps {
+                return Ending::failed(
+                    "max_steps_exceeded",
+                    ErrorCode::MaxStepsExceeded,
+                    format!(
+                        "The task reached its limit of {} steps without finishing.",
+                        self.max_steps
+                    ),
+                    false,
+                );
+            }
+            step_number += 1;
+            let step_id = format!("step_{step_number:03}");
+            let scope = Scope::step(&self.task_id, &step_id);
+            self.emit(
+                scope.clone(),
+                EventBody::StepStarted(StepStarted {
+                    step_id: step_id.clone(),
+                    step_number,
+                    step_count,
+                }),
+            );
+            self.transition(TaskStatus::WaitingForLlm);
+            let policy = self.session.policy();
+            match policy.check_llm_call() {
+                Ok(()) => {}
+                Err(LlmDenial::Expired) => {
+                    self.emit(scope.clone(), EventBody::PolicyExpired(Empty {}));
+                    let _ = self.session.transition(SessionStatus::SessionPaused);
+                    return Ending::failed(
+                        "policy_expired",
+                        ErrorCode::PolicyExpired,
+                        "The session's policy has expired; resume the session to get a fresh policy.",
+                        true,
+                    );
+                }
+                Err(LlmDenial::NotGranted) => {
+                    return Ending::failed(
+                        "capability_denied",
+                        ErrorCode::CapabilityDenied,
+                        "The session's policy does not grant LLM.Call, so the model cannot be asked.",
+                        false,
+                    );
+                }
+            }
+            let offered = crate::routing::offered_tools(self.tools.available_tools(), &policy);
+            let llm_policy = &policy.bundle().llm_policy;
+            let (body, estimated) = {
+                let inner = self.session.lock();
+                let body = crate::llm::request::build_body(
+                    &system_prompt,
+                    inner.thread.messages(),
+                    &offered,
+                    llm_policy,
+                );
+                let estimated = inner.thread.token_count() + estimate_tokens(&system_prompt);
+                (body, estimated)
+            };
+            let used = self.session.lock().tokens_used;
+            if let Some(budget) = llm_policy.max_session_tokens {
+                if used.saturating_add(estimated) > budget {
+                    return Ending::failed(
+                        "budget_exceeded",
+                        ErrorCode::LlmBudgetExceeded,
+                        format!(
+                            "The session's token budget is used up ({used} of {budget} tokens; the next request needs about {estimated})."
+                        ),
+                        false,
+                    );
+                }
+            }
+            let model = llm_policy
+                .allowed_models
+                .first()
+                .cloned()
+                .unwrap_or_default();
+            self.emit(
+                scope.clone(),
+                EventBody::LlmRequestStarted(LlmRequestStarted {
+                    model: model.clone(),
+                    estimated_input_tokens: estimated,
+                }),
+            );
+            let started = Instant::now();
+            let mut observer = EventObserver {
+                session: &self.session,
+                scope: scope.clone(),
+            };
+            let ids = CallIds {
+                session_id: self.session.id(),
+                task_id: &self.task_id,
+                step_id: &step_id,
+            };
+            let response = match self
+                .backends
+                .llm
+                .complete(&body, ids, &mut observer, &self.cancel)
+                .await
+            {
+                Ok(response) => response,
+                Err(error) => return self.llm_failure(error, &step_id).await,
+            };
+            let usage = response.usage;
+            let input_tokens = usage.map_or(estimated, |usage| usage.input_tokens);
+            let output_tokens = usage.map_or_else(
+                || estimate_tokens(&response.text),
+                |usage| usage.output_tokens,
+            );
+            self.emit(
+                scope.clone(),
+                EventBody::LlmRequestCompleted(LlmRequestCompleted {
+                    model,
+                    input_tokens,
+                    output_tokens,
+                    latency_ms: millis(started.elapsed()),
+                    stop_reason: response.stop_reason.as_str().to_owned(),
+                }),
+            );
+            self.transition(TaskStatus::ProcessingResponse);
+            let origin = Origin {
+                task_id: &self.task_id,
+                step_id: Some(&step_id),
+            };
+            {
+                let mut inner = self.session.lock();
+                let calls = response
+                    .tool_calls
+                    .iter()
+                    .map(|call| MessageToolCall {
+                        id: call.id.clone(),
+                        name: call.name.clone(),
+                        arguments: call.arguments.clone(),
+                    })
+                    .collect();
+                inner.thread.add_assistant(
+                    &response.text,
+                    calls,
+                    usage.map(|u| u.output_tokens),
+                    origin,
+                );
+                inner.tokens_used = inner
+                    .tokens_used
+                    .saturating_add(input_tokens + output_tokens);
+            }
+            if response.tool_calls.is_empty() {
+                match response.stop_reason {
+                    StopReason::Guardrail => {
+                        self.session.lock().thread.add_system_note(
+                            "The previous answer was withheld by the LLM Gateway's content filter.",
+                            origin,
+                        );
+                        return Ending::failed(
+                            "guardrail_blocked",
+                            ErrorCode::LlmGuardrailBlocked,
+                            "The LLM Gateway's content filter withheld the model's answer.",
+                            false,
+                        );
+                    }
+                    StopReason::MaxTokens => {
+                        continuations += 1;
+                        self.emit(
+                            scope.clone(),
+                            EventBody::StepCompleted(StepCompleted {
+                                step_id,
+                                step_count,
+                            }),
+                        );
+                        if continuations > self.config.max_continuations {
+                            return Ending::failed(
+                                "max_continuations_exceeded",
+                                ErrorCode::LlmOutputTruncated,
+                                format!(
+                                    "The model's answer was cut off by the output token limit {} times in a row.",
+                                    continuations
+                                ),
+                                false,
+                            );
+                        }
+                        self.transition(TaskStatus::TaskRunning);
+                        continue;
+                    }
+                    StopReason::EndTurn | StopReason::ToolUse => {
+                        return Ending::Completed {
+                            result: response.text,
+                        };
+                    }
+                }
+            }
+            continuations = 0;
+            self.transition(TaskStatus::CheckingPolicy);
+            let results = self.run_tools(&step_id, &response.tool_calls).await;
+            let step_count = {
+                let mut inner = self.session.lock();
+                for (call, text) in response.tool_calls.iter().zip(results) {
+                    inner
+                        .thread
+                        .add_tool_result(&call.id, &call.name, text, origin);
+                }
+                let task = inner.task.as_mut();
+                task.map_or(0, |task| {
+                    task.step_count += 1;
+                    task.step_count
+                })
+            };
+            self.checkpoint(Some(&step_id));
+            self.emit(
+                scope.clone(),
+                EventBody::StepCompleted(StepCompleted {
+                    step_id: step_id.clone(),
+                    step_count,
+                }),
+            );
+            if step_limit_warning_at(self.max_steps) == Some(step_count) {
+                self.emit(
+                    scope,
+                    EventBody::StepLimitApproaching(StepLimitApproaching {
+                        current_step: step_count,
+                        step_count,
+                        max_steps: self.max_steps,
+                    }),
+                );
+            }
+            self.transition(TaskStatus::TaskRunning);
+        }
+    }
+
+    async fn llm_failure(&self, error: LlmError, step_id: &str) -> Ending {
+        match error {
+            LlmError::Cancelled => Ending::Cancelled,
+            LlmError::Guardrail(message) => {
+                self.session.lock().thread.add_system_note(
+                    &format!("The previous request was blocked by the LLM Gateway's guardrails: {message}"),
+                    Origin {
+                        task_id: &self.task_id,
+                        step_id: Some(step_id),
+                    },
+                );
+                Ending::failed(
+                    "guardrail_blocked",
+                    ErrorCode::LlmGuardrailBlocked,
+                    format!("The LLM Gateway blocked the request: {message}"),
+                    false,
+                )
+            }
+            LlmError::Unauthorized { .. } => Ending::failed(
+                "unauthorized",
+                ErrorCode::Unauthorized,
+                error.to_string(),
+                false,
+            ),
+            LlmError::Rejected { .. } => Ending::failed(
+                "llm_rejected",
+                ErrorCode::InvalidRequest,
+                error.to_string(),
+                false,
+            ),
+            LlmError::Retryable { reason, .. } => {
+                self.checkpoint(None);
+                let message = format!(
+                    "The LLM Gateway kept failing after {} retries ({reason}); the session is paused and can be resumed.",
+                    self.backends.llm.max_retries()
+                );
+                if self
+                    .session
+                    .transition(SessionStatus::SessionPaused)
+                    .is_ok()
+                {
+                    self.emit(
+                        Scope::task(&self.task_id),
+                        EventBody::SessionPaused(SessionPaused {
+                            reason: "llm_unavailable".to_owned(),
+                            message: message.clone(),
+                        }),
+                    );
+                }
+                Ending::failed("llm_unavailable", ErrorCode::LlmUnavailable, message, true)
+            }
+        }
+    }
+
+    /// Ends the task: terminal state, checkpoint, history upload, then exactly one
+    /// terminal event, then back to IDLE.
+    async fn finish(&self, ending: Ending) {
+        let step_count = self.step_count();
+        let terminal = match &ending {
+            Ending::Completed { .. } => TaskStatus::TaskCompleted,
+            Ending::Failed { .. } => TaskStatus::TaskFailed,
+            Ending::Cancelled => TaskStatus::TaskCancelled,
+        };
+        if self.session.task_transition(terminal).is_err() {
+            // From a state with no direct arrow (e.g. a panic mid-tools): force it, the task
+            // must end whatever happened.
+            if let Some(task) = self.session.lock().task.as_mut() {
+                task.machine = crate::session::machine::TaskMachine::new();
+                let _ = task.machine.transition(TaskStatus::TaskRunning);
+                let _ = task.machine.transition(terminal);
+            }
+        }
+        self.checkpoint(None);
+        upload_history(&self.session, &self.backends, Some(&self.task_id)).await;
+        let scope = Scope::task(&self.task_id);
+        let body = match ending {
+            Ending::Completed { result } => {
+                EventBody::TaskCompleted(TaskCompleted { step_count, result })
+            }
+            Ending::Failed {
+                reason,
+                code,
+                message,
+                recoverable,
+            } => EventBody::TaskFailed(TaskFailed {
+                reason: reason.to_owned(),
+                message,
+                error_code: code,
+                is_recoverable: recoverable,
+                step_count,
+            }),
+            Ending::Cancelled => EventBody::TaskCancelled(TaskCancelled {
+                step_count,
+                reason: "cancelled_by_user".to_owned(),
+            }),
+        };
+        self.emit(scope, body);
+        self.transition(TaskStatus::Idle);
+    }
+
+    fn checkpoint(&self, step_cursor: Option<&str>) {
+        persist::checkpoint(&self.session, &self.backends.checkpoints, step_cursor);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::step_limit_warning_at;
+
+    #[test]
+    fn the_step_limit_warning_rule_covers_small_limits() {
+        assert_eq!(step_limit_warning_at(1), None);
+        assert_eq!(step_limit_warning_at(2), Some(1));
+        assert_eq!(step_limit_warning_at(3), Some(2));
+        assert_eq!(step_limit_warning_at(5), Some(4));
+        assert_eq!(step_limit_warning_at(10), Some(8));
+        assert_eq!(step_limit_warning_at(40), Some(32));
+    }
+}

@@ -1,0 +1,98 @@
+//! What the loop writes down: the per-step checkpoint (Local State Store) and the
+//! session_history snapshot (Workspace Service). Neither may stop the loop: a failure is a
+//! log line (checkpoint) or a `warning` event (history).
+
+use agent_protocol::ErrorCode;
+use agent_protocol::checkpoint::{CHECKPOINT_VERSION, Checkpoint, CheckpointTask};
+use agent_protocol::events::{EventBody, Warning};
+use agent_protocol::services::ArtifactUploadRequest;
+use agent_protocol::state::TaskStatus;
+use serde_json::Map;
+
+use super::Backends;
+use crate::events::Scope;
+use crate::session::Session;
+use crate::state::CheckpointStore;
+use crate::time::now_rfc3339;
+
+fn task_status_word(status: TaskStatus) -> &'static str {
+    match status {
+        TaskStatus::TaskCompleted | TaskStatus::Idle => "completed",
+        TaskStatus::TaskFailed => "failed",
+        TaskStatus::TaskCancelled => "cancelled",
+        _ => "running",
+    }
+}
+
+pub(super) fn checkpoint(session: &Session, store: &CheckpointStore, step_cursor: Option<&str>) {
+    let checkpoint = {
+        let inner = session.lock();
+        let policy = session.policy();
+        Checkpoint {
+            checkpoint_version: CHECKPOINT_VERSION.to_owned(),
+            session_id: session.identity.session_id.clone(),
+            workspace_id: session.identity.workspace_id.clone(),
+            tenant_id: session.identity.tenant_id.clone(),
+            user_id: session.identity.user_id.clone(),
+            session_status: inner.machine.status(),
+            task: inner.task.as_ref().map(|task| CheckpointTask {
+                task_id: task.task_id.clone(),
+                prompt: task.prompt.clone(),
+                status: task_status_word(task.machine.status()).to_owned(),
+                step_count: task.step_count,
+                max_steps: task.max_steps,
+            }),
+            step_cursor: step_cursor.map(str::to_owned),
+            thread: inner.thread.messages().to_vec(),
+            session_tokens_used: inner.tokens_used,
+            policy_bundle_version: policy.bundle().policy_bundle_version.clone(),
+            checkpointed_at: now_rfc3339(),
+            pending_approvals: Vec::new(),
+            workspace_root: session
+                .identity
+                .workspace_root
+                .as_ref()
+                .map(|root| root.display().to_string()),
+        }
+    };
+    if let Err(error) = store.write(&checkpoint) {
+        tracing::warn!(%error, "checkpoint write failed; the next step will try again");
+    }
+}
+
+/// Uploads the whole thread as the session's `session_history` artifact (last writer
+/// wins). The service client already retries; what still fails becomes a warning event,
+/// and the next upload carries the full thread anyway.
+pub async fn upload_history(session: &Session, backends: &Backends, task_id: Option<&str>) {
+    let messages = session.lock().thread.messages().to_vec();
+    let request = ArtifactUploadRequest {
+        session_id: session.identity.session_id.clone(),
+        task_id: task_id.map(str::to_owned),
+        step_id: None,
+        artifact_type: "session_history".to_owned(),
+        artifact_name: "session_history.json".to_owned(),
+        content_type: "application/json".to_owned(),
+        content_base64: None,
+        messages: Some(messages),
+        snapshot_after_task_id: task_id.map(str::to_owned),
+        snapshot_at: Some(now_rfc3339()),
+        metadata: Map::new(),
+    };
+    if let Err(error) = backends
+        .workspace
+        .upload_artifact(&session.identity.workspace_id, &request)
+        .await
+    {
+        tracing::warn!(%error, "session history upload failed");
+        let scope = task_id.map_or_else(Scope::session, Scope::task);
+        session.events.emit(
+            scope,
+            EventBody::Warning(Warning {
+                code: ErrorCode::WorkspaceUploadFailed,
+                message: format!(
+                    "The conversation history could not be saved to the Workspace Service: {error} The session goes on; the next save will include everything."
+                ),
+            }),
+        );
+    }
+}

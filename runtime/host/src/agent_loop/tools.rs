@@ -1,0 +1,312 @@
+//! Processing the tool calls of one step (local-agent-host.md §4.2, §7.3): policy checks in
+//! order, then every call concurrently — approvals waited for independently, tools run
+//! with their own timeouts — and the results returned in the model's order.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+use agent_protocol::approval::{ApprovalRequest, Decision};
+use agent_protocol::events::*;
+use agent_protocol::services::ArtifactUploadRequest;
+use agent_protocol::state::TaskStatus;
+use agent_protocol::tool::ToolLimits;
+use agent_protocol::{ErrorCode, ToolRequest, ToolResult, ToolStatus};
+use serde_json::{Map, Value, json};
+
+use super::{TaskRun, millis};
+use crate::events::Scope;
+use crate::llm::ToolCall;
+use crate::policy::Verdict;
+use crate::routing::capability_for;
+
+struct Planned<'a> {
+    call: &'a ToolCall,
+    request: ToolRequest,
+    verdict: Result<Verdict, ToolResult>,
+}
+
+impl TaskRun {
+    /// Returns, per call and in call order, the text the model will read.
+    pub(super) async fn run_tools(&self, step_id: &str, calls: &[ToolCall]) -> Vec<String> {
+        let scope = Scope::step(&self.task_id, step_id);
+        let policy = self.session.policy();
+        let planned: Vec<Planned<'_>> = calls
+            .iter()
+            .map(|call| {
+                let capability = capability_for(&call.name);
+                let parsed = serde_json::from_str::<Value>(&call.arguments);
+                let arguments = match &parsed {
+                    Ok(Value::Object(map)) => map.clone(),
+                    _ => Map::new(),
+                };
+                self.session.events.emit(
+                    scope.clone(),
+                    EventBody::ToolRequested(ToolRequested {
+                        tool_call_id: call.id.clone(),
+                        tool_name: call.name.clone(),
+                        capability: capability.unwrap_or_default().to_owned(),
+                        arguments: match &parsed {
+                            Ok(value @ Value::Object(_)) => value.clone(),
+                            _ => json!({ "raw": call.arguments }),
+                        },
+                    }),
+                );
+                let entry = capability.and_then(|capability| policy.capability(capability));
+                let request = ToolRequest {
+                    tool_name: call.name.clone(),
+                    arguments,
+                    session_id: self.session.id().to_owned(),
+                    task_id: self.task_id.clone(),
+                    step_id: step_id.to_owned(),
+                    capability: capability.map(str::to_owned),
+                    tool_call_id: Some(call.id.clone()),
+                    workspace_root: self
+                        .session
+                        .identity
+                        .workspace_root
+                        .as_ref()
+                        .map(|root| root.display().to_string()),
+                    limits: ToolLimits {
+                        max_file_size_bytes: entry.and_then(|entry| entry.max_file_size_bytes),
+                        max_output_bytes: entry.and_then(|entry| entry.max_output_bytes),
+                        timeout_ms: Some(millis(self.config.file_tool_timeout)),
+                    },
+                };
+                let verdict = match (capability, parsed) {
+                    (_, Err(error)) => Err(ToolResult::failed(
+                        &request,
+                        ErrorCode::InvalidRequest,
+                        format!(
+                            "The arguments of {} are not valid JSON ({error}); send a JSON object.",
+                            call.name
+                        ),
+                    )),
+                    (_, Ok(value)) if !value.is_object() => Err(ToolResult::failed(
+                        &request,
+                        ErrorCode::InvalidRequest,
+                        format!("The arguments of {} must be a JSON object.", call.name),
+                    )),
+                    (None, _) => Err(ToolResult::failed(
+                        &request,
+                        ErrorCode::ToolNotFound,
+                        format!("Unknown tool: {}", call.name),
+                    )),
+                    (Some(capability), _) => Ok(policy.check_tool(capability, &request.arguments)),
+                };
+                Planned {
+                    call,
+                    request,
+                    verdict,
+                }
+            })
+            .collect();
+        let approvals = planned
+            .iter()
+            .filter(|plan| matches!(plan.verdict, Ok(Verdict::ApprovalRequired { .. })))
+            .count();
+        let waiting = AtomicUsize::new(approvals);
+        self.transition(if approvals > 0 {
+            TaskStatus::WaitingForApproval
+        } else {
+            TaskStatus::ExecutingTools
+        });
+        let runs = planned
+            .into_iter()
+            .map(|plan| self.run_one(plan, &scope, &waiting));
+        futures::future::join_all(runs).await
+    }
+
+    async fn run_one(&self, plan: Planned<'_>, scope: &Scope, waiting: &AtomicUsize) -> String {
+        let started = Instant::now();
+        let result = match plan.verdict {
+            Err(result) => result,
+            Ok(Verdict::Denied(reason)) => {
+                ToolResult::denied(&plan.request, ErrorCode::CapabilityDenied, reason)
+            }
+            Ok(Verdict::Allowed) => self.execute(plan.request.clone()).await,
+            Ok(Verdict::ApprovalRequired { rule_id, risk }) => {
+                let decision = self
+                    .ask_approval(&plan.request, rule_id.as_deref(), risk, scope)
+                    .await;
+                if waiting.fetch_sub(1, Ordering::SeqCst) == 1 {
+                    self.transition(TaskStatus::ExecutingTools);
+                }
+                match decision {
+                    (Decision::Approved, _) => self.execute(plan.request.clone()).await,
+                    (Decision::Denied, reason) => ToolResult::denied(
+                        &plan.request,
+                        ErrorCode::ApprovalDenied,
+                        match reason {
+                            Some(reason) => format!("The user denied this action: {reason}"),
+                            None => "The user denied this action.".to_owned(),
+                        },
+                    ),
+                    (Decision::TimedOut, _) => ToolResult::denied(
+                        &plan.request,
+                        ErrorCode::ApprovalDenied,
+                        format!(
+                            "No approval decision arrived within {:.0} seconds, so the action was not run.",
+                            self.config.approval_timeout.as_secs_f64()
+                        ),
+                    ),
+                    (Decision::Cancelled, _) => ToolResult::denied(
+                        &plan.request,
+                        ErrorCode::ApprovalDenied,
+                        "The task was cancelled before the action was approved.",
+                    ),
+                }
+            }
+        };
+        let result = self.upload_artifacts(result).await;
+        let text = result.text_for_model();
+        self.session.events.emit(
+            scope.clone(),
+            EventBody::ToolCompleted(ToolCompleted {
+                tool_call_id: plan.call.id.clone(),
+                tool_name: plan.call.name.clone(),
+                status: result.status,
+                latency_ms: millis(started.elapsed()),
+                result: (result.status == ToolStatus::Succeeded).then(|| text.clone()),
+                error: result.error.as_ref().map(|error| error.message.clone()),
+                error_code: result.error.as_ref().map(|error| error.code.clone()),
+                artifact_uris: result.artifact_uris.clone(),
+            }),
+        );
+        text
+    }
+
+    async fn execute(&self, request: ToolRequest) -> ToolResult {
+        let timeout = self.config.file_tool_timeout;
+        let fallback = request.clone();
+        match tokio::time::timeout(timeout, self.tools.execute(request)).await {
+            Ok(result) => result,
+            Err(_) => ToolResult::failed(
+                &fallback,
+                ErrorCode::ToolExecutionTimeout,
+                format!(
+                    "{} timed out after {:.1} seconds",
+                    fallback.tool_name,
+                    timeout.as_secs_f64()
+                ),
+            ),
+        }
+    }
+
+    async fn ask_approval(
+        &self,
+        request: &ToolRequest,
+        rule_id: Option<&str>,
+        risk: agent_protocol::approval::RiskLevel,
+        scope: &Scope,
+    ) -> (Decision, Option<String>) {
+        let policy = self.session.policy();
+        let rule = rule_id.and_then(|id| policy.approval_rule(id));
+        let approval = ApprovalRequest {
+            approval_id: format!("appr_{}", uuid::Uuid::new_v4().simple()),
+            session_id: self.session.id().to_owned(),
+            task_id: self.task_id.clone(),
+            step_id: Some(request.step_id.clone()),
+            title: rule
+                .and_then(|rule| rule.title.clone())
+                .unwrap_or_else(|| format!("Allow {}?", request.tool_name)),
+            action_summary: action_summary(request),
+            risk_level: risk,
+            details: json!({
+                "toolName": request.tool_name,
+                "capability": request.capability,
+                "arguments": request.arguments,
+                "description": rule.and_then(|rule| rule.description.clone()),
+            }),
+        };
+        let approval_id = approval.approval_id.clone();
+        self.session
+            .events
+            .emit(scope.clone(), EventBody::ApprovalRequested(approval));
+        let started = Instant::now();
+        let resolution = self
+            .session
+            .approvals
+            .wait(&approval_id, self.config.approval_timeout)
+            .await;
+        if resolution.decision == Decision::TimedOut {
+            self.session.events.emit(
+                scope.clone(),
+                EventBody::ApprovalTimeout(ApprovalTimeout {
+                    approval_id: approval_id.clone(),
+                }),
+            );
+        }
+        self.session.events.emit(
+            scope.clone(),
+            EventBody::ApprovalResolved(ApprovalResolved {
+                approval_id,
+                decision: resolution.decision,
+                latency_ms: millis(started.elapsed()),
+                reason: resolution.reason.clone(),
+            }),
+        );
+        (resolution.decision, resolution.reason)
+    }
+
+    /// Best effort (§7.5): an artifact that cannot be uploaded leaves `artifactUris`
+    /// without it; the result still reaches the thread.
+    async fn upload_artifacts(&self, mut result: ToolResult) -> ToolResult {
+        for artifact in std::mem::take(&mut result.artifacts) {
+            let request = ArtifactUploadRequest {
+                session_id: result.session_id.clone(),
+                task_id: Some(result.task_id.clone()),
+                step_id: Some(result.step_id.clone()),
+                artifact_type: artifact.artifact_type,
+                artifact_name: artifact.artifact_name,
+                content_type: artifact.content_type,
+                content_base64: Some(artifact.content_base64),
+                messages: None,
+                snapshot_after_task_id: None,
+                snapshot_at: None,
+                metadata: json!({ "toolName": result.tool_name, "stepId": result.step_id })
+                    .as_object()
+                    .cloned()
+                    .unwrap_or_default(),
+            };
+            match self
+                .backends
+                .workspace
+                .upload_artifact(&self.session.identity.workspace_id, &request)
+                .await
+            {
+                Ok(response) => result.artifact_uris.push(response.artifact_uri),
+                Err(error) => {
+                    tracing::warn!(%error, "artifact upload failed; continuing without it")
+                }
+            }
+        }
+        result
+    }
+}
+
+/// What a person reads in the approval dialog.
+fn action_summary(request: &ToolRequest) -> String {
+    let arg = |name: &str| {
+        request
+            .arguments
+            .get(name)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+    };
+    match request.tool_name.as_str() {
+        "RunCommand" => format!("Run: {}", arg("command")),
+        "ReadFile" => format!("Read file: {}", arg("path")),
+        "WriteFile" => format!("Write file: {}", arg("path")),
+        "DeleteFile" => format!("Delete file: {}", arg("path")),
+        "HttpRequest" => format!(
+            "{} {}",
+            request
+                .arguments
+                .get("method")
+                .and_then(Value::as_str)
+                .unwrap_or("GET"),
+            arg("url")
+        ),
+        other => format!("{other} {}", Value::Object(request.arguments.clone())),
+    }
+}

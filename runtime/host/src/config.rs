@@ -1,0 +1,77 @@
+//! Runtime configuration. The binary fills it from the same environment variables as the
+//! existing Python runtime (so the desktop app can spawn either); every timeout is here so
+//! that tests can run in milliseconds.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Debug, Clone)]
+pub struct HostConfig {
+    /// OpenAI-style base URL including `/v1`.
+    pub llm_gateway_endpoint: String,
+    pub llm_gateway_auth_token: String,
+    pub llm_gateway_headers: BTreeMap<String, String>,
+    pub session_service_url: String,
+    pub workspace_service_url: String,
+    pub approval_service_url: Option<String>,
+    pub checkpoint_dir: PathBuf,
+    pub log_dir: Option<PathBuf>,
+    pub approval_timeout: Duration,
+    pub default_max_steps: u32,
+    pub llm_max_retries: u32,
+    pub llm_retry_base_delay: Duration,
+    pub llm_retry_max_delay: Duration,
+    pub llm_connect_timeout: Duration,
+    /// Longest silence tolerated inside a stream; a long answer is never cut by a total
+    /// timeout, a stalled one is.
+    pub llm_idle_timeout: Duration,
+    pub service_timeout: Duration,
+    pub service_retries: u32,
+    pub service_retry_delay: Duration,
+    pub max_line_bytes: usize,
+    pub event_ring_size: usize,
+    /// The largest `taskOptions.maxSteps` accepted.
+    pub max_steps_limit: u32,
+    /// Consecutive `max_tokens` answers without tool calls before the task fails.
+    pub max_continuations: u32,
+    pub file_tool_timeout: Duration,
+}
+
+impl HostConfig {
+    /// A configuration with the spec's defaults, pointing at the given services.
+    pub fn with_endpoints(
+        llm_gateway_endpoint: impl Into<String>,
+        llm_gateway_auth_token: impl Into<String>,
+        session_service_url: impl Into<String>,
+        workspace_service_url: impl Into<String>,
+    ) -> Self {
+        Self {
+            llm_gateway_endpoint: llm_gateway_endpoint.into(),
+            llm_gateway_auth_token: llm_gateway_auth_token.into(),
+            llm_gateway_headers: BTreeMap::new(),
+            session_service_url: session_service_url.into(),
+            workspace_service_url: workspace_service_url.into(),
+            approval_service_url: None,
+            checkpoint_dir: std::env::temp_dir()
+                .join("agent-runtime")
+                .join("checkpoints"),
+            log_dir: None,
+            approval_timeout: Duration::from_secs(300),
+            default_max_steps: 40,
+            llm_max_retries: 3,
+            llm_retry_base_delay: Duration::from_secs(1),
+            llm_retry_max_delay: Duration::from_secs(30),
+            llm_connect_timeout: Duration::from_secs(10),
+            llm_idle_timeout: Duration::from_secs(60),
+            service_timeout: Duration::from_secs(10),
+            service_retries: 2,
+            service_retry_delay: Duration::from_millis(500),
+            max_line_bytes: 256 * 1024 * 1024,
+            event_ring_size: 1000,
+            max_steps_limit: 1000,
+            max_continuations: 3,
+            file_tool_timeout: Duration::from_secs(30),
+        }
+    }
+}

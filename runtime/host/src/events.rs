@@ -1,0 +1,149 @@
+//! SessionEvent emission (local-agent-host.md §12, INTEROP.md §1): integer ids, monotonic
+//! per session; the full ID chain on every event; a bounded ring for `GetEvents`; and a
+//! structured JSON copy in the local log.
+
+use std::collections::VecDeque;
+use std::sync::Mutex;
+
+use agent_protocol::events::{EventBody, METHOD, SessionEvent};
+use agent_protocol::jsonrpc::Notification;
+use agent_protocol::methods::GetEventsResult;
+
+use crate::rpc::Outbound;
+use crate::time::now_rfc3339;
+
+/// Where an event sits in the ID chain below the session.
+#[derive(Debug, Clone, Default)]
+pub struct Scope {
+    pub task_id: Option<String>,
+    pub step_id: Option<String>,
+}
+
+impl Scope {
+    pub fn session() -> Self {
+        Self::default()
+    }
+
+    pub fn task(task_id: &str) -> Self {
+        Self {
+            task_id: Some(task_id.to_owned()),
+            step_id: None,
+        }
+    }
+
+    pub fn step(task_id: &str, step_id: &str) -> Self {
+        Self {
+            task_id: Some(task_id.to_owned()),
+            step_id: Some(step_id.to_owned()),
+        }
+    }
+}
+
+struct Ring {
+    next_id: u64,
+    events: VecDeque<SessionEvent>,
+}
+
+pub struct EventSink {
+    session_id: String,
+    workspace_id: String,
+    outbound: Outbound,
+    capacity: usize,
+    ring: Mutex<Ring>,
+}
+
+impl EventSink {
+    pub fn new(session_id: &str, workspace_id: &str, outbound: Outbound, capacity: usize) -> Self {
+        Self {
+            session_id: session_id.to_owned(),
+            workspace_id: workspace_id.to_owned(),
+            outbound,
+            capacity: capacity.max(1),
+            ring: Mutex::new(Ring {
+                next_id: 1,
+                events: VecDeque::new(),
+            }),
+        }
+    }
+
+    pub fn emit(&self, scope: Scope, body: EventBody) {
+        let mut ring = match self.ring.lock() {
+            Ok(ring) => ring,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        let event = SessionEvent {
+            event_id: ring.next_id,
+            timestamp: now_rfc3339(),
+            session_id: self.session_id.clone(),
+            workspace_id: Some(self.workspace_id.clone()),
+            task_id: scope.task_id,
+            step_id: scope.step_id,
+            body,
+        };
+        ring.next_id += 1;
+        // Queued while the lock is held, so ids leave the process in increasing order.
+        self.outbound.send(&Notification::new(METHOD, &event));
+        if let Ok(json) = serde_json::to_string(&event) {
+            tracing::info!(target: "session_event", event = %json, "{}", event.event_type());
+        }
+        if ring.events.len() == self.capacity {
+            ring.events.pop_front();
+        }
+        ring.events.push_back(event);
+    }
+
+    /// Events after `since_id` still in the ring; `gap_detected` when some were dropped.
+    pub fn since(&self, since_id: u64) -> GetEventsResult {
+        let ring = match self.ring.lock() {
+            Ok(ring) => ring,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        let latest_id = ring.next_id - 1;
+        let oldest_kept = ring
+            .events
+            .front()
+            .map_or(ring.next_id, |event| event.event_id);
+        GetEventsResult {
+            events: ring
+                .events
+                .iter()
+                .filter(|event| event.event_id > since_id)
+                .cloned()
+                .collect(),
+            gap_detected: since_id + 1 < oldest_kept && since_id < latest_id,
+            latest_id,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agent_protocol::events::TextChunk;
+
+    fn chunk(text: &str) -> EventBody {
+        EventBody::TextChunk(TextChunk { text: text.into() })
+    }
+
+    #[tokio::test]
+    async fn ids_are_monotonic_and_the_ring_reports_gaps() {
+        let (outbound, writer) = Outbound::new(tokio::io::sink());
+        tokio::spawn(writer);
+        let sink = EventSink::new("s", "w", outbound, 3);
+        for text in ["a", "b", "c", "d", "e"] {
+            sink.emit(Scope::task("t"), chunk(text));
+        }
+        let all = sink.since(0);
+        assert_eq!(all.latest_id, 5);
+        assert!(all.gap_detected, "events 1 and 2 fell out of the ring");
+        assert_eq!(
+            all.events.iter().map(|e| e.event_id).collect::<Vec<_>>(),
+            vec![3, 4, 5]
+        );
+        let recent = sink.since(2);
+        assert!(!recent.gap_detected);
+        assert_eq!(recent.events.len(), 3);
+        assert!(sink.since(5).events.is_empty());
+        assert!(!sink.since(5).gap_detected);
+    }
+}

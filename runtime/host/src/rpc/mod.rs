@@ -1,0 +1,10 @@
+//! The JSON-RPC 2.0 server: newline-delimited framing, dispatch, and the single writer that
+//! owns the output stream.
+
+pub mod dispatch;
+pub mod framing;
+pub mod outbound;
+pub mod server;
+
+pub use outbound::Outbound;
+pub use server::serve;

@@ -1,0 +1,286 @@
+//! Clients of the Session Service and the Workspace Service (INTEROP.md §3–§4). Connect
+//! errors, timeouts and 5xx answers are retried with backoff; what still fails becomes an
+//! error whose message a person can act on.
+
+use std::time::Duration;
+
+use agent_protocol::services::{
+    ArtifactUploadRequest, ArtifactUploadResponse, CancelSessionRequest, CreateSessionRequest,
+    CreateSessionResponse,
+};
+use agent_protocol::{ErrorCode, ErrorShape};
+use reqwest::{Client, StatusCode};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServiceError {
+    #[error("The {service} at {url} could not be reached ({detail}).")]
+    Unreachable {
+        service: &'static str,
+        url: String,
+        detail: String,
+    },
+    #[error("The {service} answered HTTP {status}: {message}")]
+    Status {
+        service: &'static str,
+        status: u16,
+        code: Option<String>,
+        message: String,
+    },
+    #[error("The {service} sent a response this runtime cannot read ({detail}).")]
+    InvalidResponse {
+        service: &'static str,
+        detail: String,
+    },
+}
+
+impl ServiceError {
+    pub fn to_shape(&self) -> ErrorShape {
+        let (code, retryable) = match self {
+            ServiceError::Unreachable { .. } => (ErrorCode::ServiceUnavailable, true),
+            ServiceError::Status { status, code, .. } if *status >= 500 => {
+                let _ = code;
+                (ErrorCode::ServiceUnavailable, true)
+            }
+            ServiceError::Status {
+                code: Some(code), ..
+            } => (ErrorCode::parse(code), false),
+            ServiceError::Status { status: 404, .. } => (ErrorCode::SessionNotFound, false),
+            ServiceError::Status { .. } => (ErrorCode::InvalidRequest, false),
+            ServiceError::InvalidResponse { .. } => (ErrorCode::ServiceUnavailable, false),
+        };
+        let details = match self {
+            ServiceError::Status { status, .. } => json!({ "httpStatus": status }),
+            ServiceError::Unreachable { url, .. } => json!({ "url": url }),
+            ServiceError::InvalidResponse { .. } => json!({}),
+        };
+        ErrorShape::new(code, self.to_string())
+            .retryable(retryable)
+            .with_details(details)
+    }
+}
+
+/// Retry policy shared by the service clients.
+#[derive(Debug, Clone, Copy)]
+pub struct Retry {
+    pub retries: u32,
+    pub base_delay: Duration,
+}
+
+impl Retry {
+    fn delay(&self, attempt: u32) -> Duration {
+        let factor = 2u32.saturating_pow(attempt.saturating_sub(1));
+        self.base_delay.saturating_mul(factor)
+    }
+}
+
+/// A JSON-over-HTTP client of one backend service.
+#[derive(Clone)]
+pub struct ServiceClient {
+    service: &'static str,
+    base_url: String,
+    http: Client,
+    retry: Retry,
+}
+
+impl ServiceClient {
+    pub fn new(service: &'static str, base_url: &str, http: Client, retry: Retry) -> Self {
+        Self {
+            service,
+            base_url: base_url.trim_end_matches('/').to_owned(),
+            http,
+            retry,
+        }
+    }
+
+    /// POSTs `body` and returns the parsed JSON answer (`Value::Null` for an empty body).
+    pub async fn post<B: Serialize, T: DeserializeOwned>(
+        &self,
+        path: &str,
+        body: &B,
+    ) -> Result<T, ServiceError> {
+        let url = format!("{}{}", self.base_url, path);
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let outcome = self.http.post(&url).json(body).send().await;
+            let retry_left = attempt <= self.retry.retries;
+            match outcome {
+                Err(error) => {
+                    if retry_left {
+                        tracing::warn!(service = self.service, %url, %error, attempt, "request failed; retrying");
+                        tokio::time::sleep(self.retry.delay(attempt)).await;
+                        continue;
+                    }
+                    return Err(ServiceError::Unreachable {
+                        service: self.service,
+                        url: self.base_url.clone(),
+                        detail: describe_reqwest_error(&error),
+                    });
+                }
+                Ok(response) => {
+                    let status = response.status();
+                    let bytes = response.bytes().await.unwrap_or_default();
+                    if status.is_success() {
+                        let text: &[u8] = if bytes.is_empty() { b"null" } else { &bytes };
+                        return serde_json::from_slice(text).map_err(|error| {
+                            ServiceError::InvalidResponse {
+                                service: self.service,
+                                detail: error.to_string(),
+                            }
+                        });
+                    }
+                    if is_retryable(status) && retry_left {
+                        tracing::warn!(service = self.service, %url, %status, attempt, "retryable status; retrying");
+                        tokio::time::sleep(self.retry.delay(attempt)).await;
+                        continue;
+                    }
+                    let (code, message) = parse_error_body(&bytes, status);
+                    return Err(ServiceError::Status {
+                        service: self.service,
+                        status: status.as_u16(),
+                        code,
+                        message,
+                    });
+                }
+            }
+        }
+    }
+}
+
+fn is_retryable(status: StatusCode) -> bool {
+    status.is_server_error() || status == StatusCode::TOO_MANY_REQUESTS
+}
+
+fn describe_reqwest_error(error: &reqwest::Error) -> String {
+    if error.is_timeout() {
+        "the request timed out".to_owned()
+    } else if error.is_connect() {
+        "connection refused or unreachable".to_owned()
+    } else {
+        error.to_string()
+    }
+}
+
+/// Reads the error shapes services really send (INTEROP.md §7): `{code, message}`,
+/// FastAPI's `{detail: ...}`, the gateway's `{error: ...}`.
+pub fn parse_error_body(bytes: &[u8], status: StatusCode) -> (Option<String>, String) {
+    let fallback = || {
+        let text = String::from_utf8_lossy(bytes).trim().to_owned();
+        if text.is_empty() {
+            status
+                .canonical_reason()
+                .unwrap_or("no reason given")
+                .to_owned()
+        } else {
+            text.chars().take(500).collect()
+        }
+    };
+    let Ok(value) = serde_json::from_slice::<Value>(bytes) else {
+        return (None, fallback());
+    };
+    let code = value.get("code").and_then(Value::as_str).map(str::to_owned);
+    let message = value
+        .get("message")
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .or_else(|| match value.get("error") {
+            Some(Value::String(text)) => Some(text.clone()),
+            Some(Value::Object(error)) => error
+                .get("message")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            _ => None,
+        })
+        .or_else(|| match value.get("detail") {
+            Some(Value::String(text)) => Some(text.clone()),
+            Some(detail @ Value::Array(_)) => Some(detail.to_string()),
+            _ => None,
+        })
+        .unwrap_or_else(fallback);
+    (code, message)
+}
+
+pub struct SessionServiceClient {
+    client: ServiceClient,
+}
+
+impl SessionServiceClient {
+    pub fn new(client: ServiceClient) -> Self {
+        Self { client }
+    }
+
+    pub async fn create_session(
+        &self,
+        request: &CreateSessionRequest,
+    ) -> Result<CreateSessionResponse, ServiceError> {
+        self.client.post("/sessions", request).await
+    }
+
+    pub async fn cancel_session(&self, session_id: &str, reason: &str) -> Result<(), ServiceError> {
+        let body = CancelSessionRequest {
+            reason: reason.to_owned(),
+        };
+        let _: Value = self
+            .client
+            .post(&format!("/sessions/{session_id}/cancel"), &body)
+            .await?;
+        Ok(())
+    }
+}
+
+pub struct WorkspaceServiceClient {
+    client: ServiceClient,
+}
+
+impl WorkspaceServiceClient {
+    pub fn new(client: ServiceClient) -> Self {
+        Self { client }
+    }
+
+    pub async fn upload_artifact(
+        &self,
+        workspace_id: &str,
+        request: &ArtifactUploadRequest,
+    ) -> Result<ArtifactUploadResponse, ServiceError> {
+        self.client
+            .post(&format!("/workspaces/{workspace_id}/artifacts"), request)
+            .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_bodies_of_every_known_shape_are_read() {
+        let status = StatusCode::BAD_REQUEST;
+        assert_eq!(
+            parse_error_body(
+                br#"{"code":"INVALID_REQUEST","message":"Session has expired"}"#,
+                status
+            ),
+            (Some("INVALID_REQUEST".into()), "Session has expired".into())
+        );
+        assert_eq!(
+            parse_error_body(br#"{"error":"blocked"}"#, status).1,
+            "blocked"
+        );
+        assert_eq!(
+            parse_error_body(br#"{"error":{"message":"upstream","type":"x"}}"#, status).1,
+            "upstream"
+        );
+        assert!(
+            parse_error_body(br#"{"detail":[{"loc":["body"]}]}"#, status)
+                .1
+                .contains("loc")
+        );
+        assert_eq!(
+            parse_error_body(b"", StatusCode::BAD_GATEWAY).1,
+            "Bad Gateway"
+        );
+    }
+}

@@ -1,0 +1,182 @@
+//! One session: its identity, policy, thread, events and the state of both levels of the
+//! state machine. One runtime process serves one session (local-agent-host.md §1).
+
+pub mod machine;
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+use std::time::Instant;
+
+use agent_protocol::methods::{IncompleteTask, SessionStateResult, TaskState};
+use agent_protocol::policy::PolicyBundle;
+use agent_protocol::state::{SessionStatus, TaskStatus};
+use serde_json::{Map, Value};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::approval::ApprovalBroker;
+use crate::events::EventSink;
+use crate::policy::PolicyEnforcer;
+use crate::thread::Thread;
+use machine::{IllegalTransition, SessionMachine, TaskMachine};
+
+/// Who the session is, fixed at creation.
+#[derive(Debug, Clone)]
+pub struct Identity {
+    pub session_id: String,
+    pub workspace_id: String,
+    pub tenant_id: String,
+    pub user_id: String,
+    pub name: Option<String>,
+    pub execution_environment: String,
+    pub workspace_root: Option<PathBuf>,
+    pub feature_flags: Map<String, Value>,
+    pub os_family: String,
+}
+
+/// The task currently occupying the session, or the last one.
+pub struct TaskRecord {
+    pub task_id: String,
+    pub prompt: String,
+    pub machine: TaskMachine,
+    pub step_count: u32,
+    pub max_steps: u32,
+    pub cancel: CancellationToken,
+}
+
+pub struct Inner {
+    pub machine: SessionMachine,
+    pub task: Option<TaskRecord>,
+    pub thread: Thread,
+    pub tokens_used: u64,
+    pub task_count: u64,
+}
+
+pub struct Session {
+    pub identity: Identity,
+    pub events: EventSink,
+    pub approvals: ApprovalBroker,
+    pub started: Instant,
+    policy: RwLock<Arc<PolicyEnforcer>>,
+    inner: Mutex<Inner>,
+    runner: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl Session {
+    pub fn new(identity: Identity, policy: PolicyBundle, events: EventSink) -> Self {
+        let thread = Thread::new(&identity.session_id);
+        let enforcer = PolicyEnforcer::new(policy, identity.workspace_root.clone());
+        Self {
+            identity,
+            events,
+            approvals: ApprovalBroker::default(),
+            started: Instant::now(),
+            policy: RwLock::new(Arc::new(enforcer)),
+            inner: Mutex::new(Inner {
+                machine: SessionMachine::new(),
+                task: None,
+                thread,
+                tokens_used: 0,
+                task_count: 0,
+            }),
+            runner: Mutex::new(None),
+        }
+    }
+
+    pub fn id(&self) -> &str {
+        &self.identity.session_id
+    }
+
+    /// The state, locked. Held only for short, non-async sections.
+    pub fn lock(&self) -> MutexGuard<'_, Inner> {
+        match self.inner.lock() {
+            Ok(inner) => inner,
+            Err(poisoned) => poisoned.into_inner(),
+        }
+    }
+
+    pub fn policy(&self) -> Arc<PolicyEnforcer> {
+        match self.policy.read() {
+            Ok(policy) => Arc::clone(&policy),
+            Err(poisoned) => Arc::clone(&poisoned.into_inner()),
+        }
+    }
+
+    pub fn status(&self) -> SessionStatus {
+        self.lock().machine.status()
+    }
+
+    pub fn transition(&self, to: SessionStatus) -> Result<(), IllegalTransition> {
+        let result = self.lock().machine.transition(to);
+        if let Err(error) = &result {
+            tracing::error!(%error, "refused a session transition");
+        }
+        result
+    }
+
+    /// Moves the current task's machine; an illegal arrow is logged and refused.
+    pub fn task_transition(&self, to: TaskStatus) -> Result<(), IllegalTransition> {
+        let mut inner = self.lock();
+        let Some(task) = inner.task.as_mut() else {
+            return Err(IllegalTransition {
+                level: "task",
+                from: "none".to_owned(),
+                to: format!("{to:?}"),
+            });
+        };
+        let result = task.machine.transition(to);
+        if let Err(error) = &result {
+            tracing::error!(%error, "refused a task transition");
+        }
+        result
+    }
+
+    pub fn set_runner(&self, handle: JoinHandle<()>) {
+        if let Ok(mut runner) = self.runner.lock() {
+            *runner = Some(handle);
+        }
+    }
+
+    pub fn take_runner(&self) -> Option<JoinHandle<()>> {
+        self.runner.lock().ok().and_then(|mut runner| runner.take())
+    }
+
+    /// The running task's cancellation token, if a task is active.
+    pub fn active_task(&self) -> Option<(String, CancellationToken)> {
+        let inner = self.lock();
+        inner
+            .task
+            .as_ref()
+            .filter(|task| task.machine.status().is_active())
+            .map(|task| (task.task_id.clone(), task.cancel.clone()))
+    }
+
+    pub fn state(&self) -> SessionStateResult {
+        let inner = self.lock();
+        let policy = self.policy();
+        let status = inner.machine.status();
+        let task = inner.task.as_ref().map(|task| TaskState {
+            task_id: task.task_id.clone(),
+            status: task.machine.status(),
+            step_count: task.step_count,
+            max_steps: task.max_steps,
+        });
+        SessionStateResult {
+            session_id: Some(self.identity.session_id.clone()),
+            workspace_id: Some(self.identity.workspace_id.clone()),
+            session_status: status,
+            status,
+            current_task_id: inner
+                .task
+                .as_ref()
+                .filter(|task| task.machine.status().is_active())
+                .map(|task| task.task_id.clone()),
+            step_count: inner.task.as_ref().map_or(0, |task| task.step_count),
+            task,
+            session_tokens_used: inner.tokens_used,
+            max_session_tokens: policy.bundle().llm_policy.max_session_tokens,
+            // Set only by crash recovery, from a checkpoint's unfinished task.
+            incomplete_task: None::<IncompleteTask>,
+        }
+    }
+}

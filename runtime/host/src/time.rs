@@ -1,0 +1,14 @@
+//! Wall-clock timestamps in the wire format (RFC 3339, UTC).
+
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+
+pub(crate) fn now_rfc3339() -> String {
+    OffsetDateTime::now_utc()
+        .format(&Rfc3339)
+        .unwrap_or_else(|_| String::from("1970-01-01T00:00:00Z"))
+}
+
+pub(crate) fn parse_rfc3339(text: &str) -> Option<OffsetDateTime> {
+    OffsetDateTime::parse(text, &Rfc3339).ok()
+}
