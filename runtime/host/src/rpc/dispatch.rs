@@ -123,28 +123,27 @@ async fn handle_single(host: &Arc<Host>, value: Value) -> (Option<Response>, boo
         IdField::Absent => None,
         IdField::Present(id) => Some(id),
     };
+    // An invalid request is answered even without an id (JSON-RPC 2.0 §5: id null);
+    // only a well-formed notification is never answered.
+    let invalid = |message: &str| {
+        let error = RpcError::invalid_request(message.to_owned());
+        (
+            Some(Response::failure(id.clone().flatten(), error.into_object())),
+            false,
+        )
+    };
+    if object.get("jsonrpc").and_then(Value::as_str) != Some(VERSION) {
+        return invalid("Invalid request: \"jsonrpc\" must be exactly \"2.0\".");
+    }
+    let Some(method) = object.get("method").and_then(Value::as_str) else {
+        return invalid("Invalid request: \"method\" must be a string naming the method to call.");
+    };
     // `None`: a notification, answered never, not even with an error.
     let reply = |result: Result<Value, RpcError>| {
         id.clone().map(|id| match result {
             Ok(value) => Response::success(id, value),
             Err(error) => Response::failure(id, error.into_object()),
         })
-    };
-    if object.get("jsonrpc").and_then(Value::as_str) != Some(VERSION) {
-        return (
-            reply(Err(RpcError::invalid_request(
-                "Invalid request: \"jsonrpc\" must be exactly \"2.0\".",
-            ))),
-            false,
-        );
-    }
-    let Some(method) = object.get("method").and_then(Value::as_str) else {
-        return (
-            reply(Err(RpcError::invalid_request(
-                "Invalid request: \"method\" must be a string naming the method to call.",
-            ))),
-            false,
-        );
     };
     let params = match object.get("params") {
         None | Some(Value::Null) => Value::Object(Map::new()),
@@ -160,16 +159,105 @@ async fn handle_single(host: &Arc<Host>, value: Value) -> (Option<Response>, boo
                 false,
             );
         }
-        Some(_) => {
-            return (
-                reply(Err(RpcError::invalid_request(
-                    "Invalid request: \"params\" must be an object.",
-                ))),
-                false,
-            );
-        }
+        Some(_) => return invalid("Invalid request: \"params\" must be an object."),
     };
     let result = host.handle(method, params).await;
     let shutdown_requested = method == methods::SHUTDOWN && result.is_ok();
     (reply(result), shutdown_requested)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agent_protocol::{ToolDefinition, ToolRequest, ToolResult, ToolRouter};
+    use serde_json::json;
+
+    struct NoTools;
+
+    #[async_trait::async_trait]
+    impl ToolRouter for NoTools {
+        async fn execute(&self, request: ToolRequest) -> ToolResult {
+            ToolResult::succeeded(&request, "")
+        }
+        fn available_tools(&self) -> Vec<ToolDefinition> {
+            Vec::new()
+        }
+    }
+
+    fn host() -> Arc<Host> {
+        let (outbound, writer) = crate::rpc::Outbound::new(tokio::io::sink());
+        tokio::spawn(writer);
+        let config = crate::HostConfig::with_endpoints(
+            "http://127.0.0.1:9/v1",
+            "t",
+            "http://127.0.0.1:9",
+            "http://127.0.0.1:9",
+        );
+        Host::new(config, Arc::new(NoTools), outbound)
+    }
+
+    async fn answer(line: &[u8]) -> Value {
+        let outcome = handle_line(&host(), line).await;
+        outcome
+            .reply
+            .map(|reply| serde_json::to_value(reply).unwrap())
+            .unwrap_or(Value::Null)
+    }
+
+    #[tokio::test]
+    async fn malformed_input_gets_the_standard_codes() {
+        assert_eq!(answer(b"{oops").await["error"]["code"], json!(-32700));
+        assert_eq!(answer(b"{oops").await["id"], json!(null));
+        assert_eq!(answer(b"\xff\xfe").await["error"]["code"], json!(-32700));
+        assert_eq!(answer(b"[]").await["error"]["code"], json!(-32600));
+        assert_eq!(answer(b"42").await["error"]["code"], json!(-32600));
+        assert_eq!(
+            answer(br#"{"jsonrpc":"1.0","id":1,"method":"Shutdown"}"#).await["id"],
+            json!(1)
+        );
+        assert_eq!(
+            answer(br#"{"jsonrpc":"2.0","id":{},"method":"Shutdown"}"#).await["error"]["code"],
+            json!(-32600)
+        );
+        let unknown = answer(br#"{"jsonrpc":"2.0","id":"x","method":"Nope"}"#).await;
+        assert_eq!(unknown["error"]["code"], json!(-32601));
+        assert_eq!(unknown["id"], json!("x"));
+        assert_eq!(unknown["error"]["data"]["code"], json!("INVALID_REQUEST"));
+    }
+
+    #[tokio::test]
+    async fn notifications_are_never_answered_and_batches_answer_the_rest() {
+        assert_eq!(
+            answer(br#"{"jsonrpc":"2.0","method":"Nope"}"#).await,
+            Value::Null
+        );
+        let batch = answer(br#"[{"jsonrpc":"2.0","method":"GetEvents"},{"jsonrpc":"2.0","id":7,"method":"GetEvents"},1]"#).await;
+        let replies = batch.as_array().unwrap();
+        assert_eq!(replies.len(), 2);
+        assert_eq!(replies[0]["id"], json!(7));
+        assert_eq!(replies[0]["result"]["latestId"], json!(0));
+        assert_eq!(replies[1]["error"]["code"], json!(-32600));
+        assert_eq!(
+            answer(br#"[{"jsonrpc":"2.0","method":"GetEvents"}]"#).await,
+            Value::Null
+        );
+    }
+
+    #[tokio::test]
+    async fn invalid_params_name_the_field_and_missing_params_mean_empty() {
+        let reply = answer(br#"{"jsonrpc":"2.0","id":1,"method":"StartTask","params":{"sessionId":"s","prompt":"p","taskOptions":{"maxSteps":"many"}}}"#).await;
+        assert_eq!(reply["error"]["code"], json!(-32602));
+        assert_eq!(
+            reply["error"]["data"]["details"]["field"],
+            json!("taskOptions.maxSteps")
+        );
+        assert!(
+            reply["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("taskOptions.maxSteps")
+        );
+        let shutdown = answer(br#"{"jsonrpc":"2.0","id":2,"method":"Shutdown"}"#).await;
+        assert_eq!(shutdown["result"]["status"], json!("shutting_down"));
+    }
 }
