@@ -1,1 +1,27 @@
-//! placeholder
+//! The conformance kit: certifies any agent runtime — the reference one or another team's,
+//! in any language — from outside its process boundary.
+//!
+//! - [`driver`] spawns a runtime with the contract environment and speaks JSON-RPC over its
+//!   stdio, validating every line it writes against `agent-schemas`;
+//! - [`world`] and [`steps`] are the cucumber World and step vocabulary the `features/` use;
+//! - [`runner::run`] runs the features and writes the reports ([`report`]);
+//! - [`catalogue`] reads the requirement catalogue (shared verbatim with `xtask`).
+//!
+//! The kit never depends on the reference runtime's crates: it sees a runtime only as a
+//! process, and messages only as JSON checked against the schemas.
+
+pub mod catalogue;
+pub mod cli;
+pub mod config;
+pub mod driver;
+pub mod env;
+pub mod report;
+pub mod runner;
+pub mod steps;
+pub mod validation;
+pub mod world;
+
+pub use driver::{RuntimeCommand, RuntimeDriver};
+pub use report::Outcome;
+pub use runner::{RunOptions, run};
+pub use world::ConformanceWorld;

@@ -185,35 +185,37 @@ pub fn transcript_file_name(feature_path: Option<&Path>, line: usize) -> String 
     format!("{base}-L{line}.log")
 }
 
-/// Reads cucumber's JSON report into one result per scenario (background steps are counted
-/// against the scenario they ran for).
+/// Reads cucumber's JSON report into one result per scenario. Background steps come as a
+/// separate element (after the scenario's, with the same name and line); their failure is
+/// counted against the scenario they ran for.
 pub fn parse_cucumber_json(text: &str) -> anyhow::Result<Vec<ScenarioResult>> {
     let features: Value = serde_json::from_str(text).context("cucumber's JSON report is not JSON")?;
-    let mut results = Vec::new();
+    let mut results: Vec<ScenarioResult> = Vec::new();
     for feature in features.as_array().map(Vec::as_slice).unwrap_or_default() {
         let uri = feature.get("uri").and_then(Value::as_str).unwrap_or("").to_owned();
         let feature_name = feature.get("name").and_then(Value::as_str).unwrap_or("").to_owned();
-        let mut background_failure: Option<String> = None;
+        let first = results.len();
+        let mut background_failures: Vec<(usize, String, String)> = Vec::new();
         for element in feature
             .get("elements")
             .and_then(Value::as_array)
             .map(Vec::as_slice)
             .unwrap_or_default()
         {
+            let name = element.get("name").and_then(Value::as_str).unwrap_or("").to_owned();
+            let line = element.get("line").and_then(Value::as_u64).unwrap_or(0) as usize;
             let failure = first_failure(element);
             if element.get("type").and_then(Value::as_str) == Some("background") {
-                background_failure = failure;
+                if let Some(failure) = failure {
+                    background_failures.push((line, name, format!("(background) {failure}")));
+                }
                 continue;
             }
-            let failure = background_failure
-                .take()
-                .map(|f| format!("(background) {f}"))
-                .or(failure);
             results.push(ScenarioResult {
                 uri: uri.clone(),
                 feature: feature_name.clone(),
-                name: element.get("name").and_then(Value::as_str).unwrap_or("").to_owned(),
-                line: element.get("line").and_then(Value::as_u64).unwrap_or(0) as usize,
+                name,
+                line,
                 tags: element
                     .get("tags")
                     .and_then(Value::as_array)
@@ -228,8 +230,38 @@ pub fn parse_cucumber_json(text: &str) -> anyhow::Result<Vec<ScenarioResult>> {
                 failure,
             });
         }
+        for (line, name, failure) in background_failures {
+            if let Some(scenario) = results[first..]
+                .iter_mut()
+                .find(|s| s.line == line && s.name == name)
+            {
+                scenario.passed = false;
+                scenario.failure = Some(match scenario.failure.take() {
+                    Some(own) => format!("{failure}\n{own}"),
+                    None => failure,
+                });
+            }
+        }
     }
     Ok(results)
+}
+
+/// cucumber wraps a step's error in "Matched: <file:line>" and "Step panicked. Captured
+/// output:" lines; the report shows only the kit's own message.
+fn clean_error(message: &str) -> String {
+    message
+        .lines()
+        .filter(|line| !line.trim_start().starts_with("Matched: "))
+        .map(|line| {
+            line.trim_start()
+                .strip_prefix("Step panicked. Captured output: ")
+                .or_else(|| line.trim_start().strip_prefix("Captured output: "))
+                .map_or_else(|| line.to_owned(), str::to_owned)
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+        .trim()
+        .to_owned()
 }
 
 fn first_failure(element: &Value) -> Option<String> {
@@ -237,7 +269,7 @@ fn first_failure(element: &Value) -> Option<String> {
         let status = result.get("status").and_then(Value::as_str).unwrap_or("failed");
         (status != "passed").then(|| {
             let message = result.get("error_message").and_then(Value::as_str).unwrap_or(status);
-            message.to_owned()
+            clean_error(message)
         })
     };
     let list = |key: &str| {

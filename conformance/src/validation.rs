@@ -10,7 +10,7 @@ use serde_json::Value;
 /// Schema names known to `agent-schemas`, read once.
 fn schema_names() -> &'static BTreeSet<String> {
     static NAMES: OnceLock<BTreeSet<String>> = OnceLock::new();
-    NAMES.get_or_init(|| agent_schemas::names().into_iter().map(Into::into).collect())
+    NAMES.get_or_init(|| agent_schemas::names().map(str::to_owned).collect())
 }
 
 /// Whether the schemas describe this method's result (so a response to it can be checked

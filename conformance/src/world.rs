@@ -197,8 +197,10 @@ impl ConformanceWorld {
     async fn launch_spec(&mut self) -> anyhow::Result<LaunchSpec> {
         let command = self.config()?.runtime.clone();
         self.fakes().await?;
-        let fakes = self.started_fakes()?;
-        let dirs = self.dirs.get_or_insert(ScenarioDirs::create()?);
+        self.dirs()?;
+        let (Some(fakes), Some(dirs)) = (&self.fakes, &self.dirs) else {
+            bail!("the fakes and the scenario dirs must exist before the runtime starts");
+        };
         let (env, remove_env) = contract_env(fakes, dirs, &self.env_overrides);
         Ok(LaunchSpec {
             command,

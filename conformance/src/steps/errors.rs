@@ -2,7 +2,7 @@
 //! and whether `error.message` is something the desktop app can show a person (INTEROP.md §1:
 //! the app never branches on codes, it shows the message).
 
-use anyhow::{Context, anyhow, bail, ensure};
+use anyhow::{Context, anyhow};
 use cucumber::then;
 use serde_json::Value;
 

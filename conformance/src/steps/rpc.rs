@@ -3,7 +3,7 @@
 //! A raw line is only *sent* by a `When` step; the first `Then` step that looks at the answer
 //! reads it, so "the runtime does not answer it" can be asserted with the same `When`.
 
-use anyhow::{Context, anyhow, ensure};
+use anyhow::{Context, anyhow};
 use cucumber::{given, then, when};
 use serde_json::{Value, json};
 

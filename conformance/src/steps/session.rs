@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use agent_mocks::GatewayReply;
-use anyhow::{Context, ensure};
+use anyhow::Context;
 use cucumber::{given, then, when};
 use serde_json::{Value, json};
 

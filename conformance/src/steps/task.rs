@@ -2,7 +2,7 @@
 //! Workspace Service observe while it runs and after it ends.
 
 use agent_mocks::{GatewayReply, ScriptedToolCall, StreamStep, Usage};
-use anyhow::{Context, anyhow, bail, ensure};
+use anyhow::{Context, anyhow};
 use cucumber::{given, then, when};
 use serde_json::{Value, json};
 
@@ -131,6 +131,13 @@ async fn client_starts_huge(world: &mut ConformanceWorld) -> StepResult {
     let sentence = "Please summarise this very long document carefully. ";
     let prompt: String = sentence.repeat(SIZE / sentence.len() + 1).chars().take(SIZE).collect();
     start_task(world, &prompt).await?;
+    Ok(())
+}
+
+#[given(expr = "the client has run the task {string} to its end")]
+async fn ran_task(world: &mut ConformanceWorld, prompt: String) -> StepResult {
+    start_task(world, &prompt).await?;
+    wait_task_end(world).await?;
     Ok(())
 }
 

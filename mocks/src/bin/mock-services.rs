@@ -17,12 +17,13 @@ use clap::Parser;
 /// SCRIPT FILE: a JSON array of gateway replies, answered in order, one per LLM request:
 ///
 ///   [ {"text": "Hello! What should I do?"},
-///
-///     {"toolCalls": [{"id": "call_1", "name": "ReadFile", "arguments": {"path": "README.md"}}]},
-///
+///     {"toolCalls": [{"id": "call_1", "name": "ReadFile", "arguments": {"path": "README.md"}}],
+///      "text": "optional text before the calls"},
 ///     {"status": 429, "headers": {"Retry-After": "1"}, "body": {"error": "rate limited"}},
-///
 ///     {"rawSse": ["{\"choices\":[]}", "[DONE]"]} ]
+///
+/// `text` replies stream in several chunks with usage and [DONE]; `rawSse` payloads are sent
+/// exactly as given (nothing added), for broken streams.
 ///
 /// When the script is used up, the gateway answers every request with --fallback-text.
 #[derive(Parser, Debug)]

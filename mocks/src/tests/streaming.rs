@@ -216,6 +216,7 @@ async fn status_replies_empty_script_and_recording() {
     let requests = gateway.requests().await;
     assert_eq!(requests.len(), 2);
     assert_eq!(requests[0].header("Authorization"), Some("Bearer t"));
+    assert_eq!(requests[0].raw_body, br#"{"a":1}"#);
     assert_eq!(
         (requests[0].body["a"].clone(), requests[1].body["a"].clone()),
         (json!(1), json!(2))

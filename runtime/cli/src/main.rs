@@ -33,7 +33,11 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(host_config)) {
+    let outcome = runtime.block_on(run(host_config));
+    // The stdin reader sits in a blocking read that only the client can end; do not wait
+    // for it (the client may keep stdin open after Shutdown).
+    runtime.shutdown_background();
+    match outcome {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(error) => {
             tracing::error!(%error, "the runtime stopped with an error");

@@ -1,6 +1,6 @@
 //! JSON-RPC 2.0 envelopes as the desktop app speaks them: one compact object per line.
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
 use crate::error::ErrorShape;
@@ -96,10 +96,20 @@ pub struct ErrorObject {
 pub struct Response {
     pub jsonrpc: String,
     pub id: Option<Id>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// `"result": null` is a success whose result is null, so it reads as `Some(Null)`.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present"
+    )]
     pub result: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<ErrorObject>,
+}
+
+/// A member that is present is `Some`, even when it is `null`.
+fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(deserializer).map(Some)
 }
 
 impl Response {

@@ -2,11 +2,12 @@
 //! A missing `params` is read as `{}`, so every params type must accept an empty object
 //! where the method allows it.
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
 use crate::approval::Decision;
 use crate::events::SessionEvent;
+use crate::serde_util::null_as_default;
 use crate::state::{SessionStatus, TaskStatus};
 
 pub const CREATE_SESSION: &str = "CreateSession";
@@ -34,7 +35,7 @@ pub const ALL: &[&str] = &[
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct WorkspaceHint {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub local_paths: Vec<String>,
 }
 
@@ -56,18 +57,28 @@ pub struct ClientInfo {
 pub struct CreateSessionParams {
     pub user_id: String,
     pub tenant_id: String,
-    #[serde(default = "default_execution_environment")]
+    #[serde(
+        default = "default_execution_environment",
+        deserialize_with = "execution_environment_or_default"
+    )]
     pub execution_environment: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workspace_hint: Option<WorkspaceHint>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_info: Option<ClientInfo>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub supported_capabilities: Vec<String>,
 }
 
 fn default_execution_environment() -> String {
     "desktop".to_owned()
+}
+
+/// `null` means absent (INTEROP.md): the default environment.
+fn execution_environment_or_default<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<String, D::Error> {
+    Ok(Option::<String>::deserialize(deserializer)?.unwrap_or_else(default_execution_environment))
 }
 
 /// Result of CreateSession and ResumeSession.

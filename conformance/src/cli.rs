@@ -1,0 +1,72 @@
+//! The `conformance` command line, shared with anything else that wants the same options.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Parser;
+
+use crate::driver::RuntimeCommand;
+use crate::runner::{DEFAULT_CONCURRENCY, RunOptions, default_features_dir};
+
+/// Certifies an agent runtime: spawns it per scenario with fake services, speaks JSON-RPC
+/// over its stdio and checks every behaviour in features/ against the spec.
+#[derive(Debug, Parser)]
+#[command(name = "conformance", version)]
+pub struct Cli {
+    /// The runtime command line, split like a shell would (no shell is run), e.g.
+    /// `--runtime "python3 -m my_runtime"`.
+    #[arg(long, env = "CONFORMANCE_RUNTIME", value_name = "COMMAND")]
+    pub runtime: Option<String>,
+
+    /// Cucumber tag expression selecting scenarios, e.g. `@REQ-RPC-003 or @REQ-SES-004`.
+    #[arg(long, value_name = "EXPR", conflicts_with = "name")]
+    pub tags: Option<String>,
+
+    /// Regex on scenario names.
+    #[arg(long, value_name = "REGEX")]
+    pub name: Option<String>,
+
+    /// Scenarios run at once (each has its own runtime process and fakes).
+    #[arg(long, default_value_t = DEFAULT_CONCURRENCY as u16, value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub concurrency: u16,
+
+    /// Stop at the first failing scenario.
+    #[arg(long)]
+    pub fail_fast: bool,
+
+    /// Directory of .feature files (default: the repository's features/).
+    #[arg(long, value_name = "DIR")]
+    pub features: Option<PathBuf>,
+
+    /// Requirement catalogue (default: <features>/requirements.toml).
+    #[arg(long, value_name = "FILE")]
+    pub catalogue: Option<PathBuf>,
+
+    /// Bound in milliseconds for each wait (a response, an event, an exit).
+    #[arg(long, default_value_t = 5000, value_name = "MS")]
+    pub timeout_ms: u64,
+
+    /// Write junit.xml, cucumber.json, certification.md, outcome.json and transcripts of
+    /// failed scenarios here.
+    #[arg(long, value_name = "DIR")]
+    pub report_dir: Option<PathBuf>,
+}
+
+impl Cli {
+    pub fn into_options(self) -> anyhow::Result<RunOptions> {
+        let command = self.runtime.context(
+            "no runtime to certify: pass --runtime \"<command>\" or set CONFORMANCE_RUNTIME",
+        )?;
+        let mut options = RunOptions::new(RuntimeCommand::parse(&command)?);
+        options.features = self.features.unwrap_or_else(default_features_dir);
+        options.catalogue = self.catalogue;
+        options.tags = self.tags;
+        options.name = self.name;
+        options.concurrency = usize::from(self.concurrency);
+        options.fail_fast = self.fail_fast;
+        options.timeout = Duration::from_millis(self.timeout_ms.max(1));
+        options.report_dir = self.report_dir;
+        Ok(options)
+    }
+}
