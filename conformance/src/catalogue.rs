@@ -370,7 +370,10 @@ mod tests {
         assert_eq!(found.len(), 3);
         assert_eq!(found[0].tags, vec!["area", "REQ-A-001"]);
         assert_eq!(found[0].line, 5);
-        assert_eq!(found[1].tags, vec!["area", "REQ-A-002", "slow", "REQ-A-003"]);
+        assert_eq!(
+            found[1].tags,
+            vec!["area", "REQ-A-002", "slow", "REQ-A-003"]
+        );
         assert_eq!(found[2].tags, vec!["area"]);
         assert_eq!(found[1].name, "two <n>");
     }

@@ -56,7 +56,10 @@ pub fn contract_env(
         ("LLM_RETRY_BASE_DELAY", "0.01".to_owned()),
         ("LLM_RETRY_MAX_DELAY", "0.05".to_owned()),
         ("AGENT_RUNTIME_SERVICE_TIMEOUT_SECONDS", "2".to_owned()),
-        ("AGENT_RUNTIME_SERVICE_RETRY_DELAY_SECONDS", "0.01".to_owned()),
+        (
+            "AGENT_RUNTIME_SERVICE_RETRY_DELAY_SECONDS",
+            "0.01".to_owned(),
+        ),
         ("AGENT_RUNTIME_LLM_CONNECT_TIMEOUT_SECONDS", "2".to_owned()),
         ("AGENT_RUNTIME_LLM_IDLE_TIMEOUT_SECONDS", "2".to_owned()),
         ("HOME", path(&dirs.home)),

@@ -113,7 +113,10 @@ pub struct Outcome {
 
 impl Outcome {
     pub fn count(&self, verdict: Verdict) -> usize {
-        self.requirements.iter().filter(|r| r.verdict == verdict).count()
+        self.requirements
+            .iter()
+            .filter(|r| r.verdict == verdict)
+            .count()
     }
 
     pub fn failed_scenarios(&self) -> usize {
@@ -136,7 +139,11 @@ impl Outcome {
         let total = self.scenarios.len();
         let mut text = format!(
             "{}: {} of {} scenarios passed; requirements: {} passed, {} failed, {} not run, {} without scenario",
-            if self.passed { "CERTIFIED" } else { "NOT CERTIFIED" },
+            if self.passed {
+                "CERTIFIED"
+            } else {
+                "NOT CERTIFIED"
+            },
             total - self.failed_scenarios(),
             total,
             self.count(Verdict::Passed),
@@ -148,7 +155,11 @@ impl Outcome {
         if !failed.is_empty() {
             text.push_str("\nfailed requirements:");
             for requirement in failed {
-                let _ = write!(text, "\n  {} [{}] {}", requirement.id, requirement.level, requirement.statement);
+                let _ = write!(
+                    text,
+                    "\n  {} [{}] {}",
+                    requirement.id, requirement.level, requirement.statement
+                );
             }
         }
         if total == 0 {
@@ -181,7 +192,11 @@ pub fn transcript_file_name(feature_path: Option<&Path>, line: usize) -> String 
         ),
         None => (String::new(), "scenario".to_owned()),
     };
-    let base = if dir.is_empty() { stem } else { format!("{dir}-{stem}") };
+    let base = if dir.is_empty() {
+        stem
+    } else {
+        format!("{dir}-{stem}")
+    };
     format!("{base}-L{line}.log")
 }
 
@@ -189,11 +204,20 @@ pub fn transcript_file_name(feature_path: Option<&Path>, line: usize) -> String 
 /// separate element (after the scenario's, with the same name and line); their failure is
 /// counted against the scenario they ran for.
 pub fn parse_cucumber_json(text: &str) -> anyhow::Result<Vec<ScenarioResult>> {
-    let features: Value = serde_json::from_str(text).context("cucumber's JSON report is not JSON")?;
+    let features: Value =
+        serde_json::from_str(text).context("cucumber's JSON report is not JSON")?;
     let mut results: Vec<ScenarioResult> = Vec::new();
     for feature in features.as_array().map(Vec::as_slice).unwrap_or_default() {
-        let uri = feature.get("uri").and_then(Value::as_str).unwrap_or("").to_owned();
-        let feature_name = feature.get("name").and_then(Value::as_str).unwrap_or("").to_owned();
+        let uri = feature
+            .get("uri")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
+        let feature_name = feature
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
         let first = results.len();
         let mut background_failures: Vec<(usize, String, String)> = Vec::new();
         for element in feature
@@ -202,7 +226,11 @@ pub fn parse_cucumber_json(text: &str) -> anyhow::Result<Vec<ScenarioResult>> {
             .map(Vec::as_slice)
             .unwrap_or_default()
         {
-            let name = element.get("name").and_then(Value::as_str).unwrap_or("").to_owned();
+            let name = element
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned();
             let line = element.get("line").and_then(Value::as_u64).unwrap_or(0) as usize;
             let failure = first_failure(element);
             if element.get("type").and_then(Value::as_str) == Some("background") {
@@ -266,9 +294,15 @@ fn clean_error(message: &str) -> String {
 
 fn first_failure(element: &Value) -> Option<String> {
     let failed = |result: &Value| {
-        let status = result.get("status").and_then(Value::as_str).unwrap_or("failed");
+        let status = result
+            .get("status")
+            .and_then(Value::as_str)
+            .unwrap_or("failed");
         (status != "passed").then(|| {
-            let message = result.get("error_message").and_then(Value::as_str).unwrap_or(status);
+            let message = result
+                .get("error_message")
+                .and_then(Value::as_str)
+                .unwrap_or(status);
             clean_error(message)
         })
     };
@@ -286,7 +320,11 @@ fn first_failure(element: &Value) -> Option<String> {
     }
     for step in list("steps") {
         if let Some(message) = step.get("result").and_then(failed) {
-            let keyword = step.get("keyword").and_then(Value::as_str).unwrap_or("").trim();
+            let keyword = step
+                .get("keyword")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .trim();
             let name = step.get("name").and_then(Value::as_str).unwrap_or("");
             return Some(format!("{keyword} {name}: {message}"));
         }
@@ -321,7 +359,10 @@ pub fn build_outcome(
         .requirements
         .iter()
         .map(|requirement| {
-            let ran = by_requirement.get(requirement.id.as_str()).cloned().unwrap_or_default();
+            let ran = by_requirement
+                .get(requirement.id.as_str())
+                .cloned()
+                .unwrap_or_default();
             let verdict = if ran.iter().any(|&i| !scenarios[i].passed) {
                 Verdict::Failed
             } else if !ran.is_empty() {
@@ -388,9 +429,17 @@ fn rfc3339(at: time::OffsetDateTime) -> String {
 }
 
 /// The Markdown report: verdict, totals, failed requirements first, then the full matrix.
-pub fn render_markdown(catalogue: &Catalogue, outcome: &Outcome, context: &ReportContext) -> String {
+pub fn render_markdown(
+    catalogue: &Catalogue,
+    outcome: &Outcome,
+    context: &ReportContext,
+) -> String {
     let mut md = String::new();
-    let verdict = if outcome.passed { "✅ CERTIFIED" } else { "❌ NOT CERTIFIED" };
+    let verdict = if outcome.passed {
+        "✅ CERTIFIED"
+    } else {
+        "❌ NOT CERTIFIED"
+    };
     let _ = writeln!(md, "# Conformance certification — {verdict}\n");
     let _ = writeln!(md, "| | |\n|---|---|");
     let _ = writeln!(md, "| Runtime command | `{}` |", cell(&context.runtime));
@@ -447,9 +496,17 @@ pub fn render_markdown(catalogue: &Catalogue, outcome: &Outcome, context: &Repor
                 if scenario.passed {
                     continue;
                 }
-                let _ = writeln!(md, "- **{}** (`{}:{}`)", scenario.name, scenario.uri, scenario.line);
+                let _ = writeln!(
+                    md,
+                    "- **{}** (`{}:{}`)",
+                    scenario.name, scenario.uri, scenario.line
+                );
                 if let Some(failure) = &scenario.failure {
-                    let _ = writeln!(md, "\n  ```text\n{}\n  ```", indent(&abridge(failure, 2500), "  "));
+                    let _ = writeln!(
+                        md,
+                        "\n  ```text\n{}\n  ```",
+                        indent(&abridge(failure, 2500), "  ")
+                    );
                 }
                 if let Some(dir) = &context.transcripts_dir {
                     let file = transcript_file_name(Some(Path::new(&scenario.uri)), scenario.line);
@@ -473,7 +530,10 @@ pub fn render_markdown(catalogue: &Catalogue, outcome: &Outcome, context: &Repor
             continue;
         }
         let _ = writeln!(md, "### {} — {}\n", area.id, area.title);
-        let _ = writeln!(md, "| Requirement | Level | Result | Statement | Scenarios |\n|---|---|---|---|---|");
+        let _ = writeln!(
+            md,
+            "| Requirement | Level | Result | Statement | Scenarios |\n|---|---|---|---|---|"
+        );
         for requirement in rows {
             let scenarios = requirement
                 .scenarios
@@ -501,24 +561,41 @@ pub fn render_markdown(catalogue: &Catalogue, outcome: &Outcome, context: &Repor
         let _ = writeln!(
             md,
             "## Tags naming no catalogue requirement\n\n{}\n",
-            outcome.unknown_tags.iter().map(|t| format!("`@{t}`")).collect::<Vec<_>>().join(", ")
+            outcome
+                .unknown_tags
+                .iter()
+                .map(|t| format!("`@{t}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
         );
     }
     let uncovered_musts: Vec<_> = catalogue
         .requirements
         .iter()
         .filter(|r| r.level == Level::Must)
-        .filter(|r| outcome.requirements.iter().any(|o| o.id == r.id && o.verdict == Verdict::Uncovered))
+        .filter(|r| {
+            outcome
+                .requirements
+                .iter()
+                .any(|o| o.id == r.id && o.verdict == Verdict::Uncovered)
+        })
         .map(|r| r.id.as_str())
         .collect();
     if !uncovered_musts.is_empty() {
-        let _ = writeln!(md, "## MUST requirements without a scenario\n\n{}\n", uncovered_musts.join(", "));
+        let _ = writeln!(
+            md,
+            "## MUST requirements without a scenario\n\n{}\n",
+            uncovered_musts.join(", ")
+        );
     }
 
     let _ = writeln!(md, "## Scenarios\n");
     let mut order: Vec<&ScenarioResult> = outcome.scenarios.iter().collect();
     order.sort_by_key(|s| (s.passed, s.uri.clone(), s.line));
-    let _ = writeln!(md, "| Result | Scenario | Location | Requirements |\n|---|---|---|---|");
+    let _ = writeln!(
+        md,
+        "| Result | Scenario | Location | Requirements |\n|---|---|---|---|"
+    );
     for scenario in order {
         let ids: Vec<&str> = scenario.requirement_ids().collect();
         let _ = writeln!(
@@ -535,5 +612,8 @@ pub fn render_markdown(catalogue: &Catalogue, outcome: &Outcome, context: &Repor
 }
 
 fn indent(text: &str, prefix: &str) -> String {
-    text.lines().map(|l| format!("{prefix}{l}")).collect::<Vec<_>>().join("\n")
+    text.lines()
+        .map(|l| format!("{prefix}{l}"))
+        .collect::<Vec<_>>()
+        .join("\n")
 }

@@ -73,10 +73,12 @@ impl RunOptions {
 /// Runs the certification and writes the reports. `Ok` whether or not the runtime passed
 /// (see [`Outcome::passed`]); `Err` only when the run itself could not happen.
 pub async fn run(options: RunOptions) -> anyhow::Result<Outcome> {
-    let features = options
-        .features
-        .canonicalize()
-        .with_context(|| format!("the features directory {} does not exist", options.features.display()))?;
+    let features = options.features.canonicalize().with_context(|| {
+        format!(
+            "the features directory {} does not exist",
+            options.features.display()
+        )
+    })?;
     let catalogue_path = options
         .catalogue
         .clone()
@@ -91,7 +93,8 @@ pub async fn run(options: RunOptions) -> anyhow::Result<Outcome> {
         .tags
         .as_deref()
         .map(|expr| {
-            TagOperation::from_str(expr).map_err(|e| anyhow::anyhow!("invalid tag expression {expr:?}: {e}"))
+            TagOperation::from_str(expr)
+                .map_err(|e| anyhow::anyhow!("invalid tag expression {expr:?}: {e}"))
         })
         .transpose()?;
     let re_filter = options
@@ -105,7 +108,8 @@ pub async fn run(options: RunOptions) -> anyhow::Result<Outcome> {
     let scratch = tempfile::tempdir().context("cannot create a temp dir for the run")?;
     let out_dir = match &options.report_dir {
         Some(dir) => {
-            std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
             dir.clone()
         }
         None => scratch.path().to_path_buf(),
@@ -128,11 +132,13 @@ pub async fn run(options: RunOptions) -> anyhow::Result<Outcome> {
     let writer = writer::Basic::raw(io::stdout(), writer::Coloring::Auto, 0)
         .summarized()
         .tee::<ConformanceWorld, _>(writer::JUnit::for_tee(
-            File::create(&junit_path).with_context(|| format!("cannot create {}", junit_path.display()))?,
+            File::create(&junit_path)
+                .with_context(|| format!("cannot create {}", junit_path.display()))?,
             0,
         ))
         .tee::<ConformanceWorld, _>(writer::Json::for_tee(
-            File::create(&json_path).with_context(|| format!("cannot create {}", json_path.display()))?,
+            File::create(&json_path)
+                .with_context(|| format!("cannot create {}", json_path.display()))?,
         ))
         .normalized();
 

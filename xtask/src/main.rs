@@ -1,1 +1,63 @@
-fn main() {}
+//! Project chores. `cargo xtask <command>` (alias in .cargo/config.toml):
+//!
+//! - `certify [--runtime CMD] [--tags EXPR] [--report-dir DIR]`: build what is needed and run
+//!   the conformance kit; non-zero exit when the runtime is not certified.
+//! - `coverage`: check the requirement catalogue against the feature files' tags.
+//! - `new-scenario <REQ-ID>`: scaffold a tagged scenario and show step texts to reuse.
+
+mod certify;
+mod coverage;
+mod new_scenario;
+
+// The catalogue/feature parsing is the kit's own module, included verbatim so that xtask and
+// the kit can never disagree, and xtask stays free of cucumber.
+#[path = "../../conformance/src/catalogue.rs"]
+mod catalogue;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "xtask", about = "Project chores: certify, coverage, new-scenario")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Certify a runtime with the conformance kit (default: the reference agent-runtime).
+    Certify(certify::Args),
+    /// Check that every MUST requirement has a scenario and every tag names a requirement.
+    Coverage,
+    /// Scaffold a scenario for a requirement and list existing steps with overlapping words.
+    NewScenario(new_scenario::Args),
+}
+
+/// The workspace root (this crate lives in `<root>/xtask`).
+pub fn workspace_root() -> PathBuf {
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    manifest.parent().map(PathBuf::from).unwrap_or(manifest)
+}
+
+pub fn features_dir() -> PathBuf {
+    workspace_root().join("features")
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Certify(args) => certify::run(args),
+        Command::Coverage => coverage::run(),
+        Command::NewScenario(args) => new_scenario::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("xtask: {error:#}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -124,7 +124,10 @@ impl RuntimeDriver {
             )
         })?;
         let pid = child.id();
-        let stdin = child.stdin.take().context("the runtime's stdin is not piped")?;
+        let stdin = child
+            .stdin
+            .take()
+            .context("the runtime's stdin is not piped")?;
         let stdout = child
             .stdout
             .take()
@@ -161,7 +164,10 @@ impl RuntimeDriver {
                     s.note(Direction::Note, &format!("process exited: {status}"));
                     s.exit = Some(status);
                 }
-                Err(error) => s.note(Direction::Note, &format!("waiting for the process failed: {error}")),
+                Err(error) => s.note(
+                    Direction::Note,
+                    &format!("waiting for the process failed: {error}"),
+                ),
             });
         });
 
@@ -220,9 +226,10 @@ impl RuntimeDriver {
         let label = format!("the response to {what} (id {key})");
         let inbound = self
             .wait_until(&label, self.timeout, |s| {
-                let position = s.inbox.iter().position(|m| {
-                    m.value.get("id").map(id_key).as_deref() == Some(key.as_str())
-                })?;
+                let position = s
+                    .inbox
+                    .iter()
+                    .position(|m| m.value.get("id").map(id_key).as_deref() == Some(key.as_str()))?;
                 let message = s.inbox.remove(position)?;
                 if message.problem.is_some() {
                     s.surface(message.seq);
@@ -311,7 +318,9 @@ impl RuntimeDriver {
         self.request_with_id(id, "GetSessionState", Some(json!({})))
             .await
             .context("the runtime did not answer a GetSessionState probe")?;
-        let leftovers = self.shared.update(|s| s.inbox.drain(..).collect::<Vec<_>>());
+        let leftovers = self
+            .shared
+            .update(|s| s.inbox.drain(..).collect::<Vec<_>>());
         Ok(leftovers.into_iter().map(|m| m.value).collect())
     }
 
@@ -414,7 +423,9 @@ impl RuntimeDriver {
                 return Ok(status);
             }
             if tokio::time::timeout_at(deadline, notified).await.is_err() {
-                bail!("timed out after {timeout:?} waiting for {what}; the process is still running");
+                bail!(
+                    "timed out after {timeout:?} waiting for {what}; the process is still running"
+                );
             }
         }
     }

@@ -62,7 +62,10 @@ pub fn unreadable_reasons(message: &str) -> Vec<String> {
     }
     let words: Vec<&str> = trimmed.split_whitespace().collect();
     if words.len() < 3 {
-        reasons.push(format!("it has {} word(s); a sentence has at least three", words.len()));
+        reasons.push(format!(
+            "it has {} word(s); a sentence has at least three",
+            words.len()
+        ));
     }
     if trimmed.chars().count() > 600 {
         reasons.push("it is longer than 600 characters".to_owned());
@@ -77,9 +80,13 @@ pub fn unreadable_reasons(message: &str) -> Vec<String> {
     let is_code = |w: &str| {
         w.len() > 3
             && w.contains('_')
-            && w.chars().all(|c| c.is_ascii_uppercase() || c == '_' || c.is_ascii_digit())
+            && w.chars()
+                .all(|c| c.is_ascii_uppercase() || c == '_' || c.is_ascii_digit())
     };
-    if words.iter().all(|w| is_code(w.trim_matches(|c: char| !c.is_alphanumeric() && c != '_'))) {
+    if words
+        .iter()
+        .all(|w| is_code(w.trim_matches(|c: char| !c.is_alphanumeric() && c != '_')))
+    {
         reasons.push("it is only an error code".to_owned());
     }
     let lower = trimmed.to_lowercase();
@@ -97,7 +104,9 @@ pub fn unreadable_reasons(message: &str) -> Vec<String> {
         "called `option::unwrap()`",
     ] {
         if lower.contains(marker) {
-            reasons.push(format!("it looks like a debug dump or stack trace (contains {marker:?})"));
+            reasons.push(format!(
+                "it looks like a debug dump or stack trace (contains {marker:?})"
+            ));
         }
     }
     if trimmed.starts_with('{') || trimmed.starts_with('[') {
@@ -148,8 +157,12 @@ async fn rpc_response(world: &mut ConformanceWorld) -> anyhow::Result<Value> {
 
 #[then(expr = "the request fails with error code {string}")]
 async fn fails_with_code(world: &mut ConformanceWorld, code: String) -> StepResult {
-    let method = world.last_method.clone().unwrap_or_else(|| "the request".to_owned());
-    let error = last_error(world).with_context(|| format!("{method} should have failed with {code}"))?;
+    let method = world
+        .last_method
+        .clone()
+        .unwrap_or_else(|| "the request".to_owned());
+    let error =
+        last_error(world).with_context(|| format!("{method} should have failed with {code}"))?;
     let rpc_code = error.get("code").and_then(Value::as_i64);
     check!(
         rpc_code == Some(SERVER_ERROR),
@@ -171,7 +184,11 @@ async fn data_code_is(world: &mut ConformanceWorld, code: String) -> StepResult 
     let error = last_error(world)?;
     let data = check_error_data(error)?;
     let got = data.get("code").and_then(Value::as_str).unwrap_or("");
-    check!(got == code, "error.data.code is {got:?}, expected {code:?}: {}", show(error));
+    check!(
+        got == code,
+        "error.data.code is {got:?}, expected {code:?}: {}",
+        show(error)
+    );
     Ok(())
 }
 
@@ -223,9 +240,15 @@ mod tests {
 
     #[test]
     fn sentences_pass_and_dumps_fail() {
-        assert!(unreadable_reasons("The Session Service could not be reached; try again later.").is_empty());
+        assert!(
+            unreadable_reasons("The Session Service could not be reached; try again later.")
+                .is_empty()
+        );
         assert!(!unreadable_reasons("SERVICE_UNAVAILABLE").is_empty());
-        assert!(!unreadable_reasons("reqwest::Error { kind: Connect, source: Os { code: 111 } }").is_empty());
+        assert!(
+            !unreadable_reasons("reqwest::Error { kind: Connect, source: Os { code: 111 } }")
+                .is_empty()
+        );
         assert!(!unreadable_reasons("").is_empty());
         assert!(!unreadable_reasons("error").is_empty());
         assert!(!unreadable_reasons("thread 'main' panicked at src/main.rs:3").is_empty());

@@ -42,7 +42,10 @@ fn is_step_scoped(event_type: &str) -> bool {
 async fn settled_events(world: &mut ConformanceWorld) -> anyhow::Result<Vec<ReceivedEvent>> {
     barrier(world).await?;
     let events = world.started_runtime()?.events();
-    check!(!events.is_empty(), "the runtime sent no SessionEvent at all");
+    check!(
+        !events.is_empty(),
+        "the runtime sent no SessionEvent at all"
+    );
     Ok(events)
 }
 
@@ -54,7 +57,11 @@ async fn every_line_valid(world: &mut ConformanceWorld) -> StepResult {
         violations.is_empty(),
         "the runtime wrote {} line(s) that break the protocol:\n{}",
         violations.len(),
-        violations.iter().map(|v| format!("  - {v}")).collect::<Vec<_>>().join("\n")
+        violations
+            .iter()
+            .map(|v| format!("  - {v}"))
+            .collect::<Vec<_>>()
+            .join("\n")
     );
     Ok(())
 }
@@ -72,7 +79,11 @@ async fn every_event_valid(world: &mut ConformanceWorld) -> StepResult {
         broken.is_empty(),
         "{} event(s) break the SessionEvent schema:\n{}",
         broken.len(),
-        broken.iter().map(|v| format!("  - {v}")).collect::<Vec<_>>().join("\n")
+        broken
+            .iter()
+            .map(|v| format!("  - {v}"))
+            .collect::<Vec<_>>()
+            .join("\n")
     );
     Ok(())
 }
@@ -124,7 +135,12 @@ async fn id_chain(world: &mut ConformanceWorld) -> StepResult {
     let mut started_steps = HashSet::new();
     for event in &events {
         let kind = event.event_type();
-        let where_ = || format!("the {kind} event (eventId {})", show(event.params.get("eventId").unwrap_or(&Value::Null)));
+        let where_ = || {
+            format!(
+                "the {kind} event (eventId {})",
+                show(event.params.get("eventId").unwrap_or(&Value::Null))
+            )
+        };
         check!(
             event.str_field("sessionId") == Some(session.session_id.as_str()),
             "{} carries sessionId {:?}, expected {:?}",
@@ -151,7 +167,12 @@ async fn id_chain(world: &mut ConformanceWorld) -> StepResult {
         }
         if is_step_scoped(kind) {
             let step = event.str_field("stepId").unwrap_or("");
-            check!(!step.trim().is_empty(), "{} carries no stepId: {}", where_(), show(&event.params));
+            check!(
+                !step.trim().is_empty(),
+                "{} carries no stepId: {}",
+                where_(),
+                show(&event.params)
+            );
             if kind == "step_started" {
                 started_steps.insert(step.to_owned());
             }
@@ -166,7 +187,8 @@ async fn timestamps(world: &mut ConformanceWorld) -> StepResult {
     for event in &events {
         let stamp = event.str_field("timestamp").unwrap_or("");
         check!(
-            time::OffsetDateTime::parse(stamp, &time::format_description::well_known::Rfc3339).is_ok(),
+            time::OffsetDateTime::parse(stamp, &time::format_description::well_known::Rfc3339)
+                .is_ok(),
             "the {} event's timestamp {stamp:?} is not RFC 3339",
             event.event_type()
         );
@@ -215,8 +237,14 @@ async fn llm_calls_reported(world: &mut ConformanceWorld) -> StepResult {
     let task_id = world.task()?.task_id.clone();
     let events = task_events(&world.started_runtime()?.events(), &task_id);
     let calls = super::model_requests(world.started_fakes()?).await.len();
-    let started: Vec<&ReceivedEvent> = events.iter().filter(|e| e.event_type() == "llm_request_started").collect();
-    let completed: Vec<&ReceivedEvent> = events.iter().filter(|e| e.event_type() == "llm_request_completed").collect();
+    let started: Vec<&ReceivedEvent> = events
+        .iter()
+        .filter(|e| e.event_type() == "llm_request_started")
+        .collect();
+    let completed: Vec<&ReceivedEvent> = events
+        .iter()
+        .filter(|e| e.event_type() == "llm_request_completed")
+        .collect();
     check!(
         started.len() == calls && completed.len() == calls,
         "the model was called {calls} time(s), the runtime reported {} llm_request_started and {} llm_request_completed",
@@ -228,8 +256,13 @@ async fn llm_calls_reported(world: &mut ConformanceWorld) -> StepResult {
         let begun = started
             .iter()
             .find(|s| s.str_field("stepId") == step)
-            .with_context(|| format!("llm_request_completed for step {step:?} has no llm_request_started"))?;
-        check!(begun.seq < done.seq, "llm_request_completed for step {step:?} came before its llm_request_started");
+            .with_context(|| {
+                format!("llm_request_completed for step {step:?} has no llm_request_started")
+            })?;
+        check!(
+            begun.seq < done.seq,
+            "llm_request_completed for step {step:?} came before its llm_request_started"
+        );
     }
     Ok(())
 }

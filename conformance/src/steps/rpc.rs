@@ -50,7 +50,8 @@ async fn sends_line(world: &mut ConformanceWorld, line: String) -> StepResult {
 #[when("the client sends a line that is not valid UTF-8")]
 async fn sends_invalid_utf8(world: &mut ConformanceWorld) -> StepResult {
     // A well-formed request except for two bytes that can never occur in UTF-8.
-    let mut line = br#"{"jsonrpc":"2.0","id":1,"method":"GetSessionState","params":{"note":""#.to_vec();
+    let mut line =
+        br#"{"jsonrpc":"2.0","id":1,"method":"GetSessionState","params":{"note":""#.to_vec();
     line.extend_from_slice(&[0xFF, 0xFE]);
     line.extend_from_slice(br#""}}"#);
     send_line(world, &line).await?;
@@ -135,7 +136,12 @@ fn batch_member(world: &ConformanceWorld, id: &Value) -> anyhow::Result<Value> {
         .iter()
         .find(|item| item.get("id") == Some(id))
         .cloned()
-        .with_context(|| format!("the batch answer has no response for id {id}: {}", show(response)))
+        .with_context(|| {
+            format!(
+                "the batch answer has no response for id {id}: {}",
+                show(response)
+            )
+        })
 }
 
 #[then(regex = r"^the batch answers id (\S+) with a result$")]
@@ -150,7 +156,10 @@ async fn batch_result(world: &mut ConformanceWorld, id: String) -> StepResult {
 async fn batch_error(world: &mut ConformanceWorld, id: String, code: i64) -> StepResult {
     let id: Value = serde_json::from_str(&id)?;
     let member = batch_member(world, &id)?;
-    let got = member.get("error").and_then(|e| e.get("code")).and_then(Value::as_i64);
+    let got = member
+        .get("error")
+        .and_then(|e| e.get("code"))
+        .and_then(Value::as_i64);
     check!(
         got == Some(code),
         "batch member {id} should carry error {code}: {}",

@@ -13,7 +13,13 @@ use crate::world::{ConformanceWorld, SessionInfo};
 
 pub const USER_ID: &str = "user_conformance";
 pub const TENANT_ID: &str = "tenant_conformance";
-pub const CAPABILITIES: &[&str] = &["File.Read", "File.Write", "Shell.Exec", "Network.Http", "LLM.Call"];
+pub const CAPABILITIES: &[&str] = &[
+    "File.Read",
+    "File.Write",
+    "Shell.Exec",
+    "Network.Http",
+    "LLM.Call",
+];
 
 /// CreateSession params as the desktop app sends them (architecture.md §6.1).
 pub fn create_session_params(workspace: &Path) -> Value {
@@ -42,8 +48,12 @@ async fn create_session(world: &mut ConformanceWorld) -> anyhow::Result<Value> {
         .request("CreateSession", Some(params))
         .await?;
     if let Some(result) = response.get("result") {
-        let session_id = str_at(result, &["sessionId"]).unwrap_or_default().to_owned();
-        let workspace_id = str_at(result, &["workspaceId"]).unwrap_or_default().to_owned();
+        let session_id = str_at(result, &["sessionId"])
+            .unwrap_or_default()
+            .to_owned();
+        let workspace_id = str_at(result, &["workspaceId"])
+            .unwrap_or_default()
+            .to_owned();
         world.session = Some(SessionInfo {
             session_id,
             workspace_id,
@@ -140,7 +150,11 @@ async fn bundle_version(world: &mut ConformanceWorld, version: String) -> StepRe
 async fn feature_flag(world: &mut ConformanceWorld, flag: String) -> StepResult {
     let mut flags = serde_json::Map::new();
     flags.insert(flag, json!(true));
-    world.fakes().await?.session.set_feature_flags(Value::Object(flags));
+    world
+        .fakes()
+        .await?
+        .session
+        .set_feature_flags(Value::Object(flags));
     Ok(())
 }
 
@@ -153,7 +167,8 @@ async fn session_service_down(world: &mut ConformanceWorld) -> StepResult {
 #[given(expr = "the Session Service answers every request with status {int}")]
 async fn session_service_fails(world: &mut ConformanceWorld, status: u16) -> StepResult {
     // More failures than any sane retry policy makes attempts.
-    let body = json!({"code": "INTERNAL_ERROR", "message": "Internal server error", "retryable": true});
+    let body =
+        json!({"code": "INTERNAL_ERROR", "message": "Internal server error", "retryable": true});
     world.fakes().await?.session.fail_next(50, status, body);
     Ok(())
 }
@@ -168,7 +183,11 @@ async fn session_request_forwarded(world: &mut ConformanceWorld) -> StepResult {
         .with_context(|| {
             format!(
                 "the Session Service received no POST /sessions (it saw: {})",
-                requests.iter().map(|r| format!("{} {}", r.method, r.path)).collect::<Vec<_>>().join(", ")
+                requests
+                    .iter()
+                    .map(|r| format!("{} {}", r.method, r.path))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )
         })?;
     let body = &create.body;
@@ -200,7 +219,9 @@ async fn session_request_forwarded(world: &mut ConformanceWorld) -> StepResult {
             "POST /sessions supportedCapabilities {sent:?} lacks {capability}, which the client supports"
         );
     }
-    let paths = at(body, &["workspaceHint", "localPaths"]).cloned().unwrap_or(Value::Null);
+    let paths = at(body, &["workspaceHint", "localPaths"])
+        .cloned()
+        .unwrap_or(Value::Null);
     check!(
         paths.get(0).and_then(Value::as_str) == Some(workspace.as_str()),
         "POST /sessions workspaceHint.localPaths is {}, the client sent [{workspace:?}]",
@@ -223,7 +244,11 @@ async fn session_running(world: &mut ConformanceWorld) -> StepResult {
     let issued_workspace = fakes.session.workspace_id(&issued).unwrap_or_default();
     let expect = |field: &str, want: &str| -> anyhow::Result<()> {
         let got = str_at(result, &[field]);
-        check!(got == Some(want), "CreateSession result {field} is {got:?}, expected {want:?}: {}", show(result));
+        check!(
+            got == Some(want),
+            "CreateSession result {field} is {got:?}, expected {want:?}: {}",
+            show(result)
+        );
         Ok(())
     };
     expect("sessionId", &issued)?;
@@ -243,7 +268,10 @@ async fn reports_bundle_version(world: &mut ConformanceWorld, version: String) -
     let response = world.last_response()?;
     let result = expect_result(response, "CreateSession")?;
     let got = str_at(result, &["policyBundleVersion"]);
-    check!(got == Some(version.as_str()), "policyBundleVersion is {got:?}, the Session Service issued {version:?}");
+    check!(
+        got == Some(version.as_str()),
+        "policyBundleVersion is {got:?}, the Session Service issued {version:?}"
+    );
     Ok(())
 }
 
@@ -252,7 +280,11 @@ async fn reports_feature_flag(world: &mut ConformanceWorld, flag: String) -> Ste
     let response = world.last_response()?;
     let result = expect_result(response, "CreateSession")?;
     let got = at(result, &["featureFlags", &flag]);
-    check!(got == Some(&json!(true)), "featureFlags.{flag} is {got:?}, the Session Service sent true: {}", show(result));
+    check!(
+        got == Some(&json!(true)),
+        "featureFlags.{flag} is {got:?}, the Session Service sent true: {}",
+        show(result)
+    );
     Ok(())
 }
 
@@ -263,7 +295,8 @@ async fn reports_session_started(world: &mut ConformanceWorld) -> StepResult {
     let runtime = world.started_runtime()?;
     runtime
         .wait_for_event("session_started for the new session", timeout, |e| {
-            e.event_type() == "session_started" && e.str_field("sessionId") == Some(session.session_id.as_str())
+            e.event_type() == "session_started"
+                && e.str_field("sessionId") == Some(session.session_id.as_str())
         })
         .await?;
     Ok(())
@@ -288,7 +321,11 @@ async fn state_session_status(world: &mut ConformanceWorld, status: String) -> S
     let result = expect_result(response, "GetSessionState")?;
     for field in ["sessionStatus", "status"] {
         let got = str_at(result, &[field]);
-        check!(got == Some(status.as_str()), "GetSessionState {field} is {got:?}, expected {status:?}: {}", show(result));
+        check!(
+            got == Some(status.as_str()),
+            "GetSessionState {field} is {got:?}, expected {status:?}: {}",
+            show(result)
+        );
     }
     Ok(())
 }
@@ -334,7 +371,10 @@ async fn shutdown_answered(world: &mut ConformanceWorld) -> StepResult {
 async fn exits_with(world: &mut ConformanceWorld, code: i32) -> StepResult {
     let timeout = world.timeout();
     let status = world.started_runtime()?.wait_exit(timeout).await?;
-    check!(status.code() == Some(code), "the runtime exited with {status}, expected exit code {code}");
+    check!(
+        status.code() == Some(code),
+        "the runtime exited with {status}, expected exit code {code}"
+    );
     Ok(())
 }
 
@@ -351,16 +391,24 @@ async fn cancel_received(world: &mut ConformanceWorld) -> StepResult {
     let session_id = world.session()?.session_id.clone();
     let path = format!("/sessions/{session_id}/cancel");
     let fakes = world.started_fakes()?;
-    let found = eventually(world.timeout(), &format!("the Session Service saw no POST {path}"), || async {
-        let requests = fakes.session.requests().await;
-        requests
-            .into_iter()
-            .find(|r| r.method == "POST" && r.path == path)
-            .ok_or_else(|| "no such request yet".to_owned())
-    })
+    let found = eventually(
+        world.timeout(),
+        &format!("the Session Service saw no POST {path}"),
+        || async {
+            let requests = fakes.session.requests().await;
+            requests
+                .into_iter()
+                .find(|r| r.method == "POST" && r.path == path)
+                .ok_or_else(|| "no such request yet".to_owned())
+        },
+    )
     .await?;
     check!(
-        found.body.get("reason").and_then(Value::as_str).is_some_and(|r| !r.trim().is_empty()),
+        found
+            .body
+            .get("reason")
+            .and_then(Value::as_str)
+            .is_some_and(|r| !r.trim().is_empty()),
         "POST {path} must carry a reason: {}",
         found.body_text()
     );
@@ -373,18 +421,27 @@ async fn history_after_shutdown(world: &mut ConformanceWorld) -> StepResult {
     let before = world.marks.get(UPLOADS_AT_SHUTDOWN).copied().unwrap_or(0);
     let session_id = world.session()?.session_id.clone();
     let fakes = world.started_fakes()?;
-    eventually(world.timeout(), "no session_history was uploaded after Shutdown", || async {
-        let uploads = fakes.workspace.uploads().await;
-        uploads
-            .iter()
-            .skip(before)
-            .find(|u| {
-                str_at(u, &["artifactType"]) == Some("session_history")
-                    && str_at(u, &["sessionId"]) == Some(session_id.as_str())
-            })
-            .cloned()
-            .ok_or_else(|| format!("{} upload(s) since Shutdown, none a session_history of this session", uploads.len().saturating_sub(before)))
-    })
+    eventually(
+        world.timeout(),
+        "no session_history was uploaded after Shutdown",
+        || async {
+            let uploads = fakes.workspace.uploads().await;
+            uploads
+                .iter()
+                .skip(before)
+                .find(|u| {
+                    str_at(u, &["artifactType"]) == Some("session_history")
+                        && str_at(u, &["sessionId"]) == Some(session_id.as_str())
+                })
+                .cloned()
+                .ok_or_else(|| {
+                    format!(
+                        "{} upload(s) since Shutdown, none a session_history of this session",
+                        uploads.len().saturating_sub(before)
+                    )
+                })
+        },
+    )
     .await?;
     Ok(())
 }

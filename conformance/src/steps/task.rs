@@ -129,7 +129,11 @@ async fn client_starts(world: &mut ConformanceWorld, prompt: String) -> StepResu
 async fn client_starts_huge(world: &mut ConformanceWorld) -> StepResult {
     const SIZE: usize = 10 * 1024 * 1024;
     let sentence = "Please summarise this very long document carefully. ";
-    let prompt: String = sentence.repeat(SIZE / sentence.len() + 1).chars().take(SIZE).collect();
+    let prompt: String = sentence
+        .repeat(SIZE / sentence.len() + 1)
+        .chars()
+        .take(SIZE)
+        .collect();
     start_task(world, &prompt).await?;
     Ok(())
 }
@@ -183,7 +187,10 @@ async fn acknowledged(world: &mut ConformanceWorld) -> StepResult {
         show(result)
     );
     let events = this_task_events(world)?;
-    if let Some(end) = events.iter().find(|e| TASK_TERMINAL_EVENTS.contains(&e.event_type())) {
+    if let Some(end) = events
+        .iter()
+        .find(|e| TASK_TERMINAL_EVENTS.contains(&e.event_type()))
+    {
         check!(
             end.seq > task.response_seq,
             "StartTask was answered only after the task ended ({}): it must be acknowledged at once",
@@ -200,7 +207,12 @@ async fn reports_task_started(world: &mut ConformanceWorld) -> StepResult {
     let started = events
         .iter()
         .find(|e| e.event_type() == "task_started")
-        .with_context(|| format!("no task_started for the task; its events: {}", event_types(&events)))?;
+        .with_context(|| {
+            format!(
+                "no task_started for the task; its events: {}",
+                event_types(&events)
+            )
+        })?;
     check!(
         events.first().map(ReceivedEvent::event_type) == Some("task_started"),
         "task_started must be the task's first event; the task's events: {}",
@@ -244,7 +256,12 @@ async fn reports_tool_requested(world: &mut ConformanceWorld, name: String) -> S
     let requested = events
         .iter()
         .find(|e| e.event_type() == "tool_requested")
-        .with_context(|| format!("no tool_requested; the task's events: {}", event_types(&events)))?;
+        .with_context(|| {
+            format!(
+                "no tool_requested; the task's events: {}",
+                event_types(&events)
+            )
+        })?;
     let payload = requested.payload();
     let checks = [
         ("toolCallId", json!(READ_CALL_ID)),
@@ -268,7 +285,10 @@ async fn reports_tool_requested(world: &mut ConformanceWorld, name: String) -> S
         .iter()
         .find(|e| e.event_type() == "tool_completed")
         .is_some_and(|c| c.seq < requested.seq);
-    check!(!completed_first, "tool_completed arrived before tool_requested");
+    check!(
+        !completed_first,
+        "tool_completed arrived before tool_requested"
+    );
     Ok(())
 }
 
@@ -278,9 +298,18 @@ async fn reports_tool_completed(world: &mut ConformanceWorld, content: String) -
     let completed = events
         .iter()
         .find(|e| e.event_type() == "tool_completed")
-        .with_context(|| format!("no tool_completed; the task's events: {}", event_types(&events)))?;
+        .with_context(|| {
+            format!(
+                "no tool_completed; the task's events: {}",
+                event_types(&events)
+            )
+        })?;
     let payload = completed.payload();
-    for (field, want) in [("toolCallId", json!(READ_CALL_ID)), ("toolName", json!("ReadFile")), ("status", json!("succeeded"))] {
+    for (field, want) in [
+        ("toolCallId", json!(READ_CALL_ID)),
+        ("toolName", json!("ReadFile")),
+        ("status", json!("succeeded")),
+    ] {
         check!(
             payload.get(field) == Some(&want),
             "tool_completed.payload.{field} is {}, expected {want}: {}",
@@ -317,7 +346,11 @@ async fn exactly_one_completed(world: &mut ConformanceWorld) -> StepResult {
         if terminals.is_empty() {
             "none".to_owned()
         } else {
-            terminals.iter().map(|e| e.event_type()).collect::<Vec<_>>().join(", ")
+            terminals
+                .iter()
+                .map(|e| e.event_type())
+                .collect::<Vec<_>>()
+                .join(", ")
         }
     );
     Ok(())
@@ -326,9 +359,16 @@ async fn exactly_one_completed(world: &mut ConformanceWorld) -> StepResult {
 #[then(expr = "the task_completed result is {string}")]
 async fn completed_result(world: &mut ConformanceWorld, answer: String) -> StepResult {
     let end = wait_task_end(world).await?;
-    check!(end.event_type() == "task_completed", "the task ended with {}", end.event_type());
+    check!(
+        end.event_type() == "task_completed",
+        "the task ended with {}",
+        end.event_type()
+    );
     let got = str_at(end.payload(), &["result"]);
-    check!(got == Some(answer.as_str()), "task_completed.payload.result is {got:?}, the model answered {answer:?}");
+    check!(
+        got == Some(answer.as_str()),
+        "task_completed.payload.result is {got:?}, the model answered {answer:?}"
+    );
     Ok(())
 }
 
@@ -346,7 +386,10 @@ async fn state_task_running(world: &mut ConformanceWorld) -> StepResult {
     );
     let status = str_at(result, &["task", "status"]).unwrap_or("");
     check!(
-        !matches!(status, "" | "IDLE" | "TASK_COMPLETED" | "TASK_FAILED" | "TASK_CANCELLED"),
+        !matches!(
+            status,
+            "" | "IDLE" | "TASK_COMPLETED" | "TASK_FAILED" | "TASK_CANCELLED"
+        ),
         "while the model is still answering, task.status must be an active state, got {status:?}: {}",
         show(result)
     );
@@ -369,7 +412,11 @@ async fn state_task_status(world: &mut ConformanceWorld, status: String) -> Step
         show(result)
     );
     let got = str_at(result, &["task", "status"]);
-    check!(got == Some(status.as_str()), "GetSessionState task.status is {got:?}, expected {status:?}: {}", show(result));
+    check!(
+        got == Some(status.as_str()),
+        "GetSessionState task.status is {got:?}, expected {status:?}: {}",
+        show(result)
+    );
     Ok(())
 }
 
@@ -377,16 +424,22 @@ async fn state_task_status(world: &mut ConformanceWorld, status: String) -> Step
 
 async fn nth_model_request(world: &ConformanceWorld, n: usize) -> anyhow::Result<Value> {
     let requests = model_requests(world.started_fakes()?).await;
-    requests
-        .get(n)
-        .map(|r| r.body.clone())
-        .ok_or_else(|| anyhow!("the model received {} request(s), expected at least {}", requests.len(), n + 1))
+    requests.get(n).map(|r| r.body.clone()).ok_or_else(|| {
+        anyhow!(
+            "the model received {} request(s), expected at least {}",
+            requests.len(),
+            n + 1
+        )
+    })
 }
 
 #[then(expr = "the second model request carries {string} as the result of the ReadFile call")]
 async fn second_request_has_result(world: &mut ConformanceWorld, content: String) -> StepResult {
     let body = nth_model_request(world, 1).await?;
-    let messages = body.get("messages").and_then(Value::as_array).context("the request has no messages array")?;
+    let messages = body
+        .get("messages")
+        .and_then(Value::as_array)
+        .context("the request has no messages array")?;
     let tool = messages
         .iter()
         .find(|m| str_at(m, &["role"]) == Some("tool") && str_at(m, &["tool_call_id"]) == Some(READ_CALL_ID))
@@ -402,34 +455,51 @@ async fn second_request_has_result(world: &mut ConformanceWorld, content: String
 #[then("the second model request replays the ReadFile call before its result")]
 async fn second_request_replays_call(world: &mut ConformanceWorld) -> StepResult {
     let body = nth_model_request(world, 1).await?;
-    let messages = body.get("messages").and_then(Value::as_array).context("the request has no messages array")?;
+    let messages = body
+        .get("messages")
+        .and_then(Value::as_array)
+        .context("the request has no messages array")?;
     let call_at = messages.iter().position(|m| {
         str_at(m, &["role"]) == Some("assistant")
-            && m.get("tool_calls").and_then(Value::as_array).is_some_and(|calls| {
-                calls.iter().any(|c| {
-                    str_at(c, &["id"]) == Some(READ_CALL_ID)
-                        && str_at(c, &["type"]) == Some("function")
-                        && str_at(c, &["function", "name"]) == Some("ReadFile")
-                        && at(c, &["function", "arguments"]).is_some_and(Value::is_string)
+            && m.get("tool_calls")
+                .and_then(Value::as_array)
+                .is_some_and(|calls| {
+                    calls.iter().any(|c| {
+                        str_at(c, &["id"]) == Some(READ_CALL_ID)
+                            && str_at(c, &["type"]) == Some("function")
+                            && str_at(c, &["function", "name"]) == Some("ReadFile")
+                            && at(c, &["function", "arguments"]).is_some_and(Value::is_string)
+                    })
                 })
-            })
     });
-    let result_at = messages
-        .iter()
-        .position(|m| str_at(m, &["role"]) == Some("tool") && str_at(m, &["tool_call_id"]) == Some(READ_CALL_ID));
+    let result_at = messages.iter().position(|m| {
+        str_at(m, &["role"]) == Some("tool") && str_at(m, &["tool_call_id"]) == Some(READ_CALL_ID)
+    });
     match (call_at, result_at) {
         (Some(call), Some(result)) if call < result => Ok(()),
-        (None, _) => fail!("no assistant message with tool_calls [{{id: {READ_CALL_ID:?}, type: \"function\", function: {{name: \"ReadFile\", arguments: <string>}}}}] in the second model request: {}", show(&body)),
-        _ => fail!("the assistant's tool call must come before its tool result: {}", show(&body)),
+        (None, _) => fail!(
+            "no assistant message with tool_calls [{{id: {READ_CALL_ID:?}, type: \"function\", function: {{name: \"ReadFile\", arguments: <string>}}}}] in the second model request: {}",
+            show(&body)
+        ),
+        _ => fail!(
+            "the assistant's tool call must come before its tool result: {}",
+            show(&body)
+        ),
     }
 }
 
-#[then("every model request is a streaming chat completion with the bearer token and the policy's model")]
+#[then(
+    "every model request is a streaming chat completion with the bearer token and the policy's model"
+)]
 async fn model_requests_shape(world: &mut ConformanceWorld) -> StepResult {
     let fakes = world.started_fakes()?;
     let policy = fakes.session.policy();
     let model = str_at(&policy, &["llmPolicy", "allowedModels", "0"])
-        .or_else(|| at(&policy, &["llmPolicy", "allowedModels"]).and_then(|m| m.get(0)).and_then(Value::as_str))
+        .or_else(|| {
+            at(&policy, &["llmPolicy", "allowedModels"])
+                .and_then(|m| m.get(0))
+                .and_then(Value::as_str)
+        })
         .unwrap_or_default()
         .to_owned();
     let max_tokens = at(&policy, &["llmPolicy", "maxOutputTokens"]).cloned();
@@ -449,13 +519,27 @@ async fn model_requests_shape(world: &mut ConformanceWorld) -> StepResult {
             "model request {n} carries Authorization {auth:?}, expected the bearer token from LLM_GATEWAY_AUTH_TOKEN"
         );
         let body = &request.body;
-        check!(body.get("stream") == Some(&json!(true)), "model request {n} must ask for stream: true: {}", show(body));
-        check!(str_at(body, &["model"]) == Some(model.as_str()), "model request {n} names model {:?}, the policy's first allowed model is {model:?}", str_at(body, &["model"]));
+        check!(
+            body.get("stream") == Some(&json!(true)),
+            "model request {n} must ask for stream: true: {}",
+            show(body)
+        );
+        check!(
+            str_at(body, &["model"]) == Some(model.as_str()),
+            "model request {n} names model {:?}, the policy's first allowed model is {model:?}",
+            str_at(body, &["model"])
+        );
         if let Some(max) = &max_tokens {
-            check!(body.get("max_tokens") == Some(max), "model request {n} max_tokens is {:?}, the policy's maxOutputTokens is {max}", body.get("max_tokens"));
+            check!(
+                body.get("max_tokens") == Some(max),
+                "model request {n} max_tokens is {:?}, the policy's maxOutputTokens is {max}",
+                body.get("max_tokens")
+            );
         }
         check!(
-            body.get("messages").and_then(Value::as_array).is_some_and(|m| !m.is_empty()),
+            body.get("messages")
+                .and_then(Value::as_array)
+                .is_some_and(|m| !m.is_empty()),
             "model request {n} must carry the messages: {}",
             show(body)
         );
@@ -471,11 +555,20 @@ async fn model_request_headers(world: &mut ConformanceWorld) -> StepResult {
     check!(!requests.is_empty(), "the model received no request");
     for (index, request) in requests.iter().enumerate() {
         let n = index + 1;
-        for (header, want) in [("x-session-id", Some(session_id.as_str())), ("x-task-id", Some(task_id.as_str()))] {
-            check!(request.header(header) == want, "model request {n} header {header} is {:?}, expected {want:?}", request.header(header));
+        for (header, want) in [
+            ("x-session-id", Some(session_id.as_str())),
+            ("x-task-id", Some(task_id.as_str())),
+        ] {
+            check!(
+                request.header(header) == want,
+                "model request {n} header {header} is {:?}, expected {want:?}",
+                request.header(header)
+            );
         }
         check!(
-            request.header("x-step-id").is_some_and(|s| !s.trim().is_empty()),
+            request
+                .header("x-step-id")
+                .is_some_and(|s| !s.trim().is_empty()),
             "model request {n} must carry the step id in X-Step-Id"
         );
     }
@@ -484,7 +577,9 @@ async fn model_request_headers(world: &mut ConformanceWorld) -> StepResult {
 
 // ---- Then: what the Workspace Service received ----------------------------------------------------
 
-#[then(expr = "the Workspace Service receives a session_history holding the prompt and the answer {string}")]
+#[then(
+    expr = "the Workspace Service receives a session_history holding the prompt and the answer {string}"
+)]
 async fn history_uploaded(world: &mut ConformanceWorld, answer: String) -> StepResult {
     wait_task_end(world).await?;
     let session = world.session()?.clone();

@@ -99,6 +99,12 @@ pub struct Cli {
     /// Events kept in memory for GetEvents.
     #[arg(long, env = "AGENT_RUNTIME_EVENT_RING_SIZE", default_value_t = 1000)]
     event_ring_size: usize,
+    /// Most messages in one LLM request, the system prompt included.
+    #[arg(long, env = "AGENT_RUNTIME_MAX_REQUEST_MESSAGES", default_value_t = 50)]
+    max_request_messages: usize,
+    /// Latest messages always kept when the context must be cut.
+    #[arg(long, env = "AGENT_RUNTIME_RECENCY_WINDOW", default_value_t = 10)]
+    recency_window: usize,
     /// Largest accepted taskOptions.maxSteps.
     #[arg(long, env = "AGENT_RUNTIME_MAX_STEPS_LIMIT", default_value_t = 1000)]
     max_steps_limit: u32,
@@ -186,6 +192,13 @@ impl Cli {
             self.file_tool_timeout_seconds,
         )?;
         config.max_line_bytes = self.max_line_bytes;
+        if self.max_request_messages < 3 {
+            bail!(
+                "AGENT_RUNTIME_MAX_REQUEST_MESSAGES must be at least 3 (system prompt, marker, latest message)"
+            );
+        }
+        config.max_request_messages = self.max_request_messages;
+        config.recency_window = self.recency_window;
         config.event_ring_size = self.event_ring_size;
         config.max_steps_limit = self.max_steps_limit.max(config.default_max_steps);
         Ok(config)

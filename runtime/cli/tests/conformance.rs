@@ -20,10 +20,15 @@ fn main() -> ExitCode {
     let runtime = RuntimeCommand::from_program(Path::new(env!("CARGO_BIN_EXE_agent-runtime")));
     let mut options = RunOptions::new(runtime);
     options.features = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../features"));
-    options.tags = std::env::var("CONFORMANCE_TAGS").ok().filter(|t| !t.trim().is_empty());
+    options.tags = std::env::var("CONFORMANCE_TAGS")
+        .ok()
+        .filter(|t| !t.trim().is_empty());
     options.report_dir = std::env::var_os("CONFORMANCE_REPORT_DIR").map(PathBuf::from);
 
-    let tokio = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let tokio = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(tokio) => tokio,
         Err(error) => {
             eprintln!("conformance: cannot start tokio: {error}");

@@ -36,6 +36,11 @@ pub struct HostConfig {
     /// Consecutive `max_tokens` answers without tool calls before the task fails.
     pub max_continuations: u32,
     pub file_tool_timeout: Duration,
+    /// Most messages in one LLM request, the system prompt included (the real gateway
+    /// rejects more than 50).
+    pub max_request_messages: usize,
+    /// Latest thread messages kept in every request when the context must be cut.
+    pub recency_window: usize,
 }
 
 impl HostConfig {
@@ -72,6 +77,8 @@ impl HostConfig {
             max_steps_limit: 1000,
             max_continuations: 3,
             file_tool_timeout: Duration::from_secs(30),
+            max_request_messages: 50,
+            recency_window: 10,
         }
     }
 }

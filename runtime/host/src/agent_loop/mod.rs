@@ -279,17 +279,16 @@ impl TaskRun {
             }
             let offered = crate::routing::offered_tools(self.tools.available_tools(), &policy);
             let llm_policy = &policy.bundle().llm_policy;
-            let (body, estimated) = {
-                let inner = self.session.lock();
-                let body = crate::llm::request::build_body(
-                    &system_prompt,
-                    inner.thread.messages(),
-                    &offered,
-                    llm_policy,
+            let (body, estimated, dropped) =
+                self.build_request(&system_prompt, &offered, llm_policy);
+            if let Some(dropped) = dropped {
+                self.emit(
+                    scope.clone(),
+                    EventBody::ContextCompacted(ContextCompacted {
+                        messages_dropped: dropped as u64,
+                    }),
                 );
-                let estimated = inner.thread.token_count() + estimate_tokens(&system_prompt);
-                (body, estimated)
-            };
+            }
             let used = self.session.lock().tokens_used;
             if let Some(budget) = llm_policy.max_session_tokens {
                 if used.saturating_add(estimated) > budget {
@@ -456,6 +455,54 @@ impl TaskRun {
             }
             self.transition(TaskStatus::TaskRunning);
         }
+    }
+
+    /// The request body within the context limits, its estimated input tokens, and the
+    /// number of dropped messages when that number changed since the last request.
+    fn build_request(
+        &self,
+        system_prompt: &str,
+        tools: &[agent_protocol::ToolDefinition],
+        llm_policy: &agent_protocol::policy::LlmPolicy,
+    ) -> (serde_json::Value, u64, Option<usize>) {
+        use crate::thread::window::{Limits, fit, marker_text};
+        let tools_tokens = serde_json::to_string(tools).map_or(0, |json| estimate_tokens(&json));
+        let fixed_tokens = estimate_tokens(system_prompt) + tools_tokens;
+        let limits = Limits {
+            max_input_tokens: llm_policy.max_input_tokens,
+            fixed_tokens,
+            max_messages: self.config.max_request_messages,
+            recency_window: self.config.recency_window,
+        };
+        let mut inner = self.session.lock();
+        let session_id = self.session.id().to_owned();
+        let fitted = fit(inner.thread.messages(), &limits, |dropped| {
+            let text = marker_text(dropped);
+            agent_protocol::message::ConversationMessage {
+                message_id: "context_marker".to_owned(),
+                session_id: session_id.clone(),
+                task_id: None,
+                step_id: None,
+                role: agent_protocol::message::Role::System,
+                token_count: Some(estimate_tokens(&text)),
+                content: text,
+                timestamp: String::new(),
+                tool_calls: Vec::new(),
+                tool_call_id: None,
+                tool_name: None,
+            }
+        });
+        let estimated = fixed_tokens
+            + fitted
+                .messages
+                .iter()
+                .map(|message| message.token_count.unwrap_or(0))
+                .sum::<u64>();
+        let body =
+            crate::llm::request::build_body(system_prompt, &fitted.messages, tools, llm_policy);
+        let changed = (fitted.dropped != inner.last_dropped).then_some(fitted.dropped);
+        inner.last_dropped = fitted.dropped;
+        (body, estimated, changed.filter(|dropped| *dropped > 0))
     }
 
     async fn llm_failure(&self, error: LlmError, step_id: &str) -> Ending {

@@ -50,6 +50,8 @@ pub struct Inner {
     pub thread: Thread,
     pub tokens_used: u64,
     pub task_count: u64,
+    /// Messages left out of the last LLM request, to report changes only.
+    pub last_dropped: usize,
 }
 
 pub struct Session {
@@ -78,6 +80,7 @@ impl Session {
                 thread,
                 tokens_used: 0,
                 task_count: 0,
+                last_dropped: 0,
             }),
             runner: Mutex::new(None),
         }

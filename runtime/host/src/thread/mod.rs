@@ -1,6 +1,9 @@
 //! The in-memory message thread (local-agent-host.md §5): every message of every task of
 //! the session, in order, with ids, token estimates and the task/step that produced it.
 
+pub mod tokens;
+pub mod window;
+
 use agent_protocol::message::{ConversationMessage, MessageToolCall, Role};
 
 use crate::time::now_rfc3339;
@@ -108,10 +111,9 @@ impl Thread {
     }
 }
 
-/// A cheap local estimate (about four characters per token for English and code). Exact
-/// counts come from the gateway's usage; a real tokenizer replaces this estimate later.
+/// The local token estimate of a text (see [`tokens`]).
 pub fn estimate_tokens(text: &str) -> u64 {
-    (text.chars().count() as u64).div_ceil(4) + 1
+    tokens::count(text)
 }
 
 #[cfg(test)]

@@ -1,0 +1,57 @@
+//! Token counting with a real tokenizer (`o200k_base`, the encoding of current OpenAI
+//! models). Counts are estimates for budgeting and context management; the gateway's
+//! usage numbers replace them where it sends any.
+//!
+//! The tables take a noticeable time to load, so they are loaded once, on first use or
+//! ahead of it by [`warm_up`] — never at process start-up.
+
+use std::sync::OnceLock;
+
+use tiktoken_rs::CoreBPE;
+
+static TOKENIZER: OnceLock<Option<CoreBPE>> = OnceLock::new();
+
+fn tokenizer() -> Option<&'static CoreBPE> {
+    TOKENIZER
+        .get_or_init(|| match tiktoken_rs::o200k_base() {
+            Ok(bpe) => Some(bpe),
+            Err(error) => {
+                tracing::warn!(%error, "tokenizer unavailable; estimating tokens from characters");
+                None
+            }
+        })
+        .as_ref()
+}
+
+/// Loads the tables on a blocking thread so the first real count does not wait.
+pub fn warm_up() {
+    if TOKENIZER.get().is_none() {
+        tokio::task::spawn_blocking(|| {
+            let _ = tokenizer();
+        });
+    }
+}
+
+/// Tokens of `text`, plus the few tokens of per-message framing the chat format adds.
+pub fn count(text: &str) -> u64 {
+    const MESSAGE_OVERHEAD: u64 = 4;
+    let tokens = match tokenizer() {
+        Some(bpe) => bpe.encode_ordinary(text).len() as u64,
+        None => (text.chars().count() as u64).div_ceil(4),
+    };
+    tokens + MESSAGE_OVERHEAD
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_grow_with_text_and_include_framing() {
+        assert_eq!(count(""), 4);
+        let short = count("hello world");
+        let long = count(&"hello world ".repeat(100));
+        assert!(short >= 5 && short <= 8, "{short}");
+        assert!(long > 150 && long < 400, "{long}");
+    }
+}

@@ -1,0 +1,125 @@
+//! `cargo xtask certify`: build the reference runtime (unless another runtime is given), run
+//! the kit through `cargo run -p conformance` so the kit is built too, and point at the report.
+
+use std::path::PathBuf;
+use std::process::{Command, ExitCode};
+
+use anyhow::Context;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The runtime command to certify (default: the freshly built reference agent-runtime).
+    #[arg(long, value_name = "COMMAND")]
+    runtime: Option<String>,
+    /// Cucumber tag expression selecting scenarios.
+    #[arg(long, value_name = "EXPR")]
+    tags: Option<String>,
+    /// Where the reports go (default: target/conformance-report).
+    #[arg(long, value_name = "DIR")]
+    report_dir: Option<PathBuf>,
+    /// Further options for the conformance binary (after `--`), e.g. `-- --concurrency 8`.
+    #[arg(last = true)]
+    rest: Vec<String>,
+}
+
+fn cargo() -> Command {
+    Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned()))
+}
+
+fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| crate::workspace_root().join("target"))
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let root = crate::workspace_root();
+    let runtime = match args.runtime {
+        Some(runtime) => runtime,
+        None => {
+            println!("xtask: building the reference runtime (cargo build -p agent-runtime)");
+            let status = cargo()
+                .current_dir(&root)
+                .args(["build", "-p", "agent-runtime"])
+                .status()
+                .context("cannot run cargo")?;
+            if !status.success() {
+                anyhow::bail!("cargo build -p agent-runtime failed ({status})");
+            }
+            let binary = target_dir()
+                .join("debug")
+                .join(format!("agent-runtime{}", std::env::consts::EXE_SUFFIX));
+            quote(&binary.display().to_string())
+        }
+    };
+    let report_dir = args
+        .report_dir
+        .unwrap_or_else(|| target_dir().join("conformance-report"));
+    let report_dir = if report_dir.is_absolute() {
+        report_dir
+    } else {
+        std::env::current_dir()?.join(report_dir)
+    };
+
+    let mut command = cargo();
+    command
+        .current_dir(&root)
+        .args(["run", "--quiet", "-p", "conformance", "--"])
+        .arg("--runtime")
+        .arg(&runtime)
+        .arg("--report-dir")
+        .arg(&report_dir);
+    if let Some(tags) = &args.tags {
+        command.arg("--tags").arg(tags);
+    }
+    command.args(&args.rest);
+    println!("xtask: certifying `{runtime}`");
+    let status = command.status().context("cannot run the conformance kit")?;
+
+    let outcome_path = report_dir.join("outcome.json");
+    match std::fs::read_to_string(&outcome_path)
+        .ok()
+        .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+    {
+        Some(outcome) => print_summary(&outcome),
+        None => println!("\nxtask: no outcome was written to {}", outcome_path.display()),
+    }
+    println!("report: {}", report_dir.join("certification.md").display());
+    Ok(if status.success() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+fn print_summary(outcome: &serde_json::Value) {
+    let passed = outcome.get("passed").and_then(serde_json::Value::as_bool) == Some(true);
+    let requirements = outcome
+        .get("requirements")
+        .and_then(serde_json::Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let count = |verdict: &str| {
+        requirements
+            .iter()
+            .filter(|r| r.get("verdict").and_then(serde_json::Value::as_str) == Some(verdict))
+            .count()
+    };
+    println!(
+        "\nxtask: {} — requirements: {} passed, {} failed, {} not run, {} without scenario",
+        if passed { "CERTIFIED" } else { "NOT CERTIFIED" },
+        count("passed"),
+        count("failed"),
+        count("notRun"),
+        count("uncovered")
+    );
+}
+
+/// Quotes a path for the kit's shell-words splitting.
+fn quote(path: &str) -> String {
+    if path.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+:".contains(c)) {
+        path.to_owned()
+    } else {
+        format!("'{}'", path.replace('\'', r"'\''"))
+    }
+}
