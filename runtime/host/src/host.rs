@@ -152,7 +152,7 @@ impl Host {
             m::CREATE_SESSION => self.create_session(parse(method, params)?).await,
             m::START_TASK => self.start_task(parse(method, params)?),
             m::CANCEL_TASK => self.cancel_task(parse(method, params)?),
-            m::RESUME_SESSION => self.resume_session(parse(method, params)?),
+            m::RESUME_SESSION => self.resume_session(parse(method, params)?).await,
             m::GET_SESSION_STATE => self.session_state(parse(method, params)?),
             m::GET_PATCH_PREVIEW => self.patch_preview(parse(method, params)?),
             m::APPROVE_ACTION => Ok(self.approve_action(&params)),
@@ -368,7 +368,7 @@ impl Host {
             .clone()
             .unwrap_or_else(|| format!("task_{}", uuid::Uuid::new_v4().simple()));
         let cancel = CancellationToken::new();
-        {
+        let (prompt, max_steps, continues) = {
             let mut inner = session.lock();
             if let Some(running) = inner
                 .task
@@ -383,30 +383,60 @@ impl Host {
                     ),
                 ));
             }
+            // The same taskId as the last task: continue it if it is incomplete.
+            let previous = inner.task.as_ref().filter(|task| task.task_id == task_id);
+            if previous.is_some_and(|task| !task.incomplete) {
+                return Err(RpcError::new(
+                    ErrorCode::InvalidRequest,
+                    format!(
+                        "Task {task_id} has already finished; start a new task with a new taskId."
+                    ),
+                ));
+            }
+            let (prompt, step_count, step_cursor, max_steps, continues) = match previous {
+                Some(task) => (
+                    task.prompt.clone(),
+                    task.step_count,
+                    task.step_cursor.clone(),
+                    if options.max_steps.is_some() {
+                        max_steps
+                    } else {
+                        task.max_steps
+                    },
+                    true,
+                ),
+                None => (params.prompt.clone(), 0, None, max_steps, false),
+            };
             let mut machine = TaskMachine::new();
             machine
                 .transition(TaskStatus::TaskRunning)
                 .map_err(|error| RpcError::internal(error.to_string()))?;
             inner.task = Some(TaskRecord {
                 task_id: task_id.clone(),
-                prompt: params.prompt.clone(),
+                prompt: prompt.clone(),
                 machine,
-                step_count: 0,
+                step_count,
                 max_steps,
                 cancel: cancel.clone(),
+                incomplete: false,
+                step_cursor,
             });
-            inner.task_count += 1;
-        }
+            if !continues {
+                inner.task_count += 1;
+            }
+            (prompt, max_steps, continues)
+        };
         let run = TaskRun {
             session: Arc::clone(&session),
             backends: self.backends()?,
             tools: Arc::clone(&self.tools),
             config: Arc::clone(&self.config),
             task_id: task_id.clone(),
-            prompt: params.prompt,
+            prompt,
             max_steps,
             options,
             cancel,
+            continues,
         };
         session.set_runner(tokio::spawn(agent_loop::run(run)));
         to_value(StartTaskResult {
@@ -444,22 +474,65 @@ impl Host {
         })
     }
 
-    fn resume_session(&self, params: ResumeSessionParams) -> Result<Value, RpcError> {
-        match self.current() {
-            Some(session) if session.id() == params.session_id => {
-                to_value(self.ready(&session, "compatible"))
+    /// Resumes the live session when it is paused (gateway down, policy expired): a fresh
+    /// bundle from the Session Service, validated, then RUNNING again. Resuming from a
+    /// checkpoint after a crash is not part of this build.
+    async fn resume_session(&self, params: ResumeSessionParams) -> Result<Value, RpcError> {
+        let session = match self.current() {
+            Some(session) if session.id() == params.session_id => session,
+            current => {
+                return Err(RpcError::new(
+                    ErrorCode::SessionNotFound,
+                    format!(
+                        "Session {} cannot be resumed by this runtime process: it has no live session or checkpoint for it{}. Create a new session to continue.",
+                        params.session_id,
+                        current
+                            .map(|s| format!(" (it serves session {})", s.id()))
+                            .unwrap_or_default()
+                    ),
+                ));
             }
-            current => Err(RpcError::new(
-                ErrorCode::SessionNotFound,
-                format!(
-                    "Session {} cannot be resumed by this runtime process: it has no live session or checkpoint for it{}. Create a new session to continue.",
-                    params.session_id,
-                    current
-                        .map(|s| format!(" (it serves session {})", s.id()))
-                        .unwrap_or_default()
-                ),
-            )),
+        };
+        if session.status() != SessionStatus::SessionPaused {
+            return to_value(self.ready(&session, "compatible"));
         }
+        let backends = self.backends()?;
+        let cursor = session
+            .lock()
+            .task
+            .as_ref()
+            .and_then(|task| task.step_cursor.clone());
+        let response = backends
+            .sessions
+            .resume_session(session.id(), cursor)
+            .await
+            .map_err(|error| {
+                let mut shape = error.to_shape();
+                shape.message = format!("Could not resume the session. {}", shape.message);
+                RpcError::domain(shape)
+            })?;
+        if response.compatibility_status != "compatible" {
+            return Err(RpcError::new(
+                ErrorCode::SessionIncompatible,
+                "The Session Service reports that this agent runtime is no longer compatible with the session.",
+            ));
+        }
+        let Some(bundle) = response.policy_bundle else {
+            return Err(RpcError::new(
+                ErrorCode::PolicyBundleInvalid,
+                "The Session Service resumed the session but sent no policy bundle.",
+            ));
+        };
+        validate_bundle(&bundle, session.id())?;
+        session.set_policy(bundle);
+        session
+            .transition(SessionStatus::SessionRunning)
+            .map_err(|error| RpcError::internal(error.to_string()))?;
+        session.events.emit(
+            Scope::session(),
+            EventBody::SessionResumed(agent_protocol::events::Empty {}),
+        );
+        to_value(self.ready(&session, "compatible"))
     }
 
     fn session_state(&self, params: GetSessionStateParams) -> Result<Value, RpcError> {

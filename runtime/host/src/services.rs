@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use agent_protocol::services::{
     ArtifactUploadRequest, ArtifactUploadResponse, CancelSessionRequest, CreateSessionRequest,
-    CreateSessionResponse,
+    CreateSessionResponse, ResumeSessionRequest, ResumeSessionResponse,
 };
 use agent_protocol::{ErrorCode, ErrorShape};
 use reqwest::{Client, StatusCode};
@@ -217,6 +217,17 @@ impl SessionServiceClient {
         request: &CreateSessionRequest,
     ) -> Result<CreateSessionResponse, ServiceError> {
         self.client.post("/sessions", request).await
+    }
+
+    pub async fn resume_session(
+        &self,
+        session_id: &str,
+        checkpoint_cursor: Option<String>,
+    ) -> Result<ResumeSessionResponse, ServiceError> {
+        let body = ResumeSessionRequest { checkpoint_cursor };
+        self.client
+            .post(&format!("/sessions/{session_id}/resume"), &body)
+            .await
     }
 
     pub async fn cancel_session(&self, session_id: &str, reason: &str) -> Result<(), ServiceError> {

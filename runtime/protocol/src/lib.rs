@@ -24,4 +24,4 @@ pub mod tool;
 mod serde_util;
 
 pub use error::{ErrorCode, ErrorShape};
-pub use tool::{ToolDefinition, ToolRequest, ToolResult, ToolRouter, ToolStatus};
+pub use tool::{FileChange, ToolDefinition, ToolRequest, ToolResult, ToolRouter, ToolStatus};

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::error::ErrorCode;
+use crate::methods::FileChangeStatus;
 
 /// Limits the host passes with each request, taken from the policy scope and the runtime
 /// configuration, so the tool runtime never needs to read the policy bundle itself.
@@ -91,6 +92,23 @@ pub struct ToolResult {
     /// Artifacts still to upload; emptied by the host once uploaded.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub artifacts: Vec<ArtifactData>,
+    /// Files this call created, changed or deleted, so the host can answer
+    /// `GetPatchPreview` (INTEROP.md §1) without watching the file system.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub file_changes: Vec<FileChange>,
+}
+
+/// One file a tool added, modified or deleted: the raw material of a patch preview entry
+/// (`methods::FilePatch`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FileChange {
+    /// The absolute path as the caller named it (symlinks not resolved).
+    pub path: String,
+    pub status: FileChangeStatus,
+    /// Unified-diff text from the first `@@` (no `---`/`+++` header lines); empty when there
+    /// is no textual difference to show (an empty file, or content too large or binary).
+    pub hunks: String,
 }
 
 impl ToolResult {
@@ -106,6 +124,7 @@ impl ToolResult {
             error: None,
             tool_call_id: request.tool_call_id.clone(),
             artifacts: Vec::new(),
+            file_changes: Vec::new(),
         }
     }
 

@@ -87,6 +87,8 @@ pub struct TaskRun {
     pub max_steps: u32,
     pub options: TaskOptions,
     pub cancel: CancellationToken,
+    /// Continues an incomplete task: its prompt is already in the thread.
+    pub continues: bool,
 }
 
 /// How a task ended.
@@ -217,15 +219,18 @@ impl TaskRun {
                 max_steps: self.max_steps,
             }),
         );
-        self.session.lock().thread.add_user(
-            &self.prompt,
-            Origin {
-                task_id: &self.task_id,
-                step_id: None,
-            },
-        );
+        if !self.continues {
+            self.session.lock().thread.add_user(
+                &self.prompt,
+                Origin {
+                    task_id: &self.task_id,
+                    step_id: None,
+                },
+            );
+        }
         let system_prompt = system_prompt(&self.session.identity);
-        let mut step_number = 0u32;
+        // Step ids stay unique within the task when it is continued.
+        let mut step_number = self.step_count();
         let mut continuations = 0u32;
         loop {
             if self.cancel.is_cancelled() {
@@ -435,6 +440,9 @@ impl TaskRun {
                     task.step_count
                 })
             };
+            if let Some(task) = self.session.lock().task.as_mut() {
+                task.step_cursor = Some(step_id.clone());
+            }
             self.checkpoint(Some(&step_id));
             self.emit(
                 scope.clone(),
@@ -575,6 +583,14 @@ impl TaskRun {
                 task.machine = crate::session::machine::TaskMachine::new();
                 let _ = task.machine.transition(TaskStatus::TaskRunning);
                 let _ = task.machine.transition(terminal);
+            }
+        }
+        if let Ending::Failed {
+            recoverable: true, ..
+        } = &ending
+        {
+            if let Some(task) = self.session.lock().task.as_mut() {
+                task.incomplete = true;
             }
         }
         self.checkpoint(None);

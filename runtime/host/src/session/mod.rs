@@ -42,6 +42,11 @@ pub struct TaskRecord {
     pub step_count: u32,
     pub max_steps: u32,
     pub cancel: CancellationToken,
+    /// Ended by a recoverable failure (gateway down, policy expired): StartTask with the
+    /// same taskId continues it.
+    pub incomplete: bool,
+    /// The last completed step, where a continued task picks up.
+    pub step_cursor: Option<String>,
 }
 
 pub struct Inner {
@@ -95,6 +100,18 @@ impl Session {
         match self.inner.lock() {
             Ok(inner) => inner,
             Err(poisoned) => poisoned.into_inner(),
+        }
+    }
+
+    /// Replaces the policy (ResumeSession with a fresh bundle).
+    pub fn set_policy(&self, bundle: PolicyBundle) {
+        let enforcer = Arc::new(PolicyEnforcer::new(
+            bundle,
+            self.identity.workspace_root.clone(),
+        ));
+        match self.policy.write() {
+            Ok(mut policy) => *policy = enforcer,
+            Err(poisoned) => *poisoned.into_inner() = enforcer,
         }
     }
 
@@ -178,8 +195,16 @@ impl Session {
             task,
             session_tokens_used: inner.tokens_used,
             max_session_tokens: policy.bundle().llm_policy.max_session_tokens,
-            // Set only by crash recovery, from a checkpoint's unfinished task.
-            incomplete_task: None::<IncompleteTask>,
+            incomplete_task: inner
+                .task
+                .as_ref()
+                .filter(|task| task.incomplete)
+                .map(|task| IncompleteTask {
+                    task_id: task.task_id.clone(),
+                    prompt: task.prompt.clone(),
+                    last_step: task.step_count,
+                    max_steps: task.max_steps,
+                }),
         }
     }
 }
