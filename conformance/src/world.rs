@@ -116,6 +116,17 @@ impl std::fmt::Debug for ConformanceWorld {
     }
 }
 
+impl Drop for ConformanceWorld {
+    fn drop(&mut self) {
+        // See `drop_fakes`: never drop the fakes on an async task.
+        if let Some(fakes) = self.fakes.take()
+            && let Ok(handle) = tokio::runtime::Handle::try_current()
+        {
+            handle.spawn_blocking(move || drop(fakes));
+        }
+    }
+}
+
 impl ConformanceWorld {
     /// Called by the `before` hook: the run's configuration and the scenario's identity.
     pub fn prepare(&mut self, config: Arc<KitConfig>, scenario: ScenarioId) {
@@ -235,7 +246,7 @@ impl ConformanceWorld {
     /// report derives from the scenario's location.
     pub async fn finish(&mut self, scenario_failed: bool) -> Vec<String> {
         let Some(mut runtime) = self.runtime.take() else {
-            self.fakes = None;
+            self.drop_fakes().await;
             return Vec::new();
         };
         runtime.stop().await;
@@ -251,8 +262,19 @@ impl ConformanceWorld {
         {
             problems.push(format!("could not write the transcript: {error:#}"));
         }
-        self.fakes = None;
+        self.drop_fakes().await;
         problems
+    }
+
+    /// Stops the fakes off the scenario's task. wiremock's `MockServer` blocks in its `Drop`
+    /// (a `block_on` of an async lock); inside a tokio task whose cooperative budget is spent
+    /// that `block_on` spins forever, so the drop happens on a blocking thread instead,
+    /// bounded so that a stuck fake cannot hang the run.
+    async fn drop_fakes(&mut self) {
+        if let Some(fakes) = self.fakes.take() {
+            let dropping = tokio::task::spawn_blocking(move || drop(fakes));
+            let _ = tokio::time::timeout(Duration::from_secs(5), dropping).await;
+        }
     }
 
     fn write_transcript(

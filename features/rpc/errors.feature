@@ -23,7 +23,7 @@ Feature: Errors a person can read
       | sessionId is missing        | sessionId | {"jsonrpc": "2.0", "id": 1, "method": "StartTask", "params": {"prompt": "hi"}}                                         |
 
   @REQ-RPC-014
-  Scenario: params that are not an object are invalid params
-    When the client sends the line '{"jsonrpc": "2.0", "id": 1, "method": "StartTask", "params": "hello"}'
+  Scenario: params given by position are invalid params
+    When the client sends the line '{"jsonrpc": "2.0", "id": 1, "method": "StartTask", "params": ["sess_1", "hello"]}'
     Then the runtime answers with error -32602
     And the error data code is "INVALID_REQUEST"

@@ -59,6 +59,7 @@ Feature: JSON-RPC framing over stdio
 
   @REQ-RPC-008
   Scenario: a request without params is read as if params were {}
+    Given a running session
     When the client sends the line '{"jsonrpc": "2.0", "id": 1, "method": "GetSessionState"}'
     Then the runtime answers with a result
 
@@ -69,6 +70,7 @@ Feature: JSON-RPC framing over stdio
 
   @REQ-RPC-010
   Scenario: a batch is answered with one array of the responses to its requests
+    Given a running session
     When the client sends the line '[{"jsonrpc": "2.0", "id": 1, "method": "GetSessionState"}, {"jsonrpc": "2.0", "method": "GetSessionState"}, {"jsonrpc": "2.0", "id": 2, "method": "LaunchRockets"}]'
     Then the runtime answers with a batch of 2 responses
     And the batch answers id 1 with a result
@@ -76,6 +78,7 @@ Feature: JSON-RPC framing over stdio
 
   @REQ-RPC-010 @REQ-RPC-005
   Scenario: an invalid member of a batch gets its own invalid-request response
+    Given a running session
     When the client sends the line '[{"jsonrpc": "2.0", "id": 1, "method": "GetSessionState"}, 42]'
     Then the runtime answers with a batch of 2 responses
     And the batch answers id 1 with a result
@@ -93,6 +96,7 @@ Feature: JSON-RPC framing over stdio
 
   @REQ-RPC-001 @REQ-RPC-002
   Scenario: stdout carries only valid JSON-RPC messages
+    Given a running session
     When the client sends the line '{"jsonrpc": "2.0", "id": 1, "method": "GetSessionState"}'
     Then the runtime answers with a result
     And every line the runtime wrote is a valid JSON-RPC message

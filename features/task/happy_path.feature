@@ -86,9 +86,9 @@ Feature: A task that reads a file and answers
     Then every step begins with step_started
 
   @REQ-TASK-012
-  Scenario: GetSessionState reports the task completed once it has ended
+  Scenario: GetSessionState no longer reports the task running once it has ended
     When the client starts the task "What is the launch code in notes.txt?"
     And the task finishes
     And the client asks for the session state
-    Then the session state reports the task as TASK_COMPLETED
+    Then the session state shows the task is no longer running
     And the session state reports the session as SESSION_RUNNING

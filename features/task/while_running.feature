@@ -9,7 +9,7 @@ Feature: Watching a task while the model is still answering
   @REQ-TASK-003
   Scenario: text is forwarded while the model is still streaming
     When the client starts the task "Think it over."
-    Then the model has begun streaming its answer
+    Then the first words of the answer arrive while the model is still answering
 
   @REQ-TASK-012
   Scenario: GetSessionState names the running task while the model answers

@@ -82,7 +82,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
     {
         Some(outcome) => print_summary(&outcome),
-        None => println!("\nxtask: no outcome was written to {}", outcome_path.display()),
+        None => println!(
+            "\nxtask: no outcome was written to {}",
+            outcome_path.display()
+        ),
     }
     println!("report: {}", report_dir.join("certification.md").display());
     Ok(if status.success() {
@@ -117,7 +120,10 @@ fn print_summary(outcome: &serde_json::Value) {
 
 /// Quotes a path for the kit's shell-words splitting.
 fn quote(path: &str) -> String {
-    if path.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+:".contains(c)) {
+    if path
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "/._-+:".contains(c))
+    {
         path.to_owned()
     } else {
         format!("'{}'", path.replace('\'', r"'\''"))

@@ -3,12 +3,20 @@
 //! reference, or a scenario certifies nothing (no requirement tag).
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use crate::catalogue::{Catalogue, Coverage, Level, scan_features};
 
-pub fn run() -> anyhow::Result<ExitCode> {
-    let features = crate::features_dir();
+#[derive(clap::Args)]
+pub struct Args {
+    /// Features directory holding requirements.toml (default: the repository's features/).
+    #[arg(long, value_name = "DIR")]
+    features: Option<PathBuf>,
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let features = args.features.unwrap_or_else(crate::features_dir);
     let catalogue = Catalogue::load(&features.join("requirements.toml"))?;
     let scenarios = scan_features(&features)?;
     let coverage = Coverage::compute(&catalogue, &scenarios);
@@ -19,7 +27,10 @@ pub fn run() -> anyhow::Result<ExitCode> {
         scenarios.len(),
         features.display()
     );
-    println!("\n{:<6} {:>5} {:>8} {:>8}   uncovered", "area", "reqs", "covered", "MUSTs");
+    println!(
+        "\n{:<6} {:>5} {:>8} {:>8}   uncovered",
+        "area", "reqs", "covered", "MUSTs"
+    );
     let mut per_area: BTreeMap<&str, (usize, usize, usize, Vec<&str>)> = BTreeMap::new();
     for requirement in &catalogue.requirements {
         let entry = per_area.entry(requirement.area()).or_default();
@@ -38,15 +49,20 @@ pub fn run() -> anyhow::Result<ExitCode> {
         }
     }
     for area in &catalogue.areas {
-        let (total, covered, musts, uncovered) = per_area.remove(area.id.as_str()).unwrap_or_default();
-        let percent = if total == 0 { 100 } else { covered * 100 / total };
+        let (total, covered, musts, uncovered) =
+            per_area.remove(area.id.as_str()).unwrap_or_default();
+        let percent = (covered * 100).checked_div(total).unwrap_or(100);
         println!(
             "{:<6} {:>5} {:>7}% {:>8}   {}",
             area.id,
             total,
             percent,
             musts,
-            if uncovered.is_empty() { "-".to_owned() } else { uncovered.join(", ") }
+            if uncovered.is_empty() {
+                "-".to_owned()
+            } else {
+                uncovered.join(", ")
+            }
         );
     }
 

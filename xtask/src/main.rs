@@ -20,7 +20,10 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(name = "xtask", about = "Project chores: certify, coverage, new-scenario")]
+#[command(
+    name = "xtask",
+    about = "Project chores: certify, coverage, new-scenario"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -31,7 +34,7 @@ enum Command {
     /// Certify a runtime with the conformance kit (default: the reference agent-runtime).
     Certify(certify::Args),
     /// Check that every MUST requirement has a scenario and every tag names a requirement.
-    Coverage,
+    Coverage(coverage::Args),
     /// Scaffold a scenario for a requirement and list existing steps with overlapping words.
     NewScenario(new_scenario::Args),
 }
@@ -50,7 +53,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Certify(args) => certify::run(args),
-        Command::Coverage => coverage::run(),
+        Command::Coverage(args) => coverage::run(args),
         Command::NewScenario(args) => new_scenario::run(args),
     };
     match result {

@@ -9,6 +9,8 @@
 
 mod reader;
 mod state;
+#[cfg(test)]
+mod tests;
 
 use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
@@ -422,7 +424,11 @@ impl RuntimeDriver {
             if let Some(status) = self.shared.lock().exit {
                 return Ok(status);
             }
-            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+            // Checked here too: a runtime that keeps writing wakes this loop forever, and
+            // `timeout_at` only fires when the inner future is pending.
+            if Instant::now() >= deadline
+                || tokio::time::timeout_at(deadline, notified).await.is_err()
+            {
                 bail!(
                     "timed out after {timeout:?} waiting for {what}; the process is still running"
                 );
@@ -459,7 +465,9 @@ impl RuntimeDriver {
                     );
                 }
             }
-            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+            if Instant::now() >= deadline
+                || tokio::time::timeout_at(deadline, notified).await.is_err()
+            {
                 let state = self.shared.lock();
                 bail!(
                     "timed out after {timeout:?} waiting for {what}\n      last stderr:\n{}",
@@ -486,7 +494,12 @@ fn remember_requests(state: &mut State, bytes: &[u8]) {
             .and_then(Value::as_str)
             .filter(|m| validation::is_known_method(m))
             .map(str::to_owned);
-        state.sent.insert(id_key(id), SentRequest { method });
+        let sent = state.sent.entry(id_key(id)).or_insert(SentRequest {
+            method: None,
+            outstanding: 0,
+        });
+        sent.method = method;
+        sent.outstanding += 1;
     }
 }
 

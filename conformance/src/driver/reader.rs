@@ -254,14 +254,20 @@ fn check_response_object(
         None
     } else {
         let key = id_key(&id);
-        let sent = state.sent.get(&key).cloned();
-        if sent.is_none() {
-            problems.push(format!("answers id {key}, which the client never sent"));
+        match state.sent.get_mut(&key) {
+            None => {
+                problems.push(format!("answers id {key}, which the client never sent"));
+                None
+            }
+            Some(sent) if sent.outstanding == 0 => {
+                problems.push(format!("id {key} is answered more than once"));
+                sent.method.clone()
+            }
+            Some(sent) => {
+                sent.outstanding -= 1;
+                sent.method.clone()
+            }
         }
-        if !state.answered.insert(key.clone()) {
-            problems.push(format!("id {key} is answered more than once"));
-        }
-        sent.and_then(|s| s.method)
     };
     if let Err(problem) = validation::check_response(method.as_deref(), value) {
         let subject = match &method {

@@ -5,7 +5,7 @@
 //! reader task and the steps both touch it. A `Notify` wakes every waiter after each change,
 //! so waits are event-driven (no polling) and bounded by the caller's timeout.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::process::ExitStatus;
 use std::sync::{Mutex, MutexGuard};
@@ -131,6 +131,9 @@ pub(crate) struct SentRequest {
     /// The method, when the request named one the schemas know (used to pick the result
     /// schema); `None` for raw lines without a usable method.
     pub(crate) method: Option<String>,
+    /// Requests with this id sent but not answered yet. A client may reuse an id once it is
+    /// answered; an answer with nothing outstanding is a duplicate.
+    pub(crate) outstanding: usize,
 }
 
 #[derive(Default)]
@@ -138,7 +141,6 @@ pub struct State {
     /// stdout lines received so far.
     pub(crate) seq: u64,
     pub(crate) sent: HashMap<String, SentRequest>,
-    pub(crate) answered: HashSet<String>,
     pub(crate) inbox: VecDeque<Inbound>,
     pub(crate) events: Vec<ReceivedEvent>,
     pub(crate) violations: Vec<Violation>,

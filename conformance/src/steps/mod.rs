@@ -24,6 +24,7 @@ macro_rules! fail {
 
 pub mod errors;
 pub mod events;
+pub mod model;
 pub mod rpc;
 pub mod session;
 pub mod task;

@@ -2,16 +2,15 @@
 //! Workspace Service observe while it runs and after it ends.
 
 use agent_mocks::{GatewayReply, ScriptedToolCall, StreamStep, Usage};
-use anyhow::{Context, anyhow};
+use anyhow::Context;
 use cucumber::{given, then, when};
 use serde_json::{Value, json};
 
 use super::{
-    StepResult, TASK_TERMINAL_EVENTS, at, barrier, event_types, eventually, expect_result,
-    model_requests, push_model_reply, push_model_stream, release_model, show, str_at, task_events,
+    StepResult, TASK_TERMINAL_EVENTS, at, barrier, event_types, expect_result, push_model_reply,
+    push_model_stream, release_model, show, str_at, task_events,
 };
 use crate::driver::ReceivedEvent;
-use crate::env::GATEWAY_TOKEN;
 use crate::world::{ConformanceWorld, TaskInfo};
 
 /// The id the scripted ReadFile call carries, so its events and tool message can be found.
@@ -161,6 +160,24 @@ async fn model_began(world: &mut ConformanceWorld) -> StepResult {
             e.event_type() == "text_chunk" && e.str_field("taskId") == Some(task_id.as_str())
         })
         .await?;
+    Ok(())
+}
+
+#[then("the first words of the answer arrive while the model is still answering")]
+async fn first_words_early(world: &mut ConformanceWorld) -> StepResult {
+    // The stream is held after its first delta: a text_chunk now can only have been
+    // forwarded as it arrived, not after the whole response was read.
+    model_began(world).await?;
+    let task_id = world.task()?.task_id.clone();
+    let ended = this_task_events(world)?.into_iter().find(|e| {
+        e.str_field("taskId") == Some(task_id.as_str())
+            && TASK_TERMINAL_EVENTS.contains(&e.event_type())
+    });
+    check!(
+        ended.is_none(),
+        "the task ended although the model's stream is still held open"
+    );
+    release_model(world.started_fakes()?);
     Ok(())
 }
 
@@ -401,221 +418,40 @@ async fn state_task_running(world: &mut ConformanceWorld) -> StepResult {
     Ok(())
 }
 
-#[then(expr = "the session state reports the task as {word}")]
-async fn state_task_status(world: &mut ConformanceWorld, status: String) -> StepResult {
+/// Task states in which the task still occupies the session.
+fn is_active_task_status(status: &str) -> bool {
+    !matches!(
+        status,
+        "" | "IDLE" | "TASK_COMPLETED" | "TASK_FAILED" | "TASK_CANCELLED"
+    )
+}
+
+#[then("the session state shows the task is no longer running")]
+async fn state_task_ended(world: &mut ConformanceWorld) -> StepResult {
     let task_id = world.task()?.task_id.clone();
     let response = world.last_response()?;
     let result = expect_result(response, "GetSessionState")?;
-    check!(
-        str_at(result, &["task", "taskId"]) == Some(task_id.as_str()),
-        "GetSessionState task.taskId must name the task {task_id:?}: {}",
-        show(result)
-    );
-    let got = str_at(result, &["task", "status"]);
-    check!(
-        got == Some(status.as_str()),
-        "GetSessionState task.status is {got:?}, expected {status:?}: {}",
-        show(result)
-    );
-    Ok(())
-}
-
-// ---- Then: what the model (gateway) received ---------------------------------------------------
-
-async fn nth_model_request(world: &ConformanceWorld, n: usize) -> anyhow::Result<Value> {
-    let requests = model_requests(world.started_fakes()?).await;
-    requests.get(n).map(|r| r.body.clone()).ok_or_else(|| {
-        anyhow!(
-            "the model received {} request(s), expected at least {}",
-            requests.len(),
-            n + 1
-        )
-    })
-}
-
-#[then(expr = "the second model request carries {string} as the result of the ReadFile call")]
-async fn second_request_has_result(world: &mut ConformanceWorld, content: String) -> StepResult {
-    let body = nth_model_request(world, 1).await?;
-    let messages = body
-        .get("messages")
-        .and_then(Value::as_array)
-        .context("the request has no messages array")?;
-    let tool = messages
-        .iter()
-        .find(|m| str_at(m, &["role"]) == Some("tool") && str_at(m, &["tool_call_id"]) == Some(READ_CALL_ID))
-        .with_context(|| format!("no {{role: \"tool\", tool_call_id: {READ_CALL_ID:?}}} message in the second model request: {}", show(&body)))?;
-    check!(
-        str_at(tool, &["content"]).is_some_and(|c| c.contains(&content)),
-        "the tool message must carry the file's content {content:?} as a string: {}",
-        show(tool)
-    );
-    Ok(())
-}
-
-#[then("the second model request replays the ReadFile call before its result")]
-async fn second_request_replays_call(world: &mut ConformanceWorld) -> StepResult {
-    let body = nth_model_request(world, 1).await?;
-    let messages = body
-        .get("messages")
-        .and_then(Value::as_array)
-        .context("the request has no messages array")?;
-    let call_at = messages.iter().position(|m| {
-        str_at(m, &["role"]) == Some("assistant")
-            && m.get("tool_calls")
-                .and_then(Value::as_array)
-                .is_some_and(|calls| {
-                    calls.iter().any(|c| {
-                        str_at(c, &["id"]) == Some(READ_CALL_ID)
-                            && str_at(c, &["type"]) == Some("function")
-                            && str_at(c, &["function", "name"]) == Some("ReadFile")
-                            && at(c, &["function", "arguments"]).is_some_and(Value::is_string)
-                    })
-                })
-    });
-    let result_at = messages.iter().position(|m| {
-        str_at(m, &["role"]) == Some("tool") && str_at(m, &["tool_call_id"]) == Some(READ_CALL_ID)
-    });
-    match (call_at, result_at) {
-        (Some(call), Some(result)) if call < result => Ok(()),
-        (None, _) => fail!(
-            "no assistant message with tool_calls [{{id: {READ_CALL_ID:?}, type: \"function\", function: {{name: \"ReadFile\", arguments: <string>}}}}] in the second model request: {}",
-            show(&body)
-        ),
-        _ => fail!(
-            "the assistant's tool call must come before its tool result: {}",
-            show(&body)
-        ),
-    }
-}
-
-#[then(
-    "every model request is a streaming chat completion with the bearer token and the policy's model"
-)]
-async fn model_requests_shape(world: &mut ConformanceWorld) -> StepResult {
-    let fakes = world.started_fakes()?;
-    let policy = fakes.session.policy();
-    let model = str_at(&policy, &["llmPolicy", "allowedModels", "0"])
-        .or_else(|| {
-            at(&policy, &["llmPolicy", "allowedModels"])
-                .and_then(|m| m.get(0))
-                .and_then(Value::as_str)
-        })
-        .unwrap_or_default()
-        .to_owned();
-    let max_tokens = at(&policy, &["llmPolicy", "maxOutputTokens"]).cloned();
-    let requests = fakes.streaming_gateway.all_requests().await;
-    check!(!requests.is_empty(), "the model received no request");
-    for (index, request) in requests.iter().enumerate() {
-        let n = index + 1;
+    // local-agent-host.md §3.3: TASK_COMPLETED, then IDLE once the history is uploaded.
+    if let Some(task) = result.get("task").filter(|t| !t.is_null()) {
+        let status = str_at(task, &["status"]).unwrap_or("");
         check!(
-            request.method == "POST" && request.path == "/v1/chat/completions",
-            "model request {n} went to {} {}, expected POST {{LLM_GATEWAY_ENDPOINT}}/chat/completions",
-            request.method,
-            request.path
+            matches!(status, "TASK_COMPLETED" | "IDLE"),
+            "after the task completed, task.status must be TASK_COMPLETED or IDLE, got {status:?}: {}",
+            show(result)
         );
-        let auth = request.header("authorization").unwrap_or("");
-        check!(
-            auth == format!("Bearer {GATEWAY_TOKEN}"),
-            "model request {n} carries Authorization {auth:?}, expected the bearer token from LLM_GATEWAY_AUTH_TOKEN"
-        );
-        let body = &request.body;
-        check!(
-            body.get("stream") == Some(&json!(true)),
-            "model request {n} must ask for stream: true: {}",
-            show(body)
-        );
-        check!(
-            str_at(body, &["model"]) == Some(model.as_str()),
-            "model request {n} names model {:?}, the policy's first allowed model is {model:?}",
-            str_at(body, &["model"])
-        );
-        if let Some(max) = &max_tokens {
+        if let Some(id) = str_at(task, &["taskId"]) {
             check!(
-                body.get("max_tokens") == Some(max),
-                "model request {n} max_tokens is {:?}, the policy's maxOutputTokens is {max}",
-                body.get("max_tokens")
+                id == task_id,
+                "task.taskId names {id:?}, but the only task was {task_id:?}: {}",
+                show(result)
             );
         }
-        check!(
-            body.get("messages")
-                .and_then(Value::as_array)
-                .is_some_and(|m| !m.is_empty()),
-            "model request {n} must carry the messages: {}",
-            show(body)
-        );
     }
-    Ok(())
-}
-
-#[then("every model request names the session, the task and the step in its headers")]
-async fn model_request_headers(world: &mut ConformanceWorld) -> StepResult {
-    let session_id = world.session()?.session_id.clone();
-    let task_id = world.task()?.task_id.clone();
-    let requests = model_requests(world.started_fakes()?).await;
-    check!(!requests.is_empty(), "the model received no request");
-    for (index, request) in requests.iter().enumerate() {
-        let n = index + 1;
-        for (header, want) in [
-            ("x-session-id", Some(session_id.as_str())),
-            ("x-task-id", Some(task_id.as_str())),
-        ] {
-            check!(
-                request.header(header) == want,
-                "model request {n} header {header} is {:?}, expected {want:?}",
-                request.header(header)
-            );
-        }
-        check!(
-            request
-                .header("x-step-id")
-                .is_some_and(|s| !s.trim().is_empty()),
-            "model request {n} must carry the step id in X-Step-Id"
-        );
-    }
-    Ok(())
-}
-
-// ---- Then: what the Workspace Service received ----------------------------------------------------
-
-#[then(
-    expr = "the Workspace Service receives a session_history holding the prompt and the answer {string}"
-)]
-async fn history_uploaded(world: &mut ConformanceWorld, answer: String) -> StepResult {
-    wait_task_end(world).await?;
-    let session = world.session()?.clone();
-    let prompt = world.task()?.prompt.clone();
-    let path = format!("/workspaces/{}/artifacts", session.workspace_id);
-    let fakes = world.started_fakes()?;
-    let upload = eventually(world.timeout(), "no fitting session_history upload", || async {
-        let requests = fakes.workspace.requests().await;
-        let histories: Vec<_> = requests
-            .iter()
-            .filter(|r| r.method == "POST" && r.path == path && str_at(&r.body, &["artifactType"]) == Some("session_history"))
-            .collect();
-        let fitting = histories.iter().rev().find(|r| {
-            let messages = r.body.get("messages").and_then(Value::as_array);
-            let has = |role: &str, text: &str| {
-                messages.is_some_and(|ms| {
-                    ms.iter().any(|m| str_at(m, &["role"]) == Some(role) && str_at(m, &["content"]).is_some_and(|c| c.contains(text)))
-                })
-            };
-            has("user", &prompt) && has("assistant", &answer)
-        });
-        match fitting {
-            Some(request) => Ok(request.body.clone()),
-            None => Err(format!(
-                "{} session_history upload(s) to POST {path}; none holds the user prompt and the assistant answer{}",
-                histories.len(),
-                histories.last().map(|r| format!(" (last: {})", show(&r.body))).unwrap_or_default()
-            )),
-        }
-    })
-    .await?;
     check!(
-        str_at(&upload, &["sessionId"]) == Some(session.session_id.as_str()),
-        "the session_history upload names session {:?}, expected {:?}",
-        str_at(&upload, &["sessionId"]),
-        session.session_id
+        str_at(result, &["currentTaskId"]).is_none_or(|current| current != task_id
+            || str_at(result, &["task", "status"]).is_some_and(|s| !is_active_task_status(s))),
+        "GetSessionState still names the finished task as current and running: {}",
+        show(result)
     );
     Ok(())
 }

@@ -35,7 +35,9 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match tokio.block_on(conformance::run(options)) {
+    let result = tokio.block_on(conformance::run(options));
+    tokio.shutdown_timeout(std::time::Duration::from_secs(2));
+    match result {
         Ok(outcome) => {
             println!("\n{}", outcome.summary());
             if outcome.passed {

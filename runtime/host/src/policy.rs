@@ -98,11 +98,10 @@ impl PolicyEnforcer {
         let Some(entry) = self.capabilities.get(capability) else {
             return Verdict::Denied(format!("Capability not granted: {capability}"));
         };
-        if capability.starts_with("File.") {
-            if let Some(reason) = self.check_paths(entry, arguments) {
+        if capability.starts_with("File.")
+            && let Some(reason) = self.check_paths(entry, arguments) {
                 return Verdict::Denied(reason);
             }
-        }
         if entry.requires_approval {
             return Verdict::ApprovalRequired {
                 rule_id: entry.approval_rule_id.clone(),
@@ -124,27 +123,23 @@ impl PolicyEnforcer {
             return Some("Path contains a NUL byte".to_owned());
         }
         let path = resolve(&self.absolute(Path::new(raw)));
-        if let Some(blocked) = &entry.blocked_paths {
-            if blocked.iter().any(|prefix| self.matches(&path, prefix)) {
+        if let Some(blocked) = &entry.blocked_paths
+            && blocked.iter().any(|prefix| self.matches(&path, prefix)) {
                 return Some(format!("Path is blocked: {}", path.display()));
             }
-        }
-        if let Some(allowed) = &entry.allowed_paths {
-            if !allowed.iter().any(|prefix| self.matches(&path, prefix)) {
+        if let Some(allowed) = &entry.allowed_paths
+            && !allowed.iter().any(|prefix| self.matches(&path, prefix)) {
                 return Some(format!("Path not in allowed paths: {}", path.display()));
             }
-        }
-        if let Some(limit) = entry.max_file_size_bytes {
-            if let Ok(metadata) = std::fs::metadata(&path) {
-                if metadata.len() > limit {
+        if let Some(limit) = entry.max_file_size_bytes
+            && let Ok(metadata) = std::fs::metadata(&path)
+                && metadata.len() > limit {
                     return Some(format!(
                         "File exceeds size limit: {} is {} bytes, the limit is {limit} bytes",
                         path.display(),
                         metadata.len()
                     ));
                 }
-            }
-        }
         None
     }
 

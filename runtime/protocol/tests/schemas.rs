@@ -28,7 +28,8 @@ use agent_protocol::policy::{ApprovalRule, CapabilityEntry, LlmPolicy, PolicyBun
 use agent_protocol::services::*;
 use agent_protocol::state::{SessionStatus, TaskStatus};
 use agent_protocol::tool::{
-    ArtifactData, ToolDefinition, ToolError, ToolLimits, ToolRequest, ToolResult, ToolStatus,
+    ArtifactData, FileChange, ToolDefinition, ToolError, ToolLimits, ToolRequest, ToolResult,
+    ToolStatus,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -1103,6 +1104,17 @@ fn tool_boundary_types_satisfy_their_schemas() {
         .artifact_uris
         .push("ws://ws_456/artifacts/art_1".into());
     check("tool/ToolResult", &succeeded);
+    let mut written = ToolResult::succeeded(&request, "Wrote 2 bytes to /work/demo/a.py");
+    written.file_changes = all_file_change_statuses()
+        .into_iter()
+        .map(|status| FileChange {
+            path: format!("/work/demo/{status:?}.py"),
+            status,
+            hunks: "@@ -1 +1 @@\n-a\n+b\n".into(),
+        })
+        .collect();
+    written.file_changes[0].hunks = String::new();
+    check("tool/ToolResult", &written);
     check(
         "tool/ToolResult",
         &ToolResult::failed(&bare, ErrorCode::ToolNotFound, "Unknown tool: X"),
@@ -1580,6 +1592,11 @@ fn schema_enums_equal_the_rust_enums() {
         (
             "methods/GetPatchPreview.result",
             "/$defs/FilePatch/properties/status",
+            serialized(&all_file_change_statuses()),
+        ),
+        (
+            "tool/ToolResult",
+            "/$defs/FileChange/properties/status",
             serialized(&all_file_change_statuses()),
         ),
         (

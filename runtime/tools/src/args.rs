@@ -76,6 +76,48 @@ impl<'a> Args<'a> {
     }
 }
 
+impl Args<'_> {
+    pub fn optional_bool(&self, name: &str) -> Result<Option<bool>, ArgError> {
+        match self.map.get(name) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Bool(flag)) => Ok(Some(*flag)),
+            Some(other) => Err(ArgError(format!(
+                "{}: argument \"{name}\" must be a boolean, got {}",
+                self.tool,
+                kind(other)
+            ))),
+        }
+    }
+
+    /// An optional integer in `min..=max`; the message states the bounds so the model can
+    /// retry with a valid value.
+    pub fn optional_u64_between(
+        &self,
+        name: &str,
+        min: u64,
+        max: u64,
+    ) -> Result<Option<u64>, ArgError> {
+        let out_of_range = |shown: &dyn std::fmt::Display| {
+            ArgError(format!(
+                "{}: argument \"{name}\" must be an integer between {min} and {max}, got {shown}",
+                self.tool
+            ))
+        };
+        match self.map.get(name) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Number(number)) => match number.as_u64() {
+                Some(value) if (min..=max).contains(&value) => Ok(Some(value)),
+                _ => Err(out_of_range(number)),
+            },
+            Some(other) => Err(ArgError(format!(
+                "{}: argument \"{name}\" must be an integer, got {}",
+                self.tool,
+                kind(other)
+            ))),
+        }
+    }
+}
+
 fn kind(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
@@ -84,5 +126,37 @@ fn kind(value: &Value) -> &'static str {
         Value::String(_) => "a string",
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn args(value: Value) -> Map<String, Value> {
+        value.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn booleans_and_bounded_integers_name_the_argument_and_the_rule() {
+        let map = args(json!({"flag": true, "n": 5, "big": 601, "text": "x", "none": null}));
+        let args = Args::new("T", &map);
+        assert_eq!(args.optional_bool("flag"), Ok(Some(true)));
+        assert_eq!(args.optional_bool("none"), Ok(None));
+        assert_eq!(args.optional_bool("absent"), Ok(None));
+        let error = args.optional_bool("text").unwrap_err().0;
+        assert!(error.contains("\"text\" must be a boolean"), "{error}");
+        assert_eq!(args.optional_u64_between("n", 1, 600), Ok(Some(5)));
+        assert_eq!(args.optional_u64_between("none", 1, 600), Ok(None));
+        let error = args.optional_u64_between("big", 1, 600).unwrap_err().0;
+        assert!(error.contains("between 1 and 600, got 601"), "{error}");
+        let error = args.optional_u64_between("n", 6, 600).unwrap_err().0;
+        assert!(error.contains("got 5"), "{error}");
+        let error = args.optional_u64_between("text", 1, 600).unwrap_err().0;
+        assert!(
+            error.contains("must be an integer, got a string"),
+            "{error}"
+        );
     }
 }

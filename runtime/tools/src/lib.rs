@@ -6,7 +6,12 @@
 
 pub mod args;
 pub mod file;
+pub mod output;
 pub mod platform;
 pub mod router;
+pub mod shell;
+
+#[cfg(test)]
+mod testing;
 
 pub use router::LocalToolRouter;

@@ -4,7 +4,10 @@
 use agent_protocol::{ErrorCode, ToolDefinition, ToolRequest, ToolResult, ToolRouter};
 use async_trait::async_trait;
 
+use crate::file::delete::DeleteFile;
 use crate::file::read::ReadFile;
+use crate::file::write::WriteFile;
+use crate::shell::RunCommand;
 
 /// One built-in tool.
 #[async_trait]
@@ -21,7 +24,12 @@ impl LocalToolRouter {
     /// The built-in tools of this build.
     pub fn new() -> Self {
         Self {
-            tools: vec![Box::new(ReadFile)],
+            tools: vec![
+                Box::new(ReadFile),
+                Box::new(WriteFile),
+                Box::new(DeleteFile),
+                Box::new(RunCommand::new()),
+            ],
         }
     }
 }
@@ -51,5 +59,76 @@ impl ToolRouter for LocalToolRouter {
 
     fn available_tools(&self) -> Vec<ToolDefinition> {
         self.tools.iter().map(|tool| tool.definition()).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agent_protocol::ToolStatus;
+    use serde_json::{Value, json};
+
+    #[test]
+    fn every_built_in_tool_is_offered_with_the_spec_description_and_a_strict_schema() {
+        let definitions = LocalToolRouter::new().available_tools();
+        let described: Vec<(&str, &str)> = definitions
+            .iter()
+            .map(|d| (d.tool_name.as_str(), d.description.as_str()))
+            .collect();
+        assert_eq!(
+            described,
+            [
+                ("ReadFile", "Read the contents of a file at the given path"),
+                (
+                    "WriteFile",
+                    "Create or overwrite a file with the given content"
+                ),
+                ("DeleteFile", "Delete a file at the given path"),
+                (
+                    "RunCommand",
+                    "Execute a shell command and return stdout, stderr, and exit code"
+                ),
+            ]
+        );
+        for definition in &definitions {
+            let schema = &definition.input_schema;
+            assert_eq!(schema["type"], "object", "{}", definition.tool_name);
+            assert_eq!(
+                schema["additionalProperties"], false,
+                "{}",
+                definition.tool_name
+            );
+            let properties = schema["properties"].as_object().unwrap();
+            for required in schema["required"].as_array().unwrap() {
+                assert!(properties.contains_key(required.as_str().unwrap()));
+            }
+        }
+        let write = &definitions[1].input_schema;
+        assert_eq!(write["required"], json!(["path", "content"]));
+        assert_eq!(write["properties"]["createDirectories"]["type"], "boolean");
+        assert_eq!(definitions[2].input_schema["required"], json!(["path"]));
+    }
+
+    #[tokio::test]
+    async fn requests_reach_their_tool_and_unknown_tools_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let router = LocalToolRouter::new();
+        let request = |tool: &str, args: Value| crate::testing::request(tool, dir.path(), args);
+        let written = router
+            .execute(request(
+                "WriteFile",
+                json!({"path": "a.txt", "content": "hi"}),
+            ))
+            .await;
+        assert_eq!(written.status, ToolStatus::Succeeded, "{written:?}");
+        assert_eq!(written.tool_call_id.as_deref(), Some("c1"));
+        let deleted = router
+            .execute(request("DeleteFile", json!({"path": "a.txt"})))
+            .await;
+        assert_eq!(deleted.status, ToolStatus::Succeeded, "{deleted:?}");
+        let unknown = router.execute(request("Nope", json!({}))).await;
+        let error = unknown.error.unwrap();
+        assert_eq!(error.code, ErrorCode::ToolNotFound);
+        assert_eq!(error.message, "Unknown tool: Nope");
     }
 }

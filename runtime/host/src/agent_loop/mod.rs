@@ -295,8 +295,8 @@ impl TaskRun {
                 );
             }
             let used = self.session.lock().tokens_used;
-            if let Some(budget) = llm_policy.max_session_tokens {
-                if used.saturating_add(estimated) > budget {
+            if let Some(budget) = llm_policy.max_session_tokens
+                && used.saturating_add(estimated) > budget {
                     return Ending::failed(
                         "budget_exceeded",
                         ErrorCode::LlmBudgetExceeded,
@@ -306,7 +306,6 @@ impl TaskRun {
                         false,
                     );
                 }
-            }
             let model = llm_policy
                 .allowed_models
                 .first()
@@ -506,8 +505,12 @@ impl TaskRun {
                 .iter()
                 .map(|message| message.token_count.unwrap_or(0))
                 .sum::<u64>();
-        let body =
-            crate::llm::request::build_body(system_prompt, &fitted.messages, tools, llm_policy);
+        let body = crate::llm::request::build_body(
+            system_prompt,
+            fitted.messages.iter().map(AsRef::as_ref),
+            tools,
+            llm_policy,
+        );
         let changed = (fitted.dropped != inner.last_dropped).then_some(fitted.dropped);
         inner.last_dropped = fitted.dropped;
         (body, estimated, changed.filter(|dropped| *dropped > 0))
@@ -588,11 +591,9 @@ impl TaskRun {
         if let Ending::Failed {
             recoverable: true, ..
         } = &ending
-        {
-            if let Some(task) = self.session.lock().task.as_mut() {
+            && let Some(task) = self.session.lock().task.as_mut() {
                 task.incomplete = true;
             }
-        }
         self.checkpoint(None);
         upload_history(&self.session, &self.backends, Some(&self.task_id)).await;
         let scope = Scope::task(&self.task_id);

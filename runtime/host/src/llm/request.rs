@@ -8,15 +8,14 @@ use agent_protocol::message::{ConversationMessage, Role};
 use agent_protocol::policy::LlmPolicy;
 use serde_json::{Value, json};
 
-pub fn build_body(
+pub fn build_body<'a>(
     system_prompt: &str,
-    messages: &[ConversationMessage],
+    messages: impl IntoIterator<Item = &'a ConversationMessage>,
     tools: &[ToolDefinition],
     policy: &LlmPolicy,
 ) -> Value {
-    let mut wire = Vec::with_capacity(messages.len() + 1);
-    wire.push(json!({ "role": "system", "content": system_prompt }));
-    wire.extend(messages.iter().map(to_wire));
+    let mut wire = vec![json!({ "role": "system", "content": system_prompt })];
+    wire.extend(messages.into_iter().map(to_wire));
     let mut body = json!({
         "model": policy.allowed_models.first().cloned().unwrap_or_default(),
         "stream": true,

@@ -51,7 +51,7 @@ mod tests {
         assert_eq!(count(""), 4);
         let short = count("hello world");
         let long = count(&"hello world ".repeat(100));
-        assert!(short >= 5 && short <= 8, "{short}");
+        assert!((5..=8).contains(&short), "{short}");
         assert!(long > 150 && long < 400, "{long}");
     }
 }

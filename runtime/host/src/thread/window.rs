@@ -7,6 +7,8 @@
 //!
 //! The thread itself is never changed — checkpoints and history keep everything.
 
+use std::borrow::Cow;
+
 use agent_protocol::message::{ConversationMessage, Role};
 
 /// Limits a request must stay within.
@@ -23,9 +25,10 @@ pub struct Limits {
     pub recency_window: usize,
 }
 
+/// The messages to send: borrowed from the thread, plus the marker when some were cut.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Fitted {
-    pub messages: Vec<ConversationMessage>,
+pub struct Fitted<'a> {
+    pub messages: Vec<Cow<'a, ConversationMessage>>,
     /// Thread messages left out of this request.
     pub dropped: usize,
 }
@@ -70,20 +73,22 @@ fn tokens(messages: &[ConversationMessage], range: &std::ops::Range<usize>) -> u
         .sum()
 }
 
-pub fn fit(
-    messages: &[ConversationMessage],
+/// Chooses what to send. Linear in the thread's length: a 10 000-message session costs
+/// no more per step than reading its token counts once.
+pub fn fit<'a>(
+    messages: &'a [ConversationMessage],
     limits: &Limits,
     marker: impl Fn(usize) -> ConversationMessage,
-) -> Fitted {
+) -> Fitted<'a> {
     let token_budget = limits
         .max_input_tokens
         .map_or(u64::MAX, |max| max.saturating_sub(limits.fixed_tokens));
     // One slot is the system prompt.
     let message_budget = limits.max_messages.saturating_sub(1);
-    let total_tokens: u64 = messages.iter().map(|m| m.token_count.unwrap_or(0)).sum();
-    if total_tokens <= token_budget && messages.len() <= message_budget {
+    let mut used_tokens: u64 = messages.iter().map(|m| m.token_count.unwrap_or(0)).sum();
+    if used_tokens <= token_budget && messages.len() <= message_budget {
         return Fitted {
-            messages: messages.to_vec(),
+            messages: messages.iter().map(Cow::Borrowed).collect(),
             dropped: 0,
         };
     }
@@ -98,19 +103,10 @@ pub fn fit(
         recent_from -= 1;
         recent_messages += units[recent_from].len();
     }
-    let marker_tokens = marker(0).token_count.unwrap_or(0);
-    let fits = |keep: &[bool]| {
-        let kept: Vec<usize> = (0..units.len()).filter(|&i| keep[i]).collect();
-        let dropped_any = kept.len() < units.len();
-        let extra = usize::from(dropped_any);
-        let count: usize = kept.iter().map(|&i| units[i].len()).sum::<usize>() + extra;
-        let used: u64 = kept
-            .iter()
-            .map(|&i| tokens(messages, &units[i]))
-            .sum::<u64>()
-            + if dropped_any { marker_tokens } else { 0 };
-        count <= message_budget && used <= token_budget
-    };
+    // From here on something is cut, so the marker is part of the request.
+    used_tokens += marker(0).token_count.unwrap_or(0);
+    let mut used_messages = messages.len() + 1;
+    let mut dropped = 0usize;
     // Order of sacrifice: the middle (oldest first), then the opening message, then the
     // recency window from its oldest end. The last unit is always sent.
     let head_is_user = messages.first().is_some_and(|m| m.role == Role::User) && last > 0;
@@ -119,22 +115,21 @@ pub fn fit(
         .chain(head_is_user.then_some(0))
         .chain(recent_from.max(first_droppable)..last);
     for index in order {
-        if fits(&keep) {
+        if used_messages <= message_budget && used_tokens <= token_budget {
             break;
         }
         keep[index] = false;
+        used_messages -= units[index].len();
+        used_tokens -= tokens(messages, &units[index]);
+        dropped += units[index].len();
     }
-    let dropped: usize = (0..units.len())
-        .filter(|&i| !keep[i])
-        .map(|i| units[i].len())
-        .sum();
-    let mut out = Vec::with_capacity(messages.len() - dropped + 1);
+    let mut out = Vec::with_capacity(used_messages);
     let mut marker_placed = dropped == 0;
     for (index, unit) in units.iter().enumerate() {
         if keep[index] {
-            out.extend_from_slice(&messages[unit.clone()]);
+            out.extend(messages[unit.clone()].iter().map(Cow::Borrowed));
         } else if !marker_placed {
-            out.push(marker(dropped));
+            out.push(Cow::Owned(marker(dropped)));
             marker_placed = true;
         }
     }
@@ -194,7 +189,7 @@ mod tests {
         }
     }
 
-    fn contents(fitted: &Fitted) -> Vec<&str> {
+    fn contents<'a>(fitted: &'a Fitted<'_>) -> Vec<&'a str> {
         fitted.messages.iter().map(|m| m.content.as_str()).collect()
     }
 
@@ -206,7 +201,14 @@ mod tests {
         ];
         let fitted = fit(&thread, &limits(100, 4), marker);
         assert_eq!(fitted.dropped, 0);
-        assert_eq!(fitted.messages, thread);
+        assert_eq!(
+            fitted
+                .messages
+                .iter()
+                .map(|m| m.as_ref().clone())
+                .collect::<Vec<_>>(),
+            thread
+        );
     }
 
     #[test]

@@ -1,11 +1,33 @@
 //! File tools (local-tool-runtime.md §4.1–§4.3).
 
+pub mod delete;
+mod diff;
 pub mod read;
+pub mod write;
 
 use std::io::ErrorKind;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use agent_protocol::{ErrorCode, ToolRequest, ToolResult};
+
+use crate::platform;
+
+/// The path argument of a tool that changes files, resolved against the project folder with
+/// the checks of §8.1 — or the failure to return (boxed: a `ToolResult` is large).
+pub(crate) fn resolve_path(
+    tool: &str,
+    raw: &str,
+    request: &ToolRequest,
+) -> Result<PathBuf, Box<ToolResult>> {
+    let root = request.workspace_root.as_deref().map(Path::new);
+    platform::resolve_within(raw, root).map_err(|error| {
+        Box::new(ToolResult::failed(
+            request,
+            ErrorCode::InvalidRequest,
+            format!("{tool}: {error}"),
+        ))
+    })
+}
 
 /// Maps an I/O error to the spec's codes with a message naming the path.
 pub(crate) fn io_failure(request: &ToolRequest, path: &Path, error: &std::io::Error) -> ToolResult {

@@ -97,18 +97,18 @@ fn read(
             format!("{} is a directory, not a file", path.display()),
         );
     }
-    if let Some(limit) = request.limits.max_file_size_bytes {
-        if metadata.len() > limit {
-            return ToolResult::failed(
-                request,
-                ErrorCode::FileTooLarge,
-                format!(
-                    "{} is {} bytes, more than the limit of {limit} bytes",
-                    path.display(),
-                    metadata.len()
-                ),
-            );
-        }
+    if let Some(limit) = request.limits.max_file_size_bytes
+        && metadata.len() > limit
+    {
+        return ToolResult::failed(
+            request,
+            ErrorCode::FileTooLarge,
+            format!(
+                "{} is {} bytes, more than the limit of {limit} bytes",
+                path.display(),
+                metadata.len()
+            ),
+        );
     }
     let bytes = match std::fs::read(path) {
         Ok(bytes) => bytes,

@@ -1,5 +1,8 @@
-//! OS primitives the tools share (local-tool-runtime.md §6): path resolution today; shell
-//! resolution and process-tree kill come with the shell tool.
+//! OS primitives the tools share (local-tool-runtime.md §6): path resolution here, shell
+//! resolution in [`shell`], process-tree termination in [`process`].
+
+pub mod process;
+pub mod shell;
 
 use std::path::{Component, Path, PathBuf};
 
@@ -13,6 +16,10 @@ pub enum PathError {
     RelativeWithoutRoot(String),
     #[error("the path is empty")]
     Empty,
+    #[error(
+        "the path \"{raw}\" uses \"..\" to leave the project folder {root}; name the file by its absolute path instead"
+    )]
+    EscapesWorkspace { raw: String, root: String },
 }
 
 /// Expands `~`, makes the path absolute against `root`, and normalises `.` and `..`
@@ -40,7 +47,25 @@ pub fn resolve(raw: &str, root: Option<&Path>) -> Result<PathBuf, PathError> {
     Ok(normalize(&absolute))
 }
 
-fn home() -> Option<PathBuf> {
+/// [`resolve`] plus the defence-in-depth rule of local-tool-runtime.md §8.1.2 for tools that
+/// change files: a path that climbs out of the project folder with `..` is refused (an
+/// absolute path elsewhere is the policy enforcer's call, not ours).
+pub fn resolve_within(raw: &str, root: Option<&Path>) -> Result<PathBuf, PathError> {
+    let resolved = resolve(raw, root)?;
+    let climbs = Path::new(raw)
+        .components()
+        .any(|component| component == Component::ParentDir);
+    match root.map(normalize) {
+        Some(root) if climbs && !resolved.starts_with(&root) => Err(PathError::EscapesWorkspace {
+            raw: raw.to_owned(),
+            root: root.display().to_string(),
+        }),
+        _ => Ok(resolved),
+    }
+}
+
+/// The user's home directory, where a command runs when the session has no project folder.
+pub fn home() -> Option<PathBuf> {
     std::env::var_os(if cfg!(windows) { "USERPROFILE" } else { "HOME" }).map(PathBuf::from)
 }
 
@@ -79,5 +104,29 @@ mod tests {
         );
         assert_eq!(resolve("a\0b", Some(root)), Err(PathError::NulByte));
         assert_eq!(resolve("", Some(root)), Err(PathError::Empty));
+    }
+
+    #[test]
+    fn only_dot_dot_paths_that_leave_the_project_folder_are_refused() {
+        let root = Path::new("/work/proj");
+        assert_eq!(
+            resolve_within("src/../a.txt", Some(root)).unwrap(),
+            PathBuf::from("/work/proj/a.txt")
+        );
+        assert_eq!(
+            resolve_within("/etc/hosts", Some(root)).unwrap(),
+            PathBuf::from("/etc/hosts")
+        );
+        assert_eq!(
+            resolve_within("/work/proj/../../etc/x", None).unwrap(),
+            PathBuf::from("/etc/x")
+        );
+        let error = resolve_within("../other/a.txt", Some(root)).unwrap_err();
+        assert!(matches!(error, PathError::EscapesWorkspace { .. }));
+        assert!(error.to_string().contains("../other/a.txt"), "{error}");
+        assert!(matches!(
+            resolve_within("/work/proj/../projX/a", Some(root)),
+            Err(PathError::EscapesWorkspace { .. })
+        ));
     }
 }

@@ -3,6 +3,8 @@
 //! requirements it certifies). Written as `certification.md` for people and `outcome.json`
 //! for tools (`cargo xtask certify` reads it).
 
+mod markdown;
+
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -11,7 +13,7 @@ use anyhow::Context;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::catalogue::{Catalogue, Level, REQUIREMENT_PREFIX, ScenarioRef};
+use crate::catalogue::{Catalogue, REQUIREMENT_PREFIX, ScenarioRef};
 
 /// Counters from cucumber's summarizing writer.
 #[derive(Debug, Clone, Copy, Default, Serialize)]
@@ -406,7 +408,7 @@ pub fn write_reports(
     outcome: &Outcome,
     context: &ReportContext,
 ) -> anyhow::Result<()> {
-    let markdown = render_markdown(catalogue, outcome, context);
+    let markdown = markdown::render(catalogue, outcome, context);
     let path = dir.join("certification.md");
     std::fs::write(&path, markdown).with_context(|| format!("cannot write {}", path.display()))?;
     let path = dir.join("outcome.json");
@@ -415,205 +417,34 @@ pub fn write_reports(
     Ok(())
 }
 
-fn cell(text: &str) -> String {
-    text.replace('|', "\\|").replace('\n', "<br>")
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-fn abridge(text: &str, max: usize) -> String {
-    crate::driver::excerpt(text).chars().take(max).collect()
-}
-
-fn rfc3339(at: time::OffsetDateTime) -> String {
-    at.format(&time::format_description::well_known::Rfc3339)
-        .unwrap_or_else(|_| at.to_string())
-}
-
-/// The Markdown report: verdict, totals, failed requirements first, then the full matrix.
-pub fn render_markdown(
-    catalogue: &Catalogue,
-    outcome: &Outcome,
-    context: &ReportContext,
-) -> String {
-    let mut md = String::new();
-    let verdict = if outcome.passed {
-        "✅ CERTIFIED"
-    } else {
-        "❌ NOT CERTIFIED"
-    };
-    let _ = writeln!(md, "# Conformance certification — {verdict}\n");
-    let _ = writeln!(md, "| | |\n|---|---|");
-    let _ = writeln!(md, "| Runtime command | `{}` |", cell(&context.runtime));
-    let _ = writeln!(md, "| Started | {} |", rfc3339(context.started_at));
-    let _ = writeln!(md, "| Finished | {} |", rfc3339(context.finished_at));
-    let _ = writeln!(md, "| Features | `{}` |", context.features.display());
-    if let Some(tags) = &context.tags {
-        let _ = writeln!(md, "| Tag filter | `{}` |", cell(tags));
-    }
-    if let Some(name) = &context.name {
-        let _ = writeln!(md, "| Name filter | `{}` |", cell(name));
-    }
-    let total = outcome.scenarios.len();
-    let _ = writeln!(
-        md,
-        "| Scenarios | {} passed, {} failed, {} total |",
-        total - outcome.failed_scenarios(),
-        outcome.failed_scenarios(),
-        total
-    );
-    let s = &outcome.stats;
-    let _ = writeln!(
-        md,
-        "| Steps | {} passed, {} failed, {} skipped |",
-        s.passed_steps, s.failed_steps, s.skipped_steps
-    );
-    let _ = writeln!(
-        md,
-        "| Requirements | {} passed, {} failed, {} not run, {} without scenario (of {}) |",
-        outcome.count(Verdict::Passed),
-        outcome.count(Verdict::Failed),
-        outcome.count(Verdict::NotRun),
-        outcome.count(Verdict::Uncovered),
-        outcome.requirements.len()
-    );
-    if s.parsing_errors > 0 {
-        let _ = writeln!(md, "| Feature parsing errors | {} |", s.parsing_errors);
-    }
-    if total == 0 {
-        let _ = writeln!(md, "\n**No scenario ran** — check the tag/name filter.");
-    }
-
-    let failed = outcome.failed_requirements();
-    if !failed.is_empty() {
-        let _ = writeln!(md, "\n## Failed requirements\n");
-        for requirement in failed {
-            let _ = writeln!(
-                md,
-                "### {} ({}) — {}\n\n_Spec: {}_\n",
-                requirement.id, requirement.level, requirement.statement, requirement.spec
-            );
-            for &index in &requirement.scenarios {
-                let scenario = &outcome.scenarios[index];
-                if scenario.passed {
-                    continue;
-                }
-                let _ = writeln!(
-                    md,
-                    "- **{}** (`{}:{}`)",
-                    scenario.name, scenario.uri, scenario.line
-                );
-                if let Some(failure) = &scenario.failure {
-                    let _ = writeln!(
-                        md,
-                        "\n  ```text\n{}\n  ```",
-                        indent(&abridge(failure, 2500), "  ")
-                    );
-                }
-                if let Some(dir) = &context.transcripts_dir {
-                    let file = transcript_file_name(Some(Path::new(&scenario.uri)), scenario.line);
-                    if dir.join(&file).exists() {
-                        let _ = writeln!(md, "  Transcript: `transcripts/{file}`");
-                    }
-                }
-            }
-            md.push('\n');
-        }
-    }
-
-    let _ = writeln!(md, "\n## Requirement matrix\n");
-    for area in &catalogue.areas {
-        let rows: Vec<_> = outcome
-            .requirements
-            .iter()
-            .filter(|r| crate::catalogue::area_of(&r.id) == area.id)
-            .collect();
-        if rows.is_empty() {
-            continue;
-        }
-        let _ = writeln!(md, "### {} — {}\n", area.id, area.title);
-        let _ = writeln!(
-            md,
-            "| Requirement | Level | Result | Statement | Scenarios |\n|---|---|---|---|---|"
+    #[test]
+    fn a_failed_background_fails_its_scenario_and_cucumber_noise_is_dropped() {
+        let json = r#"[{"uri": "features/task/events.feature", "name": "F", "elements": [
+            {"type": "scenario", "name": "s", "line": 14, "tags": [{"name": "REQ-EVT-001", "line": 13}],
+             "steps": [], "after": [{"result": {"status": "passed", "duration": 1}}]},
+            {"type": "background", "name": "s", "line": 14, "tags": [],
+             "steps": [{"keyword": "Given ", "name": "a running session", "line": 7,
+                        "result": {"status": "failed", "duration": 1,
+                                   "error_message": "Matched: x.rs:1:1\nStep panicked. Captured output: it broke"}}]},
+            {"type": "scenario", "name": "t", "line": 20, "tags": [], "steps": [
+                {"keyword": "Then ", "name": "ok", "line": 21, "result": {"status": "passed", "duration": 1}}]}
+        ]}]"#;
+        let results = parse_cucumber_json(json).unwrap();
+        assert_eq!(results.len(), 2);
+        assert!(!results[0].passed);
+        assert_eq!(
+            results[0].failure.as_deref(),
+            Some("(background) Given a running session: it broke")
         );
-        for requirement in rows {
-            let scenarios = requirement
-                .scenarios
-                .iter()
-                .map(|&i| {
-                    let s = &outcome.scenarios[i];
-                    format!("{} {}", if s.passed { "✅" } else { "❌" }, s.name)
-                })
-                .collect::<Vec<_>>()
-                .join("<br>");
-            let _ = writeln!(
-                md,
-                "| {} | {} | {} | {} | {} |",
-                requirement.id,
-                requirement.level,
-                requirement.verdict.label(),
-                cell(&requirement.statement),
-                cell(&scenarios)
-            );
-        }
-        md.push('\n');
-    }
-
-    if !outcome.unknown_tags.is_empty() {
-        let _ = writeln!(
-            md,
-            "## Tags naming no catalogue requirement\n\n{}\n",
-            outcome
-                .unknown_tags
-                .iter()
-                .map(|t| format!("`@{t}`"))
-                .collect::<Vec<_>>()
-                .join(", ")
+        assert_eq!(results[0].tags, vec!["REQ-EVT-001"]);
+        assert!(results[1].passed);
+        assert_eq!(
+            transcript_file_name(Some(Path::new(&results[0].uri)), 14),
+            "task-events-L14.log"
         );
     }
-    let uncovered_musts: Vec<_> = catalogue
-        .requirements
-        .iter()
-        .filter(|r| r.level == Level::Must)
-        .filter(|r| {
-            outcome
-                .requirements
-                .iter()
-                .any(|o| o.id == r.id && o.verdict == Verdict::Uncovered)
-        })
-        .map(|r| r.id.as_str())
-        .collect();
-    if !uncovered_musts.is_empty() {
-        let _ = writeln!(
-            md,
-            "## MUST requirements without a scenario\n\n{}\n",
-            uncovered_musts.join(", ")
-        );
-    }
-
-    let _ = writeln!(md, "## Scenarios\n");
-    let mut order: Vec<&ScenarioResult> = outcome.scenarios.iter().collect();
-    order.sort_by_key(|s| (s.passed, s.uri.clone(), s.line));
-    let _ = writeln!(
-        md,
-        "| Result | Scenario | Location | Requirements |\n|---|---|---|---|"
-    );
-    for scenario in order {
-        let ids: Vec<&str> = scenario.requirement_ids().collect();
-        let _ = writeln!(
-            md,
-            "| {} | {} | `{}:{}` | {} |",
-            if scenario.passed { "✅" } else { "❌" },
-            cell(&scenario.name),
-            cell(&scenario.uri),
-            scenario.line,
-            ids.join(" ")
-        );
-    }
-    md
-}
-
-fn indent(text: &str, prefix: &str) -> String {
-    text.lines()
-        .map(|l| format!("{prefix}{l}"))
-        .collect::<Vec<_>>()
-        .join("\n")
 }

@@ -1,0 +1,107 @@
+//! The driver against tiny scripted "runtimes" (sh one-liners): routing, violations, bounds.
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use super::{LaunchSpec, RuntimeCommand, RuntimeDriver};
+
+fn spawn(script: &str, timeout_ms: u64) -> RuntimeDriver {
+    let command = RuntimeCommand {
+        program: "sh".to_owned(),
+        args: vec!["-c".to_owned(), script.to_owned()],
+        display: script.to_owned(),
+    };
+    let spec = LaunchSpec {
+        command,
+        env: Vec::new(),
+        remove_env: Vec::new(),
+        cwd: None,
+    };
+    RuntimeDriver::spawn(&spec, Duration::from_millis(timeout_ms)).unwrap()
+}
+
+#[tokio::test]
+async fn a_response_is_routed_to_its_request_and_events_are_collected() {
+    let mut driver = spawn(
+        r#"read line; echo '{"jsonrpc":"2.0","method":"SessionEvent","params":{"bad":true}}'; echo '{"jsonrpc":"2.0","id":1,"result":{"ok":true}}'; sleep 5"#,
+        2000,
+    );
+    let response = driver.request("Ping", Some(json!({}))).await.unwrap();
+    assert_eq!(response["result"]["ok"], json!(true));
+    assert_eq!(driver.events().len(), 1);
+    // The event does not match the SessionEvent schema: recorded, not surfaced yet.
+    let violations = driver.violations();
+    assert_eq!(violations.len(), 1, "{violations:?}");
+    assert!(!violations[0].surfaced);
+    driver.stop().await;
+}
+
+#[tokio::test]
+async fn an_echoing_runtime_fails_the_request_at_once() {
+    let mut driver = spawn("cat", 5000);
+    let started = Instant::now();
+    let error = driver.request("Ping", None).await.unwrap_err();
+    assert!(started.elapsed() < Duration::from_secs(2));
+    assert!(
+        format!("{error:#}").contains("where a response was expected"),
+        "{error:#}"
+    );
+    driver.stop().await;
+}
+
+#[tokio::test]
+async fn a_log_line_on_stdout_is_a_violation_and_ends_a_raw_read() {
+    let mut driver = spawn("read line; echo 'INFO starting'; sleep 5", 5000);
+    driver.send_raw_line(b"{not json").await.unwrap();
+    let error = driver.read_next_response().await.unwrap_err();
+    assert!(format!("{error:#}").contains("not JSON"), "{error:#}");
+    driver.stop().await;
+}
+
+#[tokio::test]
+async fn a_silent_runtime_times_out_within_the_bound() {
+    let mut driver = spawn("sleep 30", 300);
+    let started = Instant::now();
+    let error = driver.request("Ping", None).await.unwrap_err();
+    assert!(started.elapsed() < Duration::from_secs(2));
+    assert!(format!("{error:#}").contains("timed out"), "{error:#}");
+    driver.stop().await;
+    assert!(driver.exit_status().is_some(), "stop kills the process");
+}
+
+#[tokio::test]
+async fn the_exit_code_is_observed() {
+    let driver = spawn("echo oops >&2; exit 3", 2000);
+    let status = driver.wait_exit(Duration::from_secs(2)).await.unwrap();
+    assert_eq!(status.code(), Some(3));
+}
+
+#[tokio::test]
+async fn an_id_answered_twice_is_a_violation() {
+    let mut driver = spawn(
+        r#"read line; echo '{"jsonrpc":"2.0","id":1,"result":{}}'; echo '{"jsonrpc":"2.0","id":1,"result":{}}'; sleep 5"#,
+        500,
+    );
+    driver.request("Ping", None).await.unwrap();
+    let leftovers = driver.unclaimed_responses_after_probe().await;
+    // The probe itself is never answered by this script; what matters is the duplicate.
+    assert!(leftovers.is_err());
+    assert!(
+        driver
+            .violations()
+            .iter()
+            .any(|v| v.problem.contains("more than once")),
+        "{:?}",
+        driver.violations()
+    );
+    driver.stop().await;
+}
+
+#[test]
+fn commands_split_like_a_shell_without_one() {
+    let command = RuntimeCommand::parse(r#"python3 -m "my runtime" --flag='a b'"#).unwrap();
+    assert_eq!(command.program, "python3");
+    assert_eq!(command.args, vec!["-m", "my runtime", "--flag=a b"]);
+    assert!(RuntimeCommand::parse("  ").is_err());
+}

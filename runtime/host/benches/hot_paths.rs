@@ -1,0 +1,142 @@
+//! Micro-benchmarks of the agent host's per-step work: fitting the thread into the context
+//! window and building the request (10, 1 000 and 10 000 messages), parsing streamed
+//! chunks, and one policy check. Run with `cargo bench -p agent-host` (or `cargo xtask bench`).
+
+use std::hint::black_box;
+use std::path::PathBuf;
+
+use agent_host::llm::request::build_body;
+use agent_host::llm::stream::Accumulator;
+use agent_host::policy::PolicyEnforcer;
+use agent_host::thread::window::{Limits, fit, marker_text};
+use agent_protocol::message::{ConversationMessage, MessageToolCall, Role};
+use agent_protocol::policy::{LlmPolicy, PolicyBundle};
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use serde_json::json;
+
+fn thread(len: usize) -> Vec<ConversationMessage> {
+    (0..len)
+        .map(|i| {
+            let role = match i % 3 {
+                0 => Role::User,
+                1 => Role::Assistant,
+                _ => Role::Tool,
+            };
+            let mut message = ConversationMessage {
+                message_id: format!("msg_{i:06}"),
+                session_id: "sess".into(),
+                task_id: Some("task".into()),
+                step_id: Some(format!("step_{i:03}")),
+                role,
+                content: "Some file content or an answer of moderate length. ".repeat(8),
+                token_count: Some(100),
+                timestamp: "2026-11-22T00:00:00Z".into(),
+                tool_calls: Vec::new(),
+                tool_call_id: None,
+                tool_name: None,
+            };
+            if role == Role::Assistant {
+                message.tool_calls = vec![MessageToolCall {
+                    id: format!("call_{i}"),
+                    name: "ReadFile".into(),
+                    arguments: r#"{"path":"src/main.rs"}"#.into(),
+                }];
+            }
+            if role == Role::Tool {
+                message.tool_call_id = Some(format!("call_{}", i - 1));
+            }
+            message
+        })
+        .collect()
+}
+
+fn marker(dropped: usize) -> ConversationMessage {
+    let mut message = thread(1).remove(0);
+    message.role = Role::System;
+    message.content = marker_text(dropped);
+    message
+}
+
+fn context_window(c: &mut Criterion) {
+    let mut group = c.benchmark_group("context_window");
+    let policy = LlmPolicy {
+        allowed_models: vec!["m".into()],
+        max_input_tokens: Some(64_000),
+        max_output_tokens: Some(4_000),
+        max_session_tokens: None,
+    };
+    for len in [10usize, 1_000, 10_000] {
+        let messages = thread(len);
+        let limits = Limits {
+            max_input_tokens: policy.max_input_tokens,
+            fixed_tokens: 2_000,
+            max_messages: 50,
+            recency_window: 10,
+        };
+        group.throughput(Throughput::Elements(len as u64));
+        group.bench_with_input(BenchmarkId::new("fit", len), &messages, |b, messages| {
+            b.iter(|| fit(black_box(messages), &limits, marker))
+        });
+        group.bench_with_input(
+            BenchmarkId::new("fit_and_build_body", len),
+            &messages,
+            |b, messages| {
+                b.iter(|| {
+                    let fitted = fit(black_box(messages), &limits, marker);
+                    build_body(
+                        "system prompt",
+                        fitted.messages.iter().map(AsRef::as_ref),
+                        &[],
+                        &policy,
+                    )
+                })
+            },
+        );
+    }
+    group.finish();
+}
+
+fn sse_parsing(c: &mut Criterion) {
+    let chunks: Vec<String> = (0..1_000)
+        .map(|i| {
+            json!({"id": "c", "object": "chat.completion.chunk",
+                   "choices": [{"index": 0, "delta": {"content": format!("word{i} ")}, "finish_reason": null}]})
+            .to_string()
+        })
+        .collect();
+    let bytes: usize = chunks.iter().map(String::len).sum();
+    let mut group = c.benchmark_group("sse");
+    group.throughput(Throughput::Bytes(bytes as u64));
+    group.bench_function("accumulate_1000_text_chunks", |b| {
+        b.iter(|| {
+            let mut acc = Accumulator::default();
+            for chunk in &chunks {
+                let _ = black_box(acc.push(chunk));
+            }
+            acc.finish()
+        })
+    });
+    group.finish();
+}
+
+fn policy_check(c: &mut Criterion) {
+    let dir = std::env::temp_dir();
+    let bundle: PolicyBundle = serde_json::from_value(json!({
+        "policyBundleVersion": "v", "schemaVersion": "1.0", "sessionId": "s",
+        "expiresAt": "2999-01-01T00:00:00Z",
+        "capabilities": [{"name": "File.Read", "allowedPaths": ["."], "blockedPaths": [".env", ".git/"]}],
+        "llmPolicy": {"allowedModels": ["m"]}
+    }))
+    .unwrap_or_else(|error| panic!("bundle: {error}"));
+    let enforcer = PolicyEnforcer::new(bundle, Some(PathBuf::from(&dir)));
+    let args = json!({"path": "src/main.rs"})
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    c.bench_function("policy_check_file_read", |b| {
+        b.iter(|| enforcer.check_tool(black_box("File.Read"), black_box(&args)))
+    });
+}
+
+criterion_group!(benches, context_window, sse_parsing, policy_check);
+criterion_main!(benches);
