@@ -564,12 +564,16 @@ impl Host {
 
     fn patch_preview(&self, params: GetPatchPreviewParams) -> Result<Value, RpcError> {
         let session = self.session_for(&params.session_id)?;
-        let known = session
-            .lock()
+        let inner = session.lock();
+        let known = inner
             .thread
             .messages()
             .iter()
-            .any(|message| message.task_id.as_deref() == Some(params.task_id.as_str()));
+            .any(|message| message.task_id.as_deref() == Some(params.task_id.as_str()))
+            || inner
+                .task
+                .as_ref()
+                .is_some_and(|task| task.task_id == params.task_id);
         if !known {
             return Err(RpcError::new(
                 ErrorCode::InvalidRequest,
@@ -580,10 +584,11 @@ impl Host {
                 ),
             ));
         }
-        // No tool of this build writes or deletes files, so no task has pending changes.
+        let files = inner.patches.preview(&params.task_id);
+        drop(inner);
         to_value(PatchPreviewResult {
             task_id: params.task_id,
-            files: Vec::new(),
+            files,
         })
     }
 

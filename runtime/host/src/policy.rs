@@ -99,9 +99,10 @@ impl PolicyEnforcer {
             return Verdict::Denied(format!("Capability not granted: {capability}"));
         };
         if capability.starts_with("File.")
-            && let Some(reason) = self.check_paths(entry, arguments) {
-                return Verdict::Denied(reason);
-            }
+            && let Some(reason) = self.check_paths(entry, arguments)
+        {
+            return Verdict::Denied(reason);
+        }
         if entry.requires_approval {
             return Verdict::ApprovalRequired {
                 rule_id: entry.approval_rule_id.clone(),
@@ -124,22 +125,25 @@ impl PolicyEnforcer {
         }
         let path = resolve(&self.absolute(Path::new(raw)));
         if let Some(blocked) = &entry.blocked_paths
-            && blocked.iter().any(|prefix| self.matches(&path, prefix)) {
-                return Some(format!("Path is blocked: {}", path.display()));
-            }
+            && blocked.iter().any(|prefix| self.matches(&path, prefix))
+        {
+            return Some(format!("Path is blocked: {}", path.display()));
+        }
         if let Some(allowed) = &entry.allowed_paths
-            && !allowed.iter().any(|prefix| self.matches(&path, prefix)) {
-                return Some(format!("Path not in allowed paths: {}", path.display()));
-            }
+            && !allowed.iter().any(|prefix| self.matches(&path, prefix))
+        {
+            return Some(format!("Path not in allowed paths: {}", path.display()));
+        }
         if let Some(limit) = entry.max_file_size_bytes
             && let Ok(metadata) = std::fs::metadata(&path)
-                && metadata.len() > limit {
-                    return Some(format!(
-                        "File exceeds size limit: {} is {} bytes, the limit is {limit} bytes",
-                        path.display(),
-                        metadata.len()
-                    ));
-                }
+            && metadata.len() > limit
+        {
+            return Some(format!(
+                "File exceeds size limit: {} is {} bytes, the limit is {limit} bytes",
+                path.display(),
+                metadata.len()
+            ));
+        }
         None
     }
 

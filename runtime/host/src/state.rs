@@ -45,9 +45,10 @@ impl CheckpointStore {
     pub fn delete(&self, session_id: &str) {
         let path = self.path(session_id);
         if let Err(error) = std::fs::remove_file(&path)
-            && error.kind() != std::io::ErrorKind::NotFound {
-                tracing::warn!(path = %path.display(), %error, "could not delete the checkpoint");
-            }
+            && error.kind() != std::io::ErrorKind::NotFound
+        {
+            tracing::warn!(path = %path.display(), %error, "could not delete the checkpoint");
+        }
     }
 }
 

@@ -296,16 +296,17 @@ impl TaskRun {
             }
             let used = self.session.lock().tokens_used;
             if let Some(budget) = llm_policy.max_session_tokens
-                && used.saturating_add(estimated) > budget {
-                    return Ending::failed(
-                        "budget_exceeded",
-                        ErrorCode::LlmBudgetExceeded,
-                        format!(
-                            "The session's token budget is used up ({used} of {budget} tokens; the next request needs about {estimated})."
-                        ),
-                        false,
-                    );
-                }
+                && used.saturating_add(estimated) > budget
+            {
+                return Ending::failed(
+                    "budget_exceeded",
+                    ErrorCode::LlmBudgetExceeded,
+                    format!(
+                        "The session's token budget is used up ({used} of {budget} tokens; the next request needs about {estimated})."
+                    ),
+                    false,
+                );
+            }
             let model = llm_policy
                 .allowed_models
                 .first()
@@ -591,9 +592,10 @@ impl TaskRun {
         if let Ending::Failed {
             recoverable: true, ..
         } = &ending
-            && let Some(task) = self.session.lock().task.as_mut() {
-                task.incomplete = true;
-            }
+            && let Some(task) = self.session.lock().task.as_mut()
+        {
+            task.incomplete = true;
+        }
         self.checkpoint(None);
         upload_history(&self.session, &self.backends, Some(&self.task_id)).await;
         let scope = Scope::task(&self.task_id);

@@ -158,6 +158,10 @@ impl TaskRun {
             }
         };
         let result = self.upload_artifacts(result).await;
+        self.session
+            .lock()
+            .patches
+            .record(&self.task_id, &result.file_changes);
         let text = result.text_for_model();
         self.session.events.emit(
             scope.clone(),

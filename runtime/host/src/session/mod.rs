@@ -2,6 +2,7 @@
 //! state machine. One runtime process serves one session (local-agent-host.md §1).
 
 pub mod machine;
+pub mod patches;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
@@ -57,6 +58,7 @@ pub struct Inner {
     pub task_count: u64,
     /// Messages left out of the last LLM request, to report changes only.
     pub last_dropped: usize,
+    pub patches: patches::Patches,
 }
 
 pub struct Session {
@@ -86,6 +88,7 @@ impl Session {
                 tokens_used: 0,
                 task_count: 0,
                 last_dropped: 0,
+                patches: patches::Patches::default(),
             }),
             runner: Mutex::new(None),
         }

@@ -1,0 +1,116 @@
+//! Per-task file changes for GetPatchPreview (INTEROP.md §1): every write and delete a
+//! task's tools reported, folded into one entry per file.
+
+use std::collections::HashMap;
+
+use agent_protocol::FileChange;
+use agent_protocol::methods::{FileChangeStatus, FilePatch};
+
+#[derive(Debug, Default)]
+pub struct Patches {
+    by_task: HashMap<String, Vec<FileChange>>,
+}
+
+impl Patches {
+    pub fn record(&mut self, task_id: &str, changes: &[FileChange]) {
+        if !changes.is_empty() {
+            self.by_task
+                .entry(task_id.to_owned())
+                .or_default()
+                .extend_from_slice(changes);
+        }
+    }
+
+    /// One entry per file, in the order files were first touched. The status is the net
+    /// effect (added then modified is added; added then deleted disappears; deleted then
+    /// written again is modified); the hunks of successive changes follow each other, each
+    /// against the content before it.
+    pub fn preview(&self, task_id: &str) -> Vec<FilePatch> {
+        let mut files: Vec<FilePatch> = Vec::new();
+        let mut vanished: Vec<String> = Vec::new();
+        for change in self.by_task.get(task_id).into_iter().flatten() {
+            match files.iter_mut().find(|file| file.file_path == change.path) {
+                None => files.push(FilePatch {
+                    file_path: change.path.clone(),
+                    status: change.status,
+                    hunks: change.hunks.clone(),
+                }),
+                Some(file) => {
+                    file.status = match (file.status, change.status) {
+                        (FileChangeStatus::Added, FileChangeStatus::Deleted) => {
+                            vanished.push(file.file_path.clone());
+                            FileChangeStatus::Deleted
+                        }
+                        (FileChangeStatus::Added, _) => FileChangeStatus::Added,
+                        (FileChangeStatus::Deleted, FileChangeStatus::Added) => {
+                            FileChangeStatus::Modified
+                        }
+                        (_, later) => later,
+                    };
+                    if !change.hunks.is_empty() {
+                        if !file.hunks.is_empty() && !file.hunks.ends_with('\n') {
+                            file.hunks.push('\n');
+                        }
+                        file.hunks.push_str(&change.hunks);
+                    }
+                }
+            }
+        }
+        files.retain(|file| !vanished.contains(&file.file_path));
+        files
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn change(path: &str, status: FileChangeStatus, hunks: &str) -> FileChange {
+        FileChange {
+            path: path.into(),
+            status,
+            hunks: hunks.into(),
+        }
+    }
+
+    #[test]
+    fn changes_fold_into_one_entry_per_file_with_the_net_status() {
+        let mut patches = Patches::default();
+        patches.record(
+            "t1",
+            &[
+                change("/a", FileChangeStatus::Added, "@@ -0,0 +1 @@\n+x\n"),
+                change("/b", FileChangeStatus::Modified, "@@ -1 +1 @@\n-y\n+z\n"),
+            ],
+        );
+        patches.record(
+            "t1",
+            &[change(
+                "/a",
+                FileChangeStatus::Modified,
+                "@@ -1 +1 @@\n-x\n+w\n",
+            )],
+        );
+        patches.record(
+            "t1",
+            &[change("/c", FileChangeStatus::Added, "@@ -0,0 +1 @@\n+c\n")],
+        );
+        patches.record(
+            "t1",
+            &[change(
+                "/c",
+                FileChangeStatus::Deleted,
+                "@@ -1 +0,0 @@\n-c\n",
+            )],
+        );
+        patches.record("t2", &[change("/d", FileChangeStatus::Deleted, "")]);
+        let preview = patches.preview("t1");
+        assert_eq!(preview.len(), 2, "{preview:?}");
+        assert_eq!(preview[0].file_path, "/a");
+        assert_eq!(preview[0].status, FileChangeStatus::Added);
+        assert!(preview[0].hunks.contains("+x") && preview[0].hunks.contains("+w"));
+        assert_eq!(preview[1].status, FileChangeStatus::Modified);
+        assert_eq!(patches.preview("t2")[0].status, FileChangeStatus::Deleted);
+        assert!(patches.preview("unknown").is_empty());
+    }
+}
