@@ -93,6 +93,27 @@ pub struct Cli {
         default_value = "30"
     )]
     file_tool_timeout_seconds: f64,
+    /// Default RunCommand timeout when the model gives none, in seconds.
+    #[arg(
+        long,
+        env = "AGENT_RUNTIME_SHELL_TOOL_TIMEOUT_SECONDS",
+        default_value = "300"
+    )]
+    shell_tool_timeout_seconds: f64,
+    /// Timeout of HttpRequest, in seconds.
+    #[arg(
+        long,
+        env = "AGENT_RUNTIME_NETWORK_TOOL_TIMEOUT_SECONDS",
+        default_value = "60"
+    )]
+    network_tool_timeout_seconds: f64,
+    /// Timeout of remote (Backend Tool Service) tools, in seconds.
+    #[arg(
+        long,
+        env = "AGENT_RUNTIME_REMOTE_TOOL_TIMEOUT_SECONDS",
+        default_value = "120"
+    )]
+    remote_tool_timeout_seconds: f64,
     /// Largest accepted JSON-RPC line, in bytes.
     #[arg(long, env = "AGENT_RUNTIME_MAX_LINE_BYTES", default_value_t = 256 * 1024 * 1024)]
     max_line_bytes: usize,
@@ -190,6 +211,18 @@ impl Cli {
         config.file_tool_timeout = seconds(
             "AGENT_RUNTIME_FILE_TOOL_TIMEOUT_SECONDS",
             self.file_tool_timeout_seconds,
+        )?;
+        config.shell_tool_timeout = seconds(
+            "AGENT_RUNTIME_SHELL_TOOL_TIMEOUT_SECONDS",
+            self.shell_tool_timeout_seconds,
+        )?;
+        config.network_tool_timeout = seconds(
+            "AGENT_RUNTIME_NETWORK_TOOL_TIMEOUT_SECONDS",
+            self.network_tool_timeout_seconds,
+        )?;
+        config.remote_tool_timeout = seconds(
+            "AGENT_RUNTIME_REMOTE_TOOL_TIMEOUT_SECONDS",
+            self.remote_tool_timeout_seconds,
         )?;
         config.max_line_bytes = self.max_line_bytes;
         if self.max_request_messages < 3 {

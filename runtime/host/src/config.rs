@@ -36,6 +36,10 @@ pub struct HostConfig {
     /// Consecutive `max_tokens` answers without tool calls before the task fails.
     pub max_continuations: u32,
     pub file_tool_timeout: Duration,
+    /// Default for RunCommand when the model gives no `timeout` (local-agent-host.md §7.4).
+    pub shell_tool_timeout: Duration,
+    pub network_tool_timeout: Duration,
+    pub remote_tool_timeout: Duration,
     /// Most messages in one LLM request, the system prompt included (the real gateway
     /// rejects more than 50).
     pub max_request_messages: usize,
@@ -77,6 +81,9 @@ impl HostConfig {
             max_steps_limit: 1000,
             max_continuations: 3,
             file_tool_timeout: Duration::from_secs(30),
+            shell_tool_timeout: Duration::from_secs(300),
+            network_tool_timeout: Duration::from_secs(60),
+            remote_tool_timeout: Duration::from_secs(120),
             max_request_messages: 50,
             recency_window: 10,
         }

@@ -1,8 +1,12 @@
 //! Tool routing (local-agent-host.md §7.2): the static tool → capability table, and the
 //! filter that offers the model only the tools whose capability the policy grants.
 
-use agent_protocol::ToolDefinition;
+use std::time::Duration;
 
+use agent_protocol::ToolDefinition;
+use serde_json::{Map, Value};
+
+use crate::config::HostConfig;
 use crate::policy::PolicyEnforcer;
 
 /// Tool name (as the model uses it) → capability (as the policy names it).
@@ -33,4 +37,55 @@ pub fn offered_tools(all: Vec<ToolDefinition>, policy: &PolicyEnforcer) -> Vec<T
             capability_for(&tool.tool_name).is_some_and(|capability| policy.grants(capability))
         })
         .collect()
+}
+
+/// How long a call may run (local-agent-host.md §7.4): by category, except that a command
+/// given its own `timeout` gets that. The host's limit sits a little above the tool's own,
+/// so the tool runtime's timeout — which kills the whole process tree — fires first.
+pub fn tool_timeout(
+    capability: &str,
+    arguments: &Map<String, Value>,
+    config: &HostConfig,
+) -> (Duration, Duration) {
+    const MARGIN: Duration = Duration::from_secs(10);
+    let tool = match capability {
+        "Shell.Exec" => arguments
+            .get("timeout")
+            .and_then(Value::as_f64)
+            .filter(|seconds| seconds.is_finite() && *seconds > 0.0)
+            .and_then(|seconds| Duration::try_from_secs_f64(seconds).ok())
+            .unwrap_or(config.shell_tool_timeout),
+        "Network.Http" => config.network_tool_timeout,
+        "BackendTool.Invoke" => config.remote_tool_timeout,
+        _ => config.file_tool_timeout,
+    };
+    (tool, tool.saturating_add(MARGIN))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn timeouts_follow_the_category_and_a_commands_own_timeout() {
+        let config = HostConfig::with_endpoints("e", "t", "s", "w");
+        let none = Map::new();
+        assert_eq!(
+            tool_timeout("File.Read", &none, &config).0,
+            Duration::from_secs(30)
+        );
+        assert_eq!(
+            tool_timeout("Shell.Exec", &none, &config).0,
+            Duration::from_secs(300)
+        );
+        assert_eq!(
+            tool_timeout("Network.Http", &none, &config).0,
+            Duration::from_secs(60)
+        );
+        let own = json!({"timeout": 5}).as_object().cloned().unwrap();
+        let (tool, host) = tool_timeout("Shell.Exec", &own, &config);
+        assert_eq!(tool, Duration::from_secs(5));
+        assert!(host > tool);
+    }
 }

@@ -52,6 +52,11 @@ impl TaskRun {
                     }),
                 );
                 let entry = capability.and_then(|capability| policy.capability(capability));
+                let (tool_timeout, _) = crate::routing::tool_timeout(
+                    capability.unwrap_or_default(),
+                    &arguments,
+                    &self.config,
+                );
                 let request = ToolRequest {
                     tool_name: call.name.clone(),
                     arguments,
@@ -69,7 +74,7 @@ impl TaskRun {
                     limits: ToolLimits {
                         max_file_size_bytes: entry.and_then(|entry| entry.max_file_size_bytes),
                         max_output_bytes: entry.and_then(|entry| entry.max_output_bytes),
-                        timeout_ms: Some(millis(self.config.file_tool_timeout)),
+                        timeout_ms: Some(millis(tool_timeout)),
                     },
                 };
                 let verdict = match (capability, parsed) {
@@ -180,7 +185,11 @@ impl TaskRun {
     }
 
     async fn execute(&self, request: ToolRequest) -> ToolResult {
-        let timeout = self.config.file_tool_timeout;
+        let (_, timeout) = crate::routing::tool_timeout(
+            request.capability.as_deref().unwrap_or_default(),
+            &request.arguments,
+            &self.config,
+        );
         let fallback = request.clone();
         match tokio::time::timeout(timeout, self.tools.execute(request)).await {
             Ok(result) => result,
