@@ -146,10 +146,14 @@ pub async fn run(run: TaskRun) {
 struct EventObserver<'a> {
     session: &'a Session,
     scope: Scope,
+    /// Characters streamed by the current attempt, so a cancellation can say what the app
+    /// should throw away.
+    streamed_chars: u64,
 }
 
 impl StreamObserver for EventObserver<'_> {
     fn text(&mut self, text: &str) {
+        self.streamed_chars += text.chars().count() as u64;
         self.session.events.emit(
             self.scope.clone(),
             EventBody::TextChunk(TextChunk {
@@ -171,6 +175,7 @@ impl StreamObserver for EventObserver<'_> {
     }
 
     fn discarded(&mut self, reason: &str, chars: u64) {
+        self.streamed_chars = 0;
         self.session.events.emit(
             self.scope.clone(),
             EventBody::LlmResponseDiscarded(LlmResponseDiscarded {
@@ -323,6 +328,7 @@ impl TaskRun {
             let mut observer = EventObserver {
                 session: &self.session,
                 scope: scope.clone(),
+                streamed_chars: 0,
             };
             let ids = CallIds {
                 session_id: self.session.id(),
