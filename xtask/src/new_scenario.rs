@@ -44,8 +44,9 @@ fn words(text: &str) -> BTreeSet<String> {
 
 /// `(keyword, text)` of every step attribute in the kit's step modules.
 fn step_texts() -> anyhow::Result<Vec<(String, String)>> {
+    // `"text"`, `r"text"` or `r#"text"#` (steps whose regex contains quotes).
     let pattern = Regex::new(
-        r##"#\[(given|when|then)\(\s*(?:(?:expr|regex)\s*=\s*)?r?#*"((?:[^"\\]|\\.)*)"#*\s*\)\]"##,
+        r##"#\[(given|when|then)\(\s*(?:(?:expr|regex)\s*=\s*)?(?:r#"(.*?)"#|r"([^"]*)"|"((?:[^"\\]|\\.)*)")\s*\)\]"##,
     )?;
     let dir = crate::workspace_root().join("conformance/src/steps");
     let mut found = Vec::new();
@@ -59,7 +60,10 @@ fn step_texts() -> anyhow::Result<Vec<(String, String)>> {
     for path in entries {
         let text = std::fs::read_to_string(&path)?;
         for capture in pattern.captures_iter(&text) {
-            found.push((capture[1].to_owned(), capture[2].to_owned()));
+            let step = (2..=4)
+                .find_map(|group| capture.get(group))
+                .map_or("", |m| m.as_str());
+            found.push((capture[1].to_owned(), step.to_owned()));
         }
     }
     Ok(found)

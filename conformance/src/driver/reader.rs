@@ -196,11 +196,11 @@ fn handle_object(state: &mut State, seq: u64, text: &str, map: Map<String, Value
         (Some(SESSION_EVENT), false) => {
             let params = map.get("params").cloned().unwrap_or(Value::Null);
             if map.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-                state.violation(Some(seq), "SessionEvent without \"jsonrpc\": \"2.0\"", text);
+                state.event_violation(seq, "SessionEvent without \"jsonrpc\": \"2.0\"", text);
             }
             if let Err(problem) = validation::check_event(&params) {
-                state.violation(
-                    Some(seq),
+                state.event_violation(
+                    seq,
                     format!("SessionEvent does not match its schema: {problem}"),
                     text,
                 );
@@ -256,7 +256,13 @@ fn check_response_object(
         let key = id_key(&id);
         match state.sent.get_mut(&key) {
             None => {
-                problems.push(format!("answers id {key}, which the client never sent"));
+                problems.push(match same_id_other_type(state, &id) {
+                    Some(sent) => format!(
+                        "answers id {key} ({}), but the client sent the id {sent}: ids must be echoed with their JSON type",
+                        kind(&id)
+                    ),
+                    None => format!("answers id {key}, which the client never sent"),
+                });
                 None
             }
             Some(sent) if sent.outstanding == 0 => {
@@ -280,6 +286,22 @@ fn check_response_object(
         Some(problem) => Err(problem),
         None => Ok(()),
     }
+}
+
+/// The id the client sent that this one is a retyped copy of (`7` for `"7"` and back).
+fn same_id_other_type(state: &State, id: &Value) -> Option<String> {
+    let twin = match id {
+        Value::Number(n) => Value::String(n.to_string()),
+        Value::String(s) => serde_json::from_str::<serde_json::Number>(s)
+            .ok()
+            .map(Value::Number)?,
+        _ => return None,
+    };
+    let key = id_key(&twin);
+    state
+        .sent
+        .contains_key(&key)
+        .then(|| format!("{key} ({})", kind(&twin)))
 }
 
 fn join_problems(problems: &[String]) -> Option<String> {

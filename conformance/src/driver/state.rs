@@ -92,6 +92,8 @@ pub struct Violation {
     pub excerpt: String,
     /// Already reported through a failing step, so the end-of-scenario check need not repeat it.
     pub surfaced: bool,
+    /// About a `SessionEvent` (a bad event), as opposed to a line that is no protocol at all.
+    pub in_event: bool,
 }
 
 impl fmt::Display for Violation {
@@ -172,7 +174,16 @@ impl State {
             problem,
             excerpt: excerpt(line),
             surfaced: false,
+            in_event: false,
         });
+    }
+
+    /// A violation by a `SessionEvent` line (it does not stand in for a missing response).
+    pub(crate) fn event_violation(&mut self, seq: u64, problem: impl Into<String>, line: &str) {
+        self.violation(Some(seq), problem, line);
+        if let Some(last) = self.violations.last_mut() {
+            last.in_event = true;
+        }
     }
 
     pub(crate) fn push_stderr(&mut self, bytes: &[u8]) {

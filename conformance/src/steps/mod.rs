@@ -122,6 +122,16 @@ where
     }
 }
 
+/// Checks a body the runtime sent to a service against its schema in `agent-schemas` (when
+/// the schemas have one by that name), so the fakes' leniency cannot hide a malformed call.
+pub fn check_service_body(schema: &str, body: &Value, what: &str) -> anyhow::Result<()> {
+    if !crate::validation::has_schema(schema) {
+        return Ok(());
+    }
+    crate::validation::check(schema, body)
+        .map_err(|problem| anyhow!("{what} does not match {schema}: {problem}"))
+}
+
 /// `value[a][b]…` as a string.
 pub fn str_at<'a>(value: &'a Value, path: &[&str]) -> Option<&'a str> {
     at(value, path).and_then(Value::as_str)

@@ -84,12 +84,10 @@ async fn second_request_replays_call(world: &mut ConformanceWorld) -> StepResult
 async fn model_requests_shape(world: &mut ConformanceWorld) -> StepResult {
     let fakes = world.started_fakes()?;
     let policy = fakes.session.policy();
-    let model = str_at(&policy, &["llmPolicy", "allowedModels", "0"])
-        .or_else(|| {
-            at(&policy, &["llmPolicy", "allowedModels"])
-                .and_then(|m| m.get(0))
-                .and_then(Value::as_str)
-        })
+    // The policy's first allowed model (local-agent-host.md §6.2).
+    let model = at(&policy, &["llmPolicy", "allowedModels"])
+        .and_then(|models| models.get(0))
+        .and_then(Value::as_str)
         .unwrap_or_default()
         .to_owned();
     let max_tokens = at(&policy, &["llmPolicy", "maxOutputTokens"]).cloned();
@@ -201,6 +199,25 @@ async fn history_uploaded(world: &mut ConformanceWorld, answer: String) -> StepR
         }
     })
     .await?;
+    super::check_service_body(
+        "services/workspace/ArtifactUploadRequest",
+        &upload,
+        "the session_history upload",
+    )?;
+    for (index, message) in upload
+        .get("messages")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+        .iter()
+        .enumerate()
+    {
+        super::check_service_body(
+            "message/ConversationMessage",
+            message,
+            &format!("session_history message {index}"),
+        )?;
+    }
     check!(
         str_at(&upload, &["sessionId"]) == Some(session.session_id.as_str()),
         "the session_history upload names session {:?}, expected {:?}",

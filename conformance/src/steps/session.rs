@@ -191,6 +191,11 @@ async fn session_request_forwarded(world: &mut ConformanceWorld) -> StepResult {
             )
         })?;
     let body = &create.body;
+    super::check_service_body(
+        "services/session/CreateSessionRequest",
+        body,
+        "POST /sessions",
+    )?;
     let expected = create_session_params(Path::new(&workspace));
     for field in ["tenantId", "userId"] {
         check!(
@@ -403,6 +408,11 @@ async fn cancel_received(world: &mut ConformanceWorld) -> StepResult {
         },
     )
     .await?;
+    super::check_service_body(
+        "services/session/CancelSessionRequest",
+        &found.body,
+        &format!("POST {path}"),
+    )?;
     check!(
         found
             .body

@@ -26,7 +26,7 @@ pub async fn start_task(world: &mut ConformanceWorld, prompt: &str) -> anyhow::R
             Some(json!({"sessionId": session_id, "prompt": prompt})),
         )
         .await?;
-    let response_seq = runtime.lines_received();
+    let response_seq = runtime.last_response_seq();
     let task_id = response
         .get("result")
         .and_then(|r| str_at(r, &["taskId"]))

@@ -117,7 +117,7 @@ pub fn split_budget(first: u64, second: u64, budget: usize) -> (usize, usize) {
 /// `\r\n` becomes `\n` (§6.2: Windows line endings are normalised in output). A lone `\r`
 /// (progress bars) is kept.
 pub fn normalize_newlines(text: &str) -> std::borrow::Cow<'_, str> {
-    if false {
+    if text.contains("\r\n") {
         text.replace("\r\n", "\n").into()
     } else {
         text.into()

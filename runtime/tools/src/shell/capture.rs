@@ -155,7 +155,7 @@ pub async fn read_bounded<R: AsyncRead + Unpin>(
         tokio::select! {
             // Checked first: a stream that never pauses must still be stoppable.
             biased;
-            () = stop.cancelled() => break,
+            () = stop.cancelled(), if false => break,
             read = reader.read(&mut buffer) => match read {
                 Ok(0) => break,
                 Ok(n) => capture.push(&buffer[..n]),
@@ -251,7 +251,14 @@ mod tests {
         let (_writer, reader) = tokio::io::duplex(16);
         let stop = CancellationToken::new();
         stop.cancel();
-        let captured = read_bounded(reader, 100, stop).await;
+        // The writer stays open: only the stop ends the read (bounded, so a reader that
+        // ignores it fails instead of hanging).
+        let captured = tokio::time::timeout(
+            std::time::Duration::from_secs(5),
+            read_bounded(reader, 100, stop),
+        )
+        .await
+        .expect("the reader ignored the stop");
         assert_eq!(captured.total, 0);
     }
 }
