@@ -207,6 +207,16 @@ impl TaskRun {
         let _ = self.session.task_transition(to);
     }
 
+    /// Counts a step as completed and makes it the resume cursor.
+    fn complete_step(&self, step_id: &str) -> u32 {
+        let mut inner = self.session.lock();
+        inner.task.as_mut().map_or(0, |task| {
+            task.step_count += 1;
+            task.step_cursor = Some(step_id.to_owned());
+            task.step_count
+        })
+    }
+
     fn step_count(&self) -> u32 {
         self.session
             .lock()
@@ -424,6 +434,16 @@ impl TaskRun {
                         continue;
                     }
                     StopReason::EndTurn | StopReason::ToolUse => {
+                        // The answering step is a completed step too: a one-step task
+                        // reports stepCount 1.
+                        let step_count = self.complete_step(&step_id);
+                        self.emit(
+                            scope,
+                            EventBody::StepCompleted(StepCompleted {
+                                step_id,
+                                step_count,
+                            }),
+                        );
                         return Ending::Completed {
                             result: response.text,
                         };
@@ -433,22 +453,15 @@ impl TaskRun {
             continuations = 0;
             self.transition(TaskStatus::CheckingPolicy);
             let results = self.run_tools(&step_id, &response.tool_calls).await;
-            let step_count = {
+            {
                 let mut inner = self.session.lock();
                 for (call, text) in response.tool_calls.iter().zip(results) {
                     inner
                         .thread
                         .add_tool_result(&call.id, &call.name, text, origin);
                 }
-                let task = inner.task.as_mut();
-                task.map_or(0, |task| {
-                    task.step_count += 1;
-                    task.step_count
-                })
-            };
-            if let Some(task) = self.session.lock().task.as_mut() {
-                task.step_cursor = Some(step_id.clone());
             }
+            let step_count = self.complete_step(&step_id);
             self.checkpoint(Some(&step_id));
             self.emit(
                 scope.clone(),
