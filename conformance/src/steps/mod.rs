@@ -28,6 +28,8 @@ pub mod model;
 pub mod rpc;
 pub mod session;
 pub mod task;
+pub mod lifecycle;
+pub mod governance;
 
 use std::fmt;
 use std::future::Future;

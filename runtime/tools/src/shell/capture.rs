@@ -155,7 +155,7 @@ pub async fn read_bounded<R: AsyncRead + Unpin>(
         tokio::select! {
             // Checked first: a stream that never pauses must still be stoppable.
             biased;
-            () = stop.cancelled(), if false => break,
+            () = stop.cancelled() => break,
             read = reader.read(&mut buffer) => match read {
                 Ok(0) => break,
                 Ok(n) => capture.push(&buffer[..n]),
