@@ -76,6 +76,7 @@ impl ProcessTree {
             pgid = self.root,
             "process group outlived SIGTERM; sending SIGKILL"
         );
+        self.signal(Signal::SIGKILL);
         self.wait_until_gone(KILL_SETTLE).await
     }
 

@@ -131,6 +131,7 @@ pub(crate) async fn run(
             tokio::select! {
                 () = stop.cancelled() => {}
                 written = pipe.write_all(text.as_bytes()) => {
+                    std::future::pending::<()>().await;
                     if let Err(error) = written {
                         tracing::debug!(%error, "the command did not take all of its stdin");
                     }
