@@ -24,12 +24,12 @@ macro_rules! fail {
 
 pub mod errors;
 pub mod events;
+pub mod governance;
+pub mod lifecycle;
 pub mod model;
 pub mod rpc;
 pub mod session;
 pub mod task;
-pub mod lifecycle;
-pub mod governance;
 
 use std::fmt;
 use std::future::Future;
