@@ -22,11 +22,11 @@ pub struct Args {
     rest: Vec<String>,
 }
 
-fn cargo() -> Command {
+pub fn cargo() -> Command {
     Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned()))
 }
 
-fn target_dir() -> PathBuf {
+pub fn target_dir() -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| crate::workspace_root().join("target"))

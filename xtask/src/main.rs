@@ -4,7 +4,9 @@
 //!   the conformance kit; non-zero exit when the runtime is not certified.
 //! - `coverage`: check the requirement catalogue against the feature files' tags.
 //! - `new-scenario <REQ-ID>`: scaffold a tagged scenario and show step texts to reuse.
+//! - `bench [--quick]`: criterion micro-benchmarks, cold start, certification wall time.
 
+mod bench;
 mod certify;
 mod coverage;
 mod new_scenario;
@@ -22,7 +24,7 @@ use clap::{Parser, Subcommand};
 #[derive(Parser)]
 #[command(
     name = "xtask",
-    about = "Project chores: certify, coverage, new-scenario"
+    about = "Project chores: certify, coverage, new-scenario, bench"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -37,6 +39,8 @@ enum Command {
     Coverage(coverage::Args),
     /// Scaffold a scenario for a requirement and list existing steps with overlapping words.
     NewScenario(new_scenario::Args),
+    /// Benchmarks: host micro-benchmarks, cold start and certification wall time.
+    Bench(bench::Args),
 }
 
 /// The workspace root (this crate lives in `<root>/xtask`).
@@ -55,6 +59,7 @@ fn main() -> ExitCode {
         Command::Certify(args) => certify::run(args),
         Command::Coverage(args) => coverage::run(args),
         Command::NewScenario(args) => new_scenario::run(args),
+        Command::Bench(args) => bench::run(args),
     };
     match result {
         Ok(code) => code,

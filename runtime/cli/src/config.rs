@@ -13,6 +13,10 @@ use clap::Parser;
 #[derive(Debug, Parser)]
 #[command(name = "agent-runtime", version, about, max_term_width = 100)]
 pub struct Cli {
+    /// Serve one client on a local socket instead of stdio: a Unix domain socket path.
+    /// The runtime accepts one connection; its end is treated like the end of stdin.
+    #[arg(long, value_name = "PATH")]
+    pub listen: Option<PathBuf>,
     /// OpenAI-style base URL of the LLM Gateway, including /v1 (required).
     #[arg(long, env = "LLM_GATEWAY_ENDPOINT")]
     llm_gateway_endpoint: Option<String>,

@@ -33,7 +33,7 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
-    let outcome = runtime.block_on(run(host_config));
+    let outcome = runtime.block_on(run(host_config, cli.listen.clone()));
     // The stdin reader sits in a blocking read that only the client can end; do not wait
     // for it (the client may keep stdin open after Shutdown).
     runtime.shutdown_background();
@@ -47,23 +47,75 @@ fn main() -> std::process::ExitCode {
     }
 }
 
-async fn run(config: agent_host::HostConfig) -> anyhow::Result<()> {
-    let (outbound, writer) = Outbound::new(tokio::io::stdout());
+async fn run(
+    config: agent_host::HostConfig,
+    listen: Option<std::path::PathBuf>,
+) -> anyhow::Result<()> {
+    match listen {
+        None => {
+            tracing::info!(
+                version = env!("CARGO_PKG_VERSION"),
+                "agent-runtime ready on stdio"
+            );
+            serve_streams(config, tokio::io::stdin(), tokio::io::stdout()).await
+        }
+        Some(path) => serve_socket(config, &path).await,
+    }
+}
+
+async fn serve_streams<R, W>(
+    config: agent_host::HostConfig,
+    reader: R,
+    writer: W,
+) -> anyhow::Result<()>
+where
+    R: tokio::io::AsyncRead + Unpin,
+    W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let (outbound, writer) = Outbound::new(writer);
     let writer = tokio::spawn(writer);
     let host = Host::new(config, Arc::new(LocalToolRouter::new()), outbound.clone());
     spawn_signal_handler(Arc::clone(&host));
-    tracing::info!(
-        version = env!("CARGO_PKG_VERSION"),
-        "agent-runtime ready on stdio"
-    );
-    serve(
-        host,
-        agent_host::rpc::server::buffered(tokio::io::stdin()),
-        outbound,
-    )
-    .await?;
+    serve(host, agent_host::rpc::server::buffered(reader), outbound).await?;
     writer.await??;
     Ok(())
+}
+
+/// One client on a Unix domain socket: the same protocol as stdio, one session per process.
+#[cfg(unix)]
+async fn serve_socket(
+    config: agent_host::HostConfig,
+    path: &std::path::Path,
+) -> anyhow::Result<()> {
+    use anyhow::Context;
+    // A socket file left by a previous run would make bind fail.
+    if path.exists() {
+        std::fs::remove_file(path)
+            .with_context(|| format!("cannot remove the stale socket {}", path.display()))?;
+    }
+    let listener = tokio::net::UnixListener::bind(path)
+        .with_context(|| format!("cannot listen on {}", path.display()))?;
+    tracing::info!(version = env!("CARGO_PKG_VERSION"), socket = %path.display(), "agent-runtime listening");
+    let (stream, _) = listener
+        .accept()
+        .await
+        .context("accepting the client failed")?;
+    drop(listener);
+    let (reader, writer) = stream.into_split();
+    let outcome = serve_streams(config, reader, writer).await;
+    let _ = std::fs::remove_file(path);
+    outcome
+}
+
+#[cfg(not(unix))]
+async fn serve_socket(
+    _config: agent_host::HostConfig,
+    path: &std::path::Path,
+) -> anyhow::Result<()> {
+    anyhow::bail!(
+        "--listen {} needs Unix domain sockets; named pipes are not supported in this build",
+        path.display()
+    )
 }
 
 /// SIGTERM (and Ctrl-C) take the same path as Shutdown.
