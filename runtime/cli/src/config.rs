@@ -118,6 +118,13 @@ pub struct Cli {
         default_value = "120"
     )]
     remote_tool_timeout_seconds: f64,
+    /// Seconds a cancelled task waits for running tools before killing them.
+    #[arg(
+        long,
+        env = "AGENT_RUNTIME_FORCE_CANCEL_GRACE_SECONDS",
+        default_value = "10"
+    )]
+    force_cancel_grace_seconds: f64,
     /// Largest accepted JSON-RPC line, in bytes.
     #[arg(long, env = "AGENT_RUNTIME_MAX_LINE_BYTES", default_value_t = 256 * 1024 * 1024)]
     max_line_bytes: usize,
@@ -227,6 +234,10 @@ impl Cli {
         config.remote_tool_timeout = seconds(
             "AGENT_RUNTIME_REMOTE_TOOL_TIMEOUT_SECONDS",
             self.remote_tool_timeout_seconds,
+        )?;
+        config.force_cancel_grace = seconds(
+            "AGENT_RUNTIME_FORCE_CANCEL_GRACE_SECONDS",
+            self.force_cancel_grace_seconds,
         )?;
         config.max_line_bytes = self.max_line_bytes;
         if self.max_request_messages < 3 {

@@ -40,6 +40,8 @@ pub struct HostConfig {
     pub shell_tool_timeout: Duration,
     pub network_tool_timeout: Duration,
     pub remote_tool_timeout: Duration,
+    /// How long a cancelled task waits for running tools before killing them.
+    pub force_cancel_grace: Duration,
     /// Most messages in one LLM request, the system prompt included (the real gateway
     /// rejects more than 50).
     pub max_request_messages: usize,
@@ -84,6 +86,7 @@ impl HostConfig {
             shell_tool_timeout: Duration::from_secs(300),
             network_tool_timeout: Duration::from_secs(60),
             remote_tool_timeout: Duration::from_secs(120),
+            force_cancel_grace: Duration::from_secs(10),
             max_request_messages: 50,
             recency_window: 10,
         }

@@ -180,6 +180,10 @@ pub struct ToolDefinition {
 ///
 /// `execute` never fails: every error becomes a `ToolResult` with status `failed`, so the
 /// model can read it and correct itself.
+///
+/// Dropping the future `execute` returned cancels the call: the implementation must stop
+/// what it started (a command's whole process tree is killed). The host relies on this for
+/// force-cancellation and its own timeouts.
 #[async_trait]
 pub trait ToolRouter: Send + Sync {
     async fn execute(&self, request: ToolRequest) -> ToolResult;

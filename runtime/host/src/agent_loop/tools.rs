@@ -191,17 +191,40 @@ impl TaskRun {
             &self.config,
         );
         let fallback = request.clone();
-        match tokio::time::timeout(timeout, self.tools.execute(request)).await {
-            Ok(result) => result,
-            Err(_) => ToolResult::failed(
-                &fallback,
-                ErrorCode::ToolExecutionTimeout,
-                format!(
-                    "{} timed out after {:.1} seconds",
-                    fallback.tool_name,
-                    timeout.as_secs_f64()
+        // Cancellation is cooperative (§4.5): a running tool is waited for. Only when it is
+        // still running a grace period after CancelTask is it force-cancelled: its future is
+        // dropped, which makes the tool runtime kill its process tree.
+        let grace = self.config.force_cancel_grace;
+        let force = async {
+            self.cancel.cancelled().await;
+            tokio::time::sleep(grace).await;
+        };
+        tokio::select! {
+            outcome = tokio::time::timeout(timeout, self.tools.execute(request)) => match outcome {
+                Ok(result) => result,
+                Err(_) => ToolResult::failed(
+                    &fallback,
+                    ErrorCode::ToolExecutionTimeout,
+                    format!(
+                        "{} timed out after {:.1} seconds",
+                        fallback.tool_name,
+                        timeout.as_secs_f64()
+                    ),
                 ),
-            ),
+            },
+            () = force => {
+                let message = format!(
+                    "{} was still running {:.1} seconds after the task was cancelled, so it was stopped (its processes were killed); its effects may be incomplete.",
+                    fallback.tool_name,
+                    grace.as_secs_f64()
+                );
+                tracing::warn!(target: "audit", tool = %fallback.tool_name, tool_call_id = ?fallback.tool_call_id, "tool force-cancelled");
+                self.session.events.emit(
+                    Scope::step(&self.task_id, &fallback.step_id),
+                    EventBody::Warning(Warning { code: ErrorCode::ToolExecutionFailed, message: message.clone() }),
+                );
+                ToolResult::failed(&fallback, ErrorCode::ToolExecutionFailed, message)
+            }
         }
     }
 
