@@ -363,17 +363,24 @@ fn responses_are_checked_against_the_method_result() {
     let ok = json!({"jsonrpc": "2.0", "id": 1, "result": {"taskId": "t", "status": "running"}});
     validate_response(None, &ok).unwrap();
     validate_response(Some("StartTask"), &ok).unwrap();
+    // StartTask's `taskId` is required (INTEROP.md §1 `{taskId, status:"running"}`); the
+    // CancelTask result, which the spec does not define, has no required field any more.
     let error = validate_response(
-        Some("CancelTask"),
+        Some("StartTask"),
         &json!({"jsonrpc": "2.0", "id": 1,
-        "result": {"status": "cancelling"}}),
+        "result": {"status": "running"}}),
     )
     .unwrap_err();
     assert!(
         matches!(&error, ValidationError::Invalid { schema, errors }
-            if schema == "methods/CancelTask.result" && errors[0].starts_with("/result: ")),
+            if schema == "methods/StartTask.result" && errors[0].starts_with("/result: ")),
         "{error:?}"
     );
+    validate_response(
+        Some("CancelTask"),
+        &json!({"jsonrpc": "2.0", "id": 1, "result": {}}),
+    )
+    .unwrap();
     assert!(matches!(
         validate_response(Some("Nope"), &ok),
         Err(ValidationError::UnknownSchema(n)) if n == "methods/Nope.result"
@@ -442,5 +449,183 @@ fn validators_are_shared_across_threads() {
         .collect();
     for handle in handles {
         handle.join().unwrap();
+    }
+}
+
+/// Schemas of what a runtime emits (the kit validates a third-party runtime against them).
+fn emitted(name: &str) -> bool {
+    name.starts_with("events/")
+        || (name.starts_with("methods/") && name.ends_with(".result"))
+        || name.starts_with("approval/")
+        || name.starts_with("message/")
+        || name.starts_with("checkpoint/")
+        || name.starts_with("error/")
+        || name.starts_with("tool/")
+        || name.starts_with("audit/")
+        || name.starts_with("artifacts/")
+        || (name.starts_with("services/")
+            && (name.ends_with("Request") || name.ends_with("Record")))
+}
+
+/// A runtime that follows the spec and INTEROP.md but not the reference runtime's extras must
+/// pass certification, so every field an emitted schema requires says where the spec or
+/// INTEROP.md mandates it: its description cites a section (`§`) and says it is required.
+#[test]
+fn every_required_field_of_an_emitted_schema_cites_its_source() {
+    type Properties = serde_json::Map<String, Value>;
+    /// The properties a node declares, through its `$ref` (one level, to another document's
+    /// root) too.
+    fn declared(node: &Value) -> Properties {
+        let mut out = Properties::new();
+        if let Some(target) = node.get("$ref").and_then(Value::as_str)
+            && !target.starts_with('#')
+        {
+            let (path, _) = target.split_once('#').unwrap_or((target, ""));
+            let name = path.trim_start_matches("../").trim_end_matches(".json");
+            if let Some(Value::Object(p)) = schema(name).and_then(|d| d.get("properties")) {
+                out.extend(p.clone());
+            }
+        }
+        if let Some(Value::Object(p)) = node.get("properties") {
+            out.extend(p.clone());
+        }
+        out
+    }
+    fn walk(name: &str, node: &Value, inherited: &Properties, failures: &mut Vec<String>) {
+        let map = match node {
+            Value::Object(map) => map,
+            Value::Array(items) => {
+                for item in items {
+                    walk(name, item, inherited, failures);
+                }
+                return;
+            }
+            _ => return,
+        };
+        let mut properties = inherited.clone();
+        properties.extend(declared(node));
+        // `allOf` branches see each other's properties (artifacts/SessionHistory).
+        if let Some(Value::Array(branches)) = map.get("allOf") {
+            for branch in branches {
+                properties.extend(declared(branch));
+            }
+        }
+        if let Some(Value::Array(required)) = map.get("required") {
+            for key in required.iter().filter_map(Value::as_str) {
+                let description = properties
+                    .get(key)
+                    .and_then(|d| d.get("description"))
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                if !(description.contains('§') && description.to_lowercase().contains("required"))
+                {
+                    failures.push(format!(
+                        "{name}: required `{key}` does not cite the section that mandates it"
+                    ));
+                }
+            }
+        }
+        for (key, child) in map {
+            match key.as_str() {
+                // A property starts afresh; an `if` condition is not a requirement.
+                "properties" => {
+                    for property in child.as_object().into_iter().flat_map(|p| p.values()) {
+                        walk(name, property, &Properties::new(), failures);
+                    }
+                }
+                "if" | "required" | "enum" | "const" => {}
+                // Branches share the properties of the node they sit in.
+                "then" | "else" | "allOf" | "anyOf" | "oneOf" => {
+                    walk(name, child, &properties, failures)
+                }
+                _ => walk(name, child, &Properties::new(), failures),
+            }
+        }
+    }
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for name in names().filter(|n| emitted(n)) {
+        checked += 1;
+        walk(
+            name,
+            schema(name).unwrap(),
+            &Properties::new(),
+            &mut failures,
+        );
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+    assert!(checked >= 45, "only {checked} emitted schemas");
+}
+
+/// Fields only the reference runtime emits: declared (so the drift tests can check every key
+/// it writes) but never required, so another runtime without them still conforms.
+#[test]
+fn reference_runtime_extras_stay_optional() {
+    let extras: &[(&str, &[&str])] = &[
+        ("events/payloads/session_started", &["policyBundleVersion"]),
+        (
+            "events/payloads/session_cancelled",
+            &["taskCount", "totalTokens", "durationMs"],
+        ),
+        ("events/payloads/session_paused", &["reason", "message"]),
+        ("events/payloads/task_started", &["maxSteps"]),
+        ("events/payloads/task_completed", &["stepCount", "result"]),
+        ("events/payloads/task_failed", &["reason", "stepCount"]),
+        ("events/payloads/task_cancelled", &["stepCount", "reason"]),
+        ("events/payloads/llm_request_completed", &["stopReason"]),
+        ("events/payloads/llm_retry", &["reason", "delayMs"]),
+        (
+            "events/payloads/llm_response_discarded",
+            &["reason", "discardedChars"],
+        ),
+        (
+            "events/payloads/tool_completed",
+            &["result", "error", "errorCode", "artifactUris"],
+        ),
+        ("events/payloads/approval_resolved", &["reason"]),
+        ("events/payloads/warning", &["code", "message"]),
+        ("methods/ApproveAction.result", &["approvalId"]),
+        ("methods/CancelTask.result", &["taskId", "status"]),
+        ("methods/Shutdown.result", &["status"]),
+        ("methods/CreateSession.result", &["name", "logDir"]),
+        ("services/session/CreateSessionRequest", &["supportedTools"]),
+        (
+            "services/workspace/ArtifactUploadRequest",
+            &["artifactName", "contentType"],
+        ),
+    ];
+    for (name, fields) in extras {
+        let document = schema(name).unwrap_or_else(|| panic!("no schema {name}"));
+        let required: Vec<&str> = document["required"]
+            .as_array()
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        for field in *fields {
+            assert!(
+                document["properties"].get(*field).is_some(),
+                "{name}: `{field}` must stay declared"
+            );
+            assert!(
+                !required.contains(field),
+                "{name}: `{field}` is not mandated by the spec or INTEROP.md; keep it optional"
+            );
+        }
+    }
+    // Their payloads without any of them are still valid events.
+    for (event_type, payload) in [
+        ("task_completed", json!({})),
+        ("task_cancelled", json!({})),
+        ("task_started", json!({"prompt": "p"})),
+        (
+            "task_failed",
+            json!({"message": "m", "errorCode": "LLM_UNAVAILABLE", "isRecoverable": true}),
+        ),
+        ("llm_retry", json!({"attempt": 1, "maxRetries": 3})),
+    ] {
+        validate_session_event(&json!({
+            "eventId": 1, "eventType": event_type, "timestamp": "2026-02-21T15:04:22Z",
+            "sessionId": "s", "taskId": "t", "payload": payload,
+        }))
+        .unwrap_or_else(|e| panic!("{event_type}: {e}"));
     }
 }

@@ -95,15 +95,22 @@ pub struct Empty {}
 #[serde(rename_all = "camelCase")]
 pub struct SessionStarted {
     pub execution_environment: String,
+    /// Optional in the schema (not named by the spec): left out when empty.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub policy_bundle_version: String,
 }
 
-/// `session_completed` and `session_cancelled`.
+/// `session_completed` and `session_cancelled`. The fields are required for
+/// `session_completed` (local-agent-host.md §12) only; a `session_cancelled` payload
+/// without them parses with zeros.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionEnded {
+    #[serde(default)]
     pub task_count: u64,
+    #[serde(default)]
     pub total_tokens: u64,
+    #[serde(default)]
     pub duration_ms: u64,
 }
 
@@ -117,7 +124,9 @@ pub struct SessionFailed {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionPaused {
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub reason: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub message: String,
 }
 
@@ -125,32 +134,41 @@ pub struct SessionPaused {
 #[serde(rename_all = "camelCase")]
 pub struct TaskStarted {
     pub prompt: String,
+    /// Optional in the schema: 0 (never a valid limit) means unknown and is left out.
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub max_steps: u32,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskCompleted {
+    #[serde(default)]
     pub step_count: u32,
     /// The model's final answer.
+    #[serde(default)]
     pub result: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskFailed {
-    /// Machine-readable reason, e.g. `max_steps_exceeded`.
+    /// Machine-readable reason, e.g. `max_steps_exceeded`. Optional in the schema: left
+    /// out when empty.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub reason: String,
     pub message: String,
     pub error_code: ErrorCode,
     pub is_recoverable: bool,
+    #[serde(default)]
     pub step_count: u32,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskCancelled {
+    #[serde(default)]
     pub step_count: u32,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub reason: String,
 }
 
@@ -200,7 +218,9 @@ pub struct LlmRequestCompleted {
     pub input_tokens: u64,
     pub output_tokens: u64,
     pub latency_ms: u64,
-    /// `end_turn`, `max_tokens`, `tool_use` or `guardrail`.
+    /// `end_turn`, `max_tokens`, `tool_use` or `guardrail`. Optional in the schema: left out
+    /// when empty.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub stop_reason: String,
 }
 
@@ -209,7 +229,9 @@ pub struct LlmRequestCompleted {
 pub struct LlmRetry {
     pub attempt: u32,
     pub max_retries: u32,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub reason: String,
+    #[serde(default)]
     pub delay_ms: u64,
 }
 
@@ -218,7 +240,9 @@ pub struct LlmRetry {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LlmResponseDiscarded {
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub reason: String,
+    #[serde(default)]
     pub discarded_chars: u64,
 }
 
@@ -277,8 +301,24 @@ pub struct ContextCompacted {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Warning {
+    /// Optional in the schema: a warning parsed without a code has an empty one, which is
+    /// left out again when serialized.
+    #[serde(default = "unset_code", skip_serializing_if = "is_unset_code")]
     pub code: ErrorCode,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub message: String,
+}
+
+fn unset_code() -> ErrorCode {
+    ErrorCode::Other(String::new())
+}
+
+fn is_unset_code(code: &ErrorCode) -> bool {
+    code.as_str().is_empty()
+}
+
+fn is_zero(count: &u32) -> bool {
+    *count == 0
 }
 
 #[cfg(test)]

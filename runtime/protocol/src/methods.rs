@@ -149,8 +149,11 @@ pub struct CancelTaskParams {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CancelTaskResult {
+    /// Optional in the schema (the spec does not define this result): left out when empty.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub task_id: String,
     /// `cancelling`: the task ends at its next safe point with `task_cancelled`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub status: String,
 }
 
@@ -263,6 +266,8 @@ pub enum ApproveActionStatus {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ApproveActionResult {
+    /// Optional in the schema (INTEROP.md §1 asks only for a status): left out when empty.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub approval_id: String,
     pub status: ApproveActionStatus,
 }
@@ -270,7 +275,9 @@ pub struct ApproveActionResult {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ShutdownResult {
-    /// `shutting_down`.
+    /// `shutting_down`. Optional in the schema (the spec does not define this result): left
+    /// out when empty.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub status: String,
 }
 

@@ -20,6 +20,8 @@ pub struct CreateSessionRequest {
     pub workspace_hint: WorkspaceHint,
     pub client_info: ClientInfo,
     pub supported_capabilities: Vec<String>,
+    /// Optional in the schema (INTEROP.md §3 does not list it).
+    #[serde(default)]
     pub supported_tools: Vec<String>,
 }
 
@@ -77,7 +79,11 @@ pub struct ArtifactUploadRequest {
     pub step_id: Option<String>,
     /// `session_history`, `tool_output` or `file_diff`.
     pub artifact_type: String,
+    /// Required for `tool_output` and `file_diff` only; left out when empty.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub artifact_name: String,
+    /// Required for `tool_output` and `file_diff` only; left out when empty.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub content_type: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content_base64: Option<String>,

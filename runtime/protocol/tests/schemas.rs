@@ -1535,6 +1535,70 @@ fn every_valid_example_deserializes_into_its_rust_type_and_round_trips() {
     assert!(count > 100, "only {count} examples");
 }
 
+/// Fields the schemas leave optional (only the reference runtime emits them) but the Rust
+/// types keep as plain values: a message parsed without them serializes without inventing a
+/// value the schema rejects (an empty `reason`, `maxSteps: 0`, an empty error code).
+#[test]
+fn optional_fields_parsed_absent_are_left_out_again() {
+    let payloads = [
+        ("task_started", json!({"prompt": "p"}), &["maxSteps"][..]),
+        (
+            "task_failed",
+            json!({"message": "m", "errorCode": "LLM_UNAVAILABLE", "isRecoverable": false}),
+            &["reason"][..],
+        ),
+        ("task_cancelled", json!({}), &["reason"][..]),
+        (
+            "session_started",
+            json!({"executionEnvironment": "desktop"}),
+            &["policyBundleVersion"][..],
+        ),
+        ("session_paused", json!({}), &["reason", "message"][..]),
+        (
+            "llm_retry",
+            json!({"attempt": 1, "maxRetries": 3}),
+            &["reason"][..],
+        ),
+        ("llm_response_discarded", json!({}), &["reason"][..]),
+        (
+            "llm_request_completed",
+            json!({"model": "m", "inputTokens": 1, "outputTokens": 1, "latencyMs": 1}),
+            &["stopReason"][..],
+        ),
+        ("warning", json!({}), &["code", "message"][..]),
+    ];
+    for (event_type, payload, absent) in payloads {
+        let again =
+            parse_payload(event_type, &payload).unwrap_or_else(|e| panic!("{event_type}: {e}"));
+        for key in absent {
+            assert!(
+                again.get(*key).is_none(),
+                "{event_type}: {key} invented: {again}"
+            );
+        }
+        agent_schemas::validate(&format!("events/payloads/{event_type}"), &again)
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    assert_eq!(parse::<ShutdownResult>(&json!({})).unwrap(), json!({}));
+    assert_eq!(parse::<CancelTaskResult>(&json!({})).unwrap(), json!({}));
+    assert_eq!(
+        parse::<ApproveActionResult>(&json!({"status": "not_found"})).unwrap(),
+        json!({"status": "not_found"})
+    );
+    let history = json!({"sessionId": "s", "artifactType": "session_history", "messages": []});
+    let again = parse::<ArtifactUploadRequest>(&history).unwrap();
+    assert!(
+        again.get("artifactName").is_none() && again.get("contentType").is_none(),
+        "{again}"
+    );
+    agent_schemas::validate(
+        "artifacts/SessionHistory",
+        &json!({"snapshotAfterTaskId": "t",
+        "snapshotAt": T, "sessionId": "s", "artifactType": "session_history", "messages": []}),
+    )
+    .unwrap();
+}
+
 // ------------------------------------------------------------------------------------------
 // 3. Enums
 // ------------------------------------------------------------------------------------------
