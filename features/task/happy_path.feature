@@ -54,7 +54,6 @@ Feature: A task that reads a file and answers
   Scenario: a text-only answer completes the task exactly once
     When the client starts the task "What is the launch code in notes.txt?"
     Then the task ends with exactly one task_completed event
-    And the task_completed result is "According to notes.txt the launch code is 4-8-15-16."
 
   @REQ-TASK-009
   Scenario: the conversation is uploaded as the session history
