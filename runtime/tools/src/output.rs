@@ -13,6 +13,11 @@ pub const ARTIFACT_THRESHOLD_BYTES: usize = 10 * 1024;
 /// Share of the budget kept from the start of a truncated text (§7.1); the rest is the tail.
 const HEAD_PERCENT: usize = 80;
 
+/// The head's share of `max_bytes`: 80%, rounded down, without overflow for any size.
+pub fn head_share(max_bytes: usize) -> usize {
+    max_bytes / 100 * HEAD_PERCENT + max_bytes % 100 * HEAD_PERCENT / 100
+}
+
 /// The marker that stands for the bytes removed from the middle (§7.1).
 pub fn truncation_marker(omitted: u64) -> String {
     format!("\n[... truncated {omitted} bytes ...]\n")
@@ -62,7 +67,7 @@ impl Clipped {
             text.push_str(&self.tail);
             return truncate(&text, max_bytes).into_owned();
         }
-        let head_budget = max_bytes / 100 * HEAD_PERCENT + max_bytes % 100 * HEAD_PERCENT / 100;
+        let head_budget = head_share(max_bytes);
         let tail_budget = max_bytes - head_budget;
         let head_end = floor_char_boundary(&self.head, head_budget);
         let tail_start =
@@ -83,7 +88,7 @@ pub fn truncate(text: &str, max_bytes: usize) -> std::borrow::Cow<'_, str> {
     if text.len() <= max_bytes {
         return text.into();
     }
-    let head_budget = max_bytes / 100 * HEAD_PERCENT + max_bytes % 100 * HEAD_PERCENT / 100;
+    let head_budget = head_share(max_bytes);
     let tail_budget = max_bytes - head_budget;
     let head_end = floor_char_boundary(text, head_budget);
     let tail_start = ceil_char_boundary(text, text.len() - tail_budget).max(head_end);

@@ -103,7 +103,7 @@ pub struct BoundedCapture {
 
 impl BoundedCapture {
     pub fn new(cap: usize) -> Self {
-        let head_cap = cap / 5 * 4 + cap % 5 * 4 / 5;
+        let head_cap = output::head_share(cap);
         Self {
             head: Vec::new(),
             head_cap,

@@ -31,6 +31,7 @@ pub(crate) struct Settings {
 pub(crate) enum Exit {
     Code(i32),
     /// Ended by a signal it did not handle (unix).
+    #[cfg_attr(not(unix), allow(dead_code))]
     Signal(i32),
     /// The timeout elapsed first; the tree was ended.
     TimedOut,
@@ -131,7 +132,6 @@ pub(crate) async fn run(
             tokio::select! {
                 () = stop.cancelled() => {}
                 written = pipe.write_all(text.as_bytes()) => {
-                    std::future::pending::<()>().await;
                     if let Err(error) = written {
                         tracing::debug!(%error, "the command did not take all of its stdin");
                     }

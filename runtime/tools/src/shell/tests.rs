@@ -14,9 +14,15 @@ fn command_request(dir: &Path, args: Value, timeout_ms: Option<u64>) -> ToolRequ
     request
 }
 
-/// Runs with a 20 s ceiling: a test that hangs fails instead of stalling the suite.
+/// Runs with a 20 s command timeout, and fails a call that hangs regardless.
 async fn run_with(tool: &RunCommand, dir: &Path, args: Value) -> ToolResult {
-    tool.run(&command_request(dir, args, Some(20_000))).await
+    bounded(tool.run(&command_request(dir, args, Some(20_000)))).await
+}
+
+async fn bounded(call: impl Future<Output = ToolResult>) -> ToolResult {
+    tokio::time::timeout(Duration::from_secs(30), call)
+        .await
+        .expect("the call hung")
 }
 
 async fn run(dir: &Path, args: Value) -> ToolResult {
@@ -221,7 +227,7 @@ mod unix {
             Some(20_000),
         );
         request.limits.max_output_bytes = Some(1000);
-        let result = RunCommand::new().run(&request).await;
+        let result = bounded(RunCommand::new().run(&request)).await;
         // stderr needs 2 bytes of the 1000; stdout gets 998: 798 head, 200 tail.
         let expected = format!(
             "Exit code: 0\n--- stdout ---\n{}\n[... truncated 2002 bytes ...]\n{}\n--- stderr ---\nE\n",
@@ -290,13 +296,12 @@ mod unix {
         let dir = tempfile::tempdir().unwrap();
         let tool = RunCommand::new().with_capture_bytes(1 << 20);
         let started = Instant::now();
-        let result = tool
-            .run(&command_request(
-                dir.path(),
-                json!({"command": "yes"}),
-                Some(300),
-            ))
-            .await;
+        let result = bounded(tool.run(&command_request(
+            dir.path(),
+            json!({"command": "yes"}),
+            Some(300),
+        )))
+        .await;
         assert!(
             started.elapsed() < Duration::from_secs(4),
             "{:?}",
@@ -319,13 +324,12 @@ mod unix {
     async fn a_timed_out_command_is_ended_without_waiting_out_the_grace() {
         let dir = tempfile::tempdir().unwrap();
         let started = Instant::now();
-        let result = RunCommand::new()
-            .run(&command_request(
-                dir.path(),
-                json!({"command": "sleep 30"}),
-                Some(200),
-            ))
-            .await;
+        let result = bounded(RunCommand::new().run(&command_request(
+            dir.path(),
+            json!({"command": "sleep 30"}),
+            Some(200),
+        )))
+        .await;
         // SIGTERM ends `sleep`; the default 5 s grace must not be waited out.
         assert!(
             started.elapsed() < Duration::from_secs(3),
@@ -346,17 +350,19 @@ mod unix {
         let dir = tempfile::tempdir().unwrap();
         let grace = Duration::from_millis(200);
         let tool = RunCommand::new().with_kill_grace(grace);
-        // The grandchild ignores SIGTERM (as do the `sleep`s it starts), reports its pid and
-        // process group once the trap is set, and loops forever.
-        let command = r#"sh -c 'trap "" TERM; echo ready $$ $(ps -o pgid= -p $$); while :; do sleep 1; done' & wait"#;
+        // One grandchild ignores SIGTERM (as do the `sleep`s it starts), reports its pid and
+        // process group once the trap is set, and loops forever. Another records the SIGTERM
+        // it gets: the whole group is asked to stop before it is killed.
+        let log = dir.path().join("term.log");
+        let command = format!(
+            r#"sh -c 'trap "" TERM; echo ready $$ $(ps -o pgid= -p $$); while :; do sleep 1; done' &
+            sh -c 'trap "echo got TERM > {}; exit 0" TERM; echo listening; while :; do sleep 1; done' &
+            wait"#,
+            log.display()
+        );
         let started = Instant::now();
-        let result = tool
-            .run(&command_request(
-                dir.path(),
-                json!({"command": command}),
-                Some(500),
-            ))
-            .await;
+        let request = command_request(dir.path(), json!({"command": command}), Some(500));
+        let result = bounded(tool.run(&request)).await;
         let elapsed = started.elapsed();
         let shown = result.output_text.clone().unwrap();
         let (code, _) = error(result);
@@ -377,22 +383,26 @@ mod unix {
             "a member of group {} survived",
             fields[2]
         );
+        assert!(shown.contains("\nlistening\n"), "{shown}");
+        assert_eq!(std::fs::read_to_string(&log).unwrap(), "got TERM\n");
     }
 
     #[tokio::test]
     async fn background_jobs_holding_the_output_are_ended_detached_ones_are_not() {
         let dir = tempfile::tempdir().unwrap();
         let started = Instant::now();
-        let holding = run(dir.path(), json!({"command": "sleep 30 & echo started"})).await;
+        let holding = run(dir.path(), json!({"command": "sleep 30 & echo $!"})).await;
         assert!(
             started.elapsed() < Duration::from_secs(4),
             "{:?}",
             started.elapsed()
         );
+        let pid = text(&holding).lines().nth(2).unwrap().to_owned();
         assert_eq!(
             text(&holding),
-            "Exit code: 0\n--- stdout ---\nstarted\n--- stderr ---\n"
+            format!("Exit code: 0\n--- stdout ---\n{pid}\n--- stderr ---\n")
         );
+        assert!(!running(&pid), "the job holding the output survived");
         let detached = run(
             dir.path(),
             json!({"command": "sleep 30 >/dev/null 2>&1 & echo $!"}),
@@ -407,6 +417,20 @@ mod unix {
             .args(["-9", &pid])
             .status()
             .unwrap();
+    }
+
+    #[tokio::test]
+    async fn what_a_command_prints_as_it_is_terminated_is_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let command = "trap 'echo bye; exit 0' TERM; echo hi; while :; do sleep 1; done";
+        let request = command_request(dir.path(), json!({"command": command}), Some(300));
+        let result = bounded(RunCommand::new().run(&request)).await;
+        let shown = result.output_text.unwrap();
+        // (stderr may carry the shell's own "Terminated" notice for its `sleep`.)
+        assert!(
+            shown.contains("--- stdout ---\nhi\nbye\n--- stderr ---\n"),
+            "{shown}"
+        );
     }
 
     #[tokio::test]
