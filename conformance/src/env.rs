@@ -36,6 +36,9 @@ pub const CONTRACT_VARIABLES: &[&str] = &[
     "AGENT_RUNTIME_LLM_CONNECT_TIMEOUT_SECONDS",
     "AGENT_RUNTIME_LLM_IDLE_TIMEOUT_SECONDS",
     "AGENT_RUNTIME_MAX_LINE_BYTES",
+    "AGENT_RUNTIME_MAX_REQUEST_MESSAGES",
+    "AGENT_RUNTIME_RECENCY_WINDOW",
+    "AGENT_RUNTIME_EVENT_RING_SIZE",
 ];
 
 /// `(variables to set, variables to remove)`. `overrides` (from `Given` steps) win.

@@ -77,6 +77,7 @@ Feature: Requests the state machines refuse
     When the client tries to start the task ""
     Then the runtime answers with error -32602
     And the error message names "prompt"
+    And the error data code is "INVALID_REQUEST"
 
   @REQ-LOOP-008 @REQ-RPC-014
   Scenario Outline: StartTask with taskOptions.maxSteps <maxSteps> is refused as invalid params
@@ -84,6 +85,7 @@ Feature: Requests the state machines refuse
     When the client tries to start the task "Read everything." with taskOptions.maxSteps <maxSteps>
     Then the runtime answers with error -32602
     And the error message names "taskOptions.maxSteps"
+    And the error data code is "INVALID_REQUEST"
 
     Examples:
       | maxSteps |

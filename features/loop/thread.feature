@@ -49,3 +49,14 @@ Feature: The message thread across tasks and within the context window
     When the client starts the task "Read notes.txt over and over."
     Then the task completes after 27 model requests
     And no model request carries more than 50 messages
+
+  @REQ-THR-002
+  Scenario: a conversation over llmPolicy.maxInputTokens is truncated behind a marker
+    Given the policy allows requests of at most 3000 input tokens
+    And the workspace file "big.txt" holds 2500 distinct words
+    And a running session
+    And the model will call ReadFile on "big.txt" once, then on "notes.txt" 6 times, then answer "I have read them all."
+    When the client starts the task "Read big.txt, then notes.txt six times."
+    Then the last model request carries a truncation marker where messages were dropped
+    And the last model request no longer carries the content of "big.txt"
+    And the last model request ends with the latest tool call and its result

@@ -1291,3 +1291,82 @@ async fn at_most_messages(world: &mut ConformanceWorld, limit: usize) -> StepRes
     }
     Ok(())
 }
+
+#[given(expr = "the policy allows requests of at most {int} input tokens")]
+async fn max_input_tokens(world: &mut ConformanceWorld, tokens: u64) -> StepResult {
+    world
+        .fakes()
+        .await?
+        .session
+        .update_policy(|bundle| bundle["llmPolicy"]["maxInputTokens"] = json!(tokens));
+    Ok(())
+}
+
+#[given(expr = "the workspace file {string} holds {int} distinct words")]
+async fn big_file(world: &mut ConformanceWorld, name: String, words: usize) -> StepResult {
+    let text: Vec<String> = (0..words).map(|i| format!("marker{i:05}")).collect();
+    let path = world.dirs()?.workspace.join(&name);
+    std::fs::write(&path, text.join(" "))
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(())
+}
+
+#[given(
+    expr = "the model will call ReadFile on {string} once, then on {string} {int} times, then answer {string}"
+)]
+async fn model_reads_big_then_small(
+    world: &mut ConformanceWorld,
+    first: String,
+    then: String,
+    times: usize,
+    answer: String,
+) -> StepResult {
+    let call = read_call(world, "call_read_first", &first)?;
+    push_model_reply(
+        world.fakes().await?,
+        GatewayReply::ToolCalls {
+            text: None,
+            calls: vec![call],
+        },
+    );
+    model_reads_n_times(world, then, times, answer).await
+}
+
+#[then("the last model request carries a truncation marker where messages were dropped")]
+async fn some_marker(world: &mut ConformanceWorld) -> StepResult {
+    wait_task_end(world).await?;
+    let body = last_request(world).await?;
+    let found = messages(&body)?.iter().any(|m| {
+        str_at(m, &["content"]).is_some_and(|c| {
+            c.split("[Earlier conversation truncated — ")
+                .nth(1)
+                .and_then(|rest| rest.split(' ').next())
+                .is_some_and(|n| n.parse::<u64>().is_ok_and(|n| n > 0))
+                && c.contains(" messages removed]")
+        })
+    });
+    check!(
+        found,
+        "no \"[Earlier conversation truncated — N messages removed]\" marker in the last request: {}",
+        show(&body)
+    );
+    Ok(())
+}
+
+#[then(expr = "the last model request no longer carries the content of {string}")]
+async fn content_dropped(world: &mut ConformanceWorld, name: String) -> StepResult {
+    wait_task_end(world).await?;
+    let path = world.dirs()?.workspace.join(&name);
+    let content = std::fs::read_to_string(&path)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    let probe: String = content.chars().take(40).collect();
+    let body = last_request(world).await?;
+    let carried = messages(&body)?
+        .iter()
+        .any(|m| str_at(m, &["content"]).is_some_and(|c| c.contains(&probe)));
+    check!(
+        !carried,
+        "the last request still carries {name}, which cannot fit within llmPolicy.maxInputTokens"
+    );
+    Ok(())
+}

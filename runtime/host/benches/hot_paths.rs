@@ -1,6 +1,6 @@
 //! Micro-benchmarks of the agent host's per-step work: fitting the thread into the context
 //! window and building the request (10, 1 000 and 10 000 messages), parsing streamed
-//! chunks, and one policy check. Run with `cargo bench -p agent-host` (or `cargo xtask bench`).
+//! chunks, and policy checks (a file read, a RunCommand line). Run with `cargo bench -p agent-host` (or `cargo xtask bench`).
 
 use std::hint::black_box;
 use std::path::PathBuf;
@@ -135,6 +135,25 @@ fn policy_check(c: &mut Criterion) {
         .unwrap_or_default();
     c.bench_function("policy_check_file_read", |b| {
         b.iter(|| enforcer.check_tool(black_box("File.Read"), black_box(&args)))
+    });
+
+    let bundle: PolicyBundle = serde_json::from_value(json!({
+        "policyBundleVersion": "v", "schemaVersion": "1.0", "sessionId": "s",
+        "expiresAt": "2999-01-01T00:00:00Z",
+        "capabilities": [{"name": "Shell.Exec",
+            "allowedCommands": ["cargo", "git", "ls", "grep", "cat", "head", "npm", "pytest"],
+            "blockedCommands": ["rm -rf /", "sudo", "curl", "wget"],
+            "requiresApproval": true, "approvalRuleId": "shell"}],
+        "llmPolicy": {"allowedModels": ["m"]}
+    }))
+    .unwrap_or_else(|error| panic!("bundle: {error}"));
+    let enforcer = PolicyEnforcer::new(bundle, Some(PathBuf::from(&dir)));
+    let args = json!({"command": "cd src && FOO=1 cargo test --workspace 2>&1 | grep -v warning | head -n 50; git status --short $(ls)"})
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    c.bench_function("policy_check_run_command", |b| {
+        b.iter(|| enforcer.check_tool(black_box("Shell.Exec"), black_box(&args)))
     });
 }
 

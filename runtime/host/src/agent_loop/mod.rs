@@ -352,6 +352,14 @@ impl TaskRun {
                 .await
             {
                 Ok(response) => response,
+                Err(LlmError::Cancelled) => {
+                    // The partial answer never enters the thread; tell the app to drop it.
+                    if observer.streamed_chars > 0 {
+                        let chars = observer.streamed_chars;
+                        observer.discarded("the task was cancelled", chars);
+                    }
+                    return Ending::Cancelled;
+                }
                 Err(error) => return self.llm_failure(error, &step_id).await,
             };
             let usage = response.usage;

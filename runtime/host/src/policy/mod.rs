@@ -4,6 +4,25 @@
 //! Pure apart from one thing: path resolution asks the file system where symlinks point
 //! (`canonicalize` of the deepest existing ancestor), because a policy that compares
 //! unresolved paths is bypassed by any symlink.
+//!
+//! Scope checks (§8.2), decided here:
+//! - `File.*`: every path-like argument present as a string — `path`, `source`,
+//!   `destination`, `cwd` — must pass `allowedPaths`/`blockedPaths` (and the size limit); a
+//!   missing or non-string one is left to the tool's own validation.
+//! - `Shell.Exec`: `command` is judged by [`command`] (every program the line can start); a
+//!   missing or non-string `command` is denied ("RunCommand needs a command string"), since
+//!   nothing proves it harmless. When the entry sets `allowedPaths` or `blockedPaths`, the
+//!   working directory (`cwd`, or the workspace root when absent) must pass them too.
+//! - `Network.Http`: the host of `url` is judged by [`domain`]; a missing or non-string `url`
+//!   is denied ("HttpRequest needs a url string").
+//!
+//! Risk (§8.5), for the approval request: `Shell.Exec` is high unless `allowedCommands` is
+//! set (a command that passed it is known), else medium; `Network.Http` is high unless
+//! `allowedDomains` is set, else medium; `File.Write` is high when a path lies outside the
+//! workspace root (or no root is known); the rest keep [`default_risk`].
+
+pub mod command;
+pub mod domain;
 
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
@@ -98,53 +117,102 @@ impl PolicyEnforcer {
         let Some(entry) = self.capabilities.get(capability) else {
             return Verdict::Denied(format!("Capability not granted: {capability}"));
         };
-        if capability.starts_with("File.")
-            && let Some(reason) = self.check_paths(entry, arguments)
-        {
-            return Verdict::Denied(reason);
-        }
-        if entry.requires_approval {
-            return Verdict::ApprovalRequired {
+        match self.check_scope(capability, entry, arguments) {
+            Err(reason) => Verdict::Denied(reason),
+            Ok(risk) if entry.requires_approval => Verdict::ApprovalRequired {
                 rule_id: entry.approval_rule_id.clone(),
-                risk: default_risk(capability),
-            };
+                risk,
+            },
+            Ok(_) => Verdict::Allowed,
         }
-        Verdict::Allowed
     }
 
-    fn check_paths(
+    /// The scope constraints of `entry`; on success, the risk of the call (§8.5).
+    fn check_scope(
         &self,
+        capability: &str,
         entry: &CapabilityEntry,
         arguments: &Map<String, Value>,
-    ) -> Option<String> {
-        let Some(raw) = arguments.get("path").and_then(Value::as_str) else {
-            return None; // the tool runtime rejects a missing path itself
-        };
+    ) -> Result<RiskLevel, String> {
+        let text = |key: &str| arguments.get(key).and_then(Value::as_str);
+        match capability {
+            "Shell.Exec" => {
+                let line = text("command").ok_or("RunCommand needs a command string")?;
+                command::check(
+                    line,
+                    entry.allowed_commands.as_deref(),
+                    entry.blocked_commands.as_deref(),
+                )
+                .map_err(|denial| denial.to_string())?;
+                if entry.allowed_paths.is_some() || entry.blocked_paths.is_some() {
+                    self.check_path(entry, text("cwd").unwrap_or("."), false)?;
+                }
+                Ok(elevated(entry.allowed_commands.is_none()))
+            }
+            "Network.Http" => {
+                let url = text("url").ok_or("HttpRequest needs a url string")?;
+                domain::check(
+                    url,
+                    entry.allowed_domains.as_deref(),
+                    entry.blocked_domains.as_deref(),
+                )
+                .map_err(|denial| denial.to_string())?;
+                Ok(elevated(entry.allowed_domains.is_none()))
+            }
+            file if file.starts_with("File.") => {
+                let mut outside = false;
+                for raw in PATH_ARGUMENTS.iter().filter_map(|key| text(key)) {
+                    let path = self.check_path(entry, raw, true)?;
+                    outside |= !self.inside_workspace(&path);
+                }
+                Ok(match file {
+                    "File.Write" if outside => RiskLevel::High,
+                    _ => default_risk(file),
+                })
+            }
+            _ => Ok(default_risk(capability)),
+        }
+    }
+
+    /// One path against the entry's prefixes (and size limit); the resolved path on success.
+    fn check_path(
+        &self,
+        entry: &CapabilityEntry,
+        raw: &str,
+        size_limit: bool,
+    ) -> Result<PathBuf, String> {
         if raw.contains('\0') {
-            return Some("Path contains a NUL byte".to_owned());
+            return Err("Path contains a NUL byte".to_owned());
         }
         let path = resolve(&self.absolute(Path::new(raw)));
         if let Some(blocked) = &entry.blocked_paths
             && blocked.iter().any(|prefix| self.matches(&path, prefix))
         {
-            return Some(format!("Path is blocked: {}", path.display()));
+            return Err(format!("Path is blocked: {}", path.display()));
         }
         if let Some(allowed) = &entry.allowed_paths
             && !allowed.iter().any(|prefix| self.matches(&path, prefix))
         {
-            return Some(format!("Path not in allowed paths: {}", path.display()));
+            return Err(format!("Path not in allowed paths: {}", path.display()));
         }
-        if let Some(limit) = entry.max_file_size_bytes
+        if size_limit
+            && let Some(limit) = entry.max_file_size_bytes
             && let Ok(metadata) = std::fs::metadata(&path)
             && metadata.len() > limit
         {
-            return Some(format!(
+            return Err(format!(
                 "File exceeds size limit: {} is {} bytes, the limit is {limit} bytes",
                 path.display(),
                 metadata.len()
             ));
         }
-        None
+        Ok(path)
+    }
+
+    fn inside_workspace(&self, path: &Path) -> bool {
+        self.workspace_root
+            .as_deref()
+            .is_some_and(|root| path.starts_with(resolve(root)))
     }
 
     fn absolute(&self, path: &Path) -> PathBuf {
@@ -164,7 +232,19 @@ impl PolicyEnforcer {
     }
 }
 
-/// §8.5 default risk per capability (elevation rules come with the full enforcer).
+/// The arguments of file tools that name a path (the tools define `path`; the rest are
+/// judged whenever a tool sends them).
+const PATH_ARGUMENTS: &[&str] = &["path", "source", "destination", "cwd"];
+
+fn elevated(high: bool) -> RiskLevel {
+    if high {
+        RiskLevel::High
+    } else {
+        RiskLevel::Medium
+    }
+}
+
+/// §8.5 default risk per capability, before the elevations of `check_tool`.
 pub fn default_risk(capability: &str) -> RiskLevel {
     match capability {
         "File.Read" | "Workspace.Upload" | "Git.Status" | "Git.Diff" => RiskLevel::Low,
@@ -266,6 +346,163 @@ mod tests {
             policy.check_tool("File.Read", &args("proj2/x")),
             Verdict::Denied(_)
         ));
+    }
+
+    fn object(value: Value) -> Map<String, Value> {
+        value.as_object().unwrap().clone()
+    }
+
+    fn denied(verdict: Verdict) -> String {
+        match verdict {
+            Verdict::Denied(reason) => reason,
+            other => panic!("expected a denial, got {other:?}"),
+        }
+    }
+
+    fn risk(verdict: Verdict) -> RiskLevel {
+        match verdict {
+            Verdict::ApprovalRequired { risk, .. } => risk,
+            other => panic!("expected an approval, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn shell_commands_are_judged_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let policy = enforcer(
+            dir.path(),
+            json!([{"name": "Shell.Exec", "allowedCommands": ["ls", "cargo"],
+                    "blockedCommands": ["rm -rf /", "sudo"]}]),
+        );
+        let run =
+            |command: Value| policy.check_tool("Shell.Exec", &object(json!({"command": command})));
+        assert_eq!(run(json!("ls -la | cargo fmt")), Verdict::Allowed);
+        assert_eq!(
+            denied(run(json!("ls; rm -rf /"))),
+            "Command is blocked: rm -rf /"
+        );
+        assert_eq!(
+            denied(run(json!("ls && curl x"))),
+            "Command not in allowed commands: curl"
+        );
+        assert_eq!(
+            denied(run(json!("$CMD"))),
+            "Cannot tell which command runs: $CMD"
+        );
+        assert_eq!(
+            denied(run(json!(["ls"]))),
+            "RunCommand needs a command string"
+        );
+        assert_eq!(
+            denied(policy.check_tool("Shell.Exec", &Map::new())),
+            "RunCommand needs a command string"
+        );
+    }
+
+    #[test]
+    fn shell_risk_is_high_unless_commands_are_allowlisted() {
+        let dir = tempfile::tempdir().unwrap();
+        let args = object(json!({"command": "cargo test"}));
+        let listed = enforcer(
+            dir.path(),
+            json!([{"name": "Shell.Exec", "allowedCommands": ["cargo"], "requiresApproval": true,
+                    "approvalRuleId": "r"}]),
+        );
+        assert_eq!(
+            risk(listed.check_tool("Shell.Exec", &args)),
+            RiskLevel::Medium
+        );
+        let open = enforcer(
+            dir.path(),
+            json!([{"name": "Shell.Exec", "blockedCommands": ["sudo"], "requiresApproval": true}]),
+        );
+        assert_eq!(risk(open.check_tool("Shell.Exec", &args)), RiskLevel::High);
+    }
+
+    #[test]
+    fn the_working_directory_obeys_shell_paths_when_set() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("src")).unwrap();
+        let scoped = enforcer(
+            dir.path(),
+            json!([{"name": "Shell.Exec", "allowedPaths": ["src"]}]),
+        );
+        let run = |args: Value| scoped.check_tool("Shell.Exec", &object(args));
+        assert_eq!(
+            run(json!({"command": "ls", "cwd": "src"})),
+            Verdict::Allowed
+        );
+        assert!(
+            denied(run(json!({"command": "ls", "cwd": ".."}))).contains("not in allowed paths")
+        );
+        assert!(denied(run(json!({"command": "ls"}))).contains("not in allowed paths"));
+        let unscoped = enforcer(dir.path(), json!([{"name": "Shell.Exec"}]));
+        assert_eq!(
+            unscoped.check_tool("Shell.Exec", &object(json!({"command": "ls", "cwd": "/"}))),
+            Verdict::Allowed
+        );
+    }
+
+    #[test]
+    fn http_hosts_are_judged_and_rated() {
+        let dir = tempfile::tempdir().unwrap();
+        let policy = enforcer(
+            dir.path(),
+            json!([{"name": "Network.Http", "allowedDomains": ["example.com"],
+                    "blockedDomains": ["10.*"], "requiresApproval": true}]),
+        );
+        let get = |url: Value| policy.check_tool("Network.Http", &object(json!({"url": url})));
+        assert_eq!(
+            risk(get(json!("https://api.example.com/x"))),
+            RiskLevel::Medium
+        );
+        assert_eq!(
+            denied(get(json!("https://example.com.evil.net/"))),
+            "Domain not allowed: example.com.evil.net"
+        );
+        assert_eq!(
+            denied(get(json!("http://10.0.0.5/"))),
+            "Domain is blocked: 10.0.0.5"
+        );
+        assert!(denied(get(json!("ftp://example.com/"))).contains("Only http and https"));
+        assert_eq!(denied(get(json!(5))), "HttpRequest needs a url string");
+        let open = enforcer(
+            dir.path(),
+            json!([{"name": "Network.Http", "requiresApproval": true}]),
+        );
+        let url = object(json!({"url": "https://example.com/"}));
+        assert_eq!(risk(open.check_tool("Network.Http", &url)), RiskLevel::High);
+    }
+
+    #[test]
+    fn every_path_argument_counts_and_writes_outside_are_high_risk() {
+        let dir = tempfile::tempdir().unwrap();
+        let policy = enforcer(
+            dir.path(),
+            json!([{"name": "File.Write", "blockedPaths": [".git/"], "requiresApproval": true},
+                   {"name": "File.Read", "allowedPaths": ["."]}]),
+        );
+        let write = |args: Value| policy.check_tool("File.Write", &object(args));
+        assert_eq!(risk(write(json!({"path": "a.txt"}))), RiskLevel::Medium);
+        assert_eq!(risk(write(json!({"path": "../a.txt"}))), RiskLevel::High);
+        assert!(
+            denied(write(
+                json!({"path": "a.txt", "destination": ".git/config"})
+            ))
+            .contains("blocked")
+        );
+        assert!(denied(write(json!({"source": ".git/HEAD"}))).contains("blocked"));
+        assert!(denied(write(json!({"path": "a", "cwd": ".git/"}))).contains("blocked"));
+        let read = |args: Value| policy.check_tool("File.Read", &object(args));
+        assert!(
+            denied(read(json!({"path": "a", "source": "/etc/passwd"}))).contains("not in allowed")
+        );
+        let rootless = PolicyEnforcer::new(policy.bundle().clone(), None);
+        let inside = dir.path().join("a.txt");
+        assert_eq!(
+            risk(rootless.check_tool("File.Write", &object(json!({"path": inside})))),
+            RiskLevel::High
+        );
     }
 
     #[cfg(unix)]

@@ -1,0 +1,224 @@
+//! `Shell.Exec` command enforcement (local-agent-host.md §8.4, and its open question in §13):
+//! which programs a `RunCommand` line would start, judged against `allowedCommands` and
+//! `blockedCommands`.
+//!
+//! The line is read the way a POSIX shell (`sh -c`, bash, zsh) reads it, and **every**
+//! program it could start is judged, not only the first word:
+//!
+//! - every simple command across `;`, `&&`, `||`, `|`, `|&`, `&`, newlines, subshells
+//!   `( … )`, groups `{ …; }`, `if`/`while`/`until`/`for` bodies, command substitutions
+//!   `$( … )` and backticks (recursively, also inside double quotes and redirection targets);
+//! - quotes (`'…'`, `"…"`) and backslashes are removed as the shell removes them, so `"r"m`
+//!   and `r\m` are `rm`; a `#` that starts a word starts a comment;
+//! - redirections (`>`, `>>`, `<`, `2>&1`, `>&`, `<>`, `>|`, here-strings `<<<`) are skipped
+//!   with their target, which is never a command. `&>` is a redirection for bash and zsh but
+//!   `&` then `>` for a POSIX `sh`, so both readings are judged;
+//! - leading assignments (`FOO=1 cmd`) and reserved words (`!`, `{`, `if`, `then`, `do`, …)
+//!   are skipped; `for NAME in WORDS` is no command;
+//! - wrappers — `env`, `sudo`, `doas`, `nohup`, `nice`, `time`, `timeout` (and its duration),
+//!   `xargs`, `exec`, `command`, `builtin`, `stdbuf`, `setsid`, `strace`, `ltrace`, `ionice`,
+//!   `taskset`, `chroot`, `busybox`, `unbuffer`, zsh's `noglob`/`nocorrect` — are commands
+//!   that must pass themselves, **and** the program they run is judged too, after their own
+//!   options (an option the table does not know is refused: it might take the next word);
+//!   `xargs` runs `echo` when given nothing, and its input is an unknown last argument;
+//!   `find … -exec/-execdir/-ok/-okdir PROGRAM … ;` runs PROGRAM, whose `{}` is unknown;
+//! - `sh`/`bash`/`zsh`/`dash`/`ksh`/… `-c SCRIPT` and `eval ARGS` read their literal script
+//!   as a command line, recursively (the shell or `eval` is judged as well); a shell without
+//!   `-c` runs a file or its input, like any interpreter;
+//! - a program is known by its base name: `/usr/bin/rm`, `./rm` and `../bin/rm` are `rm`.
+//!
+//! Matching. A single-word entry names a program by base name. A multi-word entry such as
+//! `"rm -rf /"` matches a command whose words, with the program's base name, start with the
+//! entry's words. `blockedCommands` wins over `allowedCommands`. Blocked entries compare names
+//! ASCII-case-insensitively and ignore a `.exe` suffix (`RM` runs `rm` on a case-insensitive
+//! file system); allowed entries compare exactly, so the rules only ever lean towards denial.
+//! An argument whose value is unknown (an expansion, a glob that could expand to the entry's
+//! word, `{}`) at a position a blocked entry compares is a denial: `rm -rf $DIR` and
+//! `rm -rf /*` are refused under `"rm -rf /"`, while `rm -rf /tmp/x` passes. Allowed
+//! multi-word entries need the literal words.
+//!
+//! Decided: **what cannot be proven safe is denied**, naming why ("Cannot tell which command
+//! runs: $CMD"): a program name produced by an expansion (`$CMD`, `${X}`, `$(…)`, `$'…'`,
+//! zsh `=cmd`), a glob or brace expansion; unbalanced quotes or parentheses; here-documents
+//! (`<<`); process substitution (`<( … )`, `>( … )`); commands inside `${…}` or `$((…))`;
+//! `case` statements and function definitions; `eval` or `sh -c` with a non-literal
+//! argument; a wrapper option that is not literal or not known; nesting deeper than 24.
+//!
+//! Not covered (an allowlist is the security boundary; a blocklist is a speed bump):
+//! interpreters running code from arguments (`python -c`, `awk 'BEGIN{system(…)}'`,
+//! `git -c alias…`, `make`), programs that run a string through a shell themselves (`watch`,
+//! `su -c`, `flock -c`, `ssh`), option reorderings of blocked entries (`rm -fr /`), aliases
+//! and functions defined by shell start-up files, `PATH` pointing elsewhere, and `cmd.exe`
+//! syntax on Windows. A relative name such as `./ls` is judged as `ls`.
+
+mod parse;
+mod programs;
+#[cfg(test)]
+mod tests;
+mod word;
+
+use self::parse::invocations;
+use self::word::{Word, could_be};
+
+/// Why a command line may not run; the `Display` text is the reason shown to the model.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CommandDenial {
+    /// The matched words of a blocked entry, base name normalised (`rm -rf /`, `sudo`).
+    #[error("Command is blocked: {0}")]
+    Blocked(String),
+    /// The base name of a program no allowed entry admits.
+    #[error("Command not in allowed commands: {0}")]
+    NotAllowed(String),
+    /// The line cannot be shown to run only judged programs; the text says why.
+    #[error("{0}")]
+    Unanalysable(String),
+}
+
+/// The distinct base names of every program `line` would start, in order of appearance.
+pub fn base_commands(line: &str) -> Result<Vec<String>, CommandDenial> {
+    check(line, None, None)
+}
+
+/// Judges every program `line` would start. On success, the distinct base names found (for
+/// the approval risk: all of them are admitted by `allowed` when it is set).
+pub fn check(
+    line: &str,
+    allowed: Option<&[String]>,
+    blocked: Option<&[String]>,
+) -> Result<Vec<String>, CommandDenial> {
+    if line.contains('\0') {
+        return Err(CommandDenial::Unanalysable(
+            "Command contains a NUL byte".to_owned(),
+        ));
+    }
+    let found = invocations(line)?;
+    for words in &found {
+        let name = program(words)?;
+        for entry in blocked.unwrap_or_default() {
+            match blocked_match(entry, name, words) {
+                Match::No => {}
+                Match::Yes(display) => return Err(CommandDenial::Blocked(display)),
+                Match::Maybe => {
+                    return Err(CommandDenial::Unanalysable(format!(
+                        "Cannot tell whether {} is the blocked command {}",
+                        raw(words),
+                        entry.trim()
+                    )));
+                }
+            }
+        }
+    }
+    let mut bases: Vec<String> = Vec::new();
+    for words in &found {
+        let name = program(words)?;
+        if let Some(allowed) = allowed
+            && !allowed
+                .iter()
+                .any(|entry| allowed_match(entry, name, words))
+        {
+            return Err(CommandDenial::NotAllowed(name.to_owned()));
+        }
+        if !bases.iter().any(|known| known == name) {
+            bases.push(name.to_owned());
+        }
+    }
+    Ok(bases)
+}
+
+/// The base name of an invocation's program, or why it cannot be told.
+fn program(words: &[Word]) -> Result<&str, CommandDenial> {
+    match words.first() {
+        Some(name) if name.is_literal() => Ok(base_name(&name.text)),
+        Some(name) => Err(CommandDenial::Unanalysable(format!(
+            "Cannot tell which command runs: {}",
+            name.raw
+        ))),
+        None => Err(CommandDenial::Unanalysable(
+            "Cannot tell which command runs: an empty command".to_owned(),
+        )),
+    }
+}
+
+/// `/usr/bin/rm`, `./rm`, `..\bin\rm` → `rm`.
+pub(crate) fn base_name(name: &str) -> &str {
+    name.rsplit(['/', '\\']).next().unwrap_or(name)
+}
+
+fn loose(name: &str) -> String {
+    let lower = name.to_ascii_lowercase();
+    match lower.strip_suffix(".exe") {
+        Some(stem) if !stem.is_empty() => stem.to_owned(),
+        _ => lower,
+    }
+}
+
+fn raw(words: &[Word]) -> String {
+    words
+        .iter()
+        .map(|word| word.raw.as_str())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+enum Match {
+    No,
+    Yes(String),
+    Maybe,
+}
+
+fn blocked_match(entry: &str, name: &str, words: &[Word]) -> Match {
+    let mut parts = entry.split_whitespace();
+    let Some(first) = parts.next() else {
+        return Match::No;
+    };
+    let entry_name = base_name(first);
+    if loose(entry_name) != loose(name) {
+        return Match::No;
+    }
+    let mut maybe = false;
+    let mut display = vec![name];
+    for (part, word) in parts.zip(
+        words
+            .iter()
+            .skip(1)
+            .map(Some)
+            .chain(std::iter::repeat(None)),
+    ) {
+        let Some(word) = word else {
+            return Match::No; // the command is shorter than the entry
+        };
+        if word.split || word.brace {
+            return Match::Maybe; // could be any number of words
+        }
+        if word.is_literal() {
+            if word.text != part {
+                return Match::No;
+            }
+        } else if could_be(word, part) {
+            maybe = true;
+        } else {
+            return Match::No;
+        }
+        display.push(part);
+    }
+    if maybe {
+        Match::Maybe
+    } else {
+        Match::Yes(display.join(" "))
+    }
+}
+
+fn allowed_match(entry: &str, name: &str, words: &[Word]) -> bool {
+    let mut parts = entry.split_whitespace();
+    let Some(first) = parts.next() else {
+        return false;
+    };
+    if base_name(first) != name {
+        return false;
+    }
+    let mut args = words.iter().skip(1);
+    parts.all(|part| {
+        args.next()
+            .is_some_and(|word| word.is_literal() && word.text == part)
+    })
+}
