@@ -59,29 +59,54 @@ pub fn task_transition_allowed(from: TaskStatus, to: TaskStatus) -> bool {
     )
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SessionMachine {
-    status: SessionStatus,
+/// One level of the state machine: its states, its first state and its table of arrows.
+pub trait Level: Copy + Eq + std::fmt::Debug {
+    const NAME: &'static str;
+    const INITIAL: Self;
+    fn allowed(from: Self, to: Self) -> bool;
 }
 
-impl SessionMachine {
+impl Level for SessionStatus {
+    const NAME: &'static str = "session";
+    const INITIAL: Self = SessionStatus::SessionCreated;
+    fn allowed(from: Self, to: Self) -> bool {
+        session_transition_allowed(from, to)
+    }
+}
+
+impl Level for TaskStatus {
+    const NAME: &'static str = "task";
+    const INITIAL: Self = TaskStatus::Idle;
+    fn allowed(from: Self, to: Self) -> bool {
+        task_transition_allowed(from, to)
+    }
+}
+
+/// A state that changes only along the arrows of its level's table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Machine<S: Level> {
+    status: S,
+}
+
+pub type SessionMachine = Machine<SessionStatus>;
+pub type TaskMachine = Machine<TaskStatus>;
+
+impl<S: Level> Machine<S> {
     pub fn new() -> Self {
-        Self {
-            status: SessionStatus::SessionCreated,
-        }
+        Self { status: S::INITIAL }
     }
 
-    pub fn status(&self) -> SessionStatus {
+    pub fn status(&self) -> S {
         self.status
     }
 
-    pub fn transition(&mut self, to: SessionStatus) -> Result<(), IllegalTransition> {
-        if session_transition_allowed(self.status, to) {
+    pub fn transition(&mut self, to: S) -> Result<(), IllegalTransition> {
+        if S::allowed(self.status, to) {
             self.status = to;
             Ok(())
         } else {
             Err(IllegalTransition {
-                level: "session",
+                level: S::NAME,
                 from: format!("{:?}", self.status),
                 to: format!("{to:?}"),
             })
@@ -89,43 +114,7 @@ impl SessionMachine {
     }
 }
 
-impl Default for SessionMachine {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TaskMachine {
-    status: TaskStatus,
-}
-
-impl TaskMachine {
-    pub fn new() -> Self {
-        Self {
-            status: TaskStatus::Idle,
-        }
-    }
-
-    pub fn status(&self) -> TaskStatus {
-        self.status
-    }
-
-    pub fn transition(&mut self, to: TaskStatus) -> Result<(), IllegalTransition> {
-        if task_transition_allowed(self.status, to) {
-            self.status = to;
-            Ok(())
-        } else {
-            Err(IllegalTransition {
-                level: "task",
-                from: format!("{:?}", self.status),
-                to: format!("{to:?}"),
-            })
-        }
-    }
-}
-
-impl Default for TaskMachine {
+impl<S: Level> Default for Machine<S> {
     fn default() -> Self {
         Self::new()
     }
