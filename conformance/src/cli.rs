@@ -6,11 +6,11 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::Parser;
 
-use crate::driver::RuntimeCommand;
+use crate::driver::{RuntimeCommand, Transport};
 use crate::runner::{DEFAULT_CONCURRENCY, RunOptions, default_features_dir};
 
 /// Certifies an agent runtime: spawns it per scenario with fake services, speaks JSON-RPC
-/// over its stdio and checks every behaviour in features/ against the spec.
+/// over its stdio (or a Unix socket) and checks every behaviour in features/ against the spec.
 #[derive(Debug, Parser)]
 #[command(name = "conformance", version)]
 pub struct Cli {
@@ -18,6 +18,18 @@ pub struct Cli {
     /// `--runtime "python3 -m my_runtime"`.
     #[arg(long, env = "CONFORMANCE_RUNTIME", value_name = "COMMAND")]
     pub runtime: Option<String>,
+
+    /// How to speak to the runtime: `stdio`, or `socket` (Unix only: the kit appends
+    /// `--listen <path>` to the command and connects to that Unix domain socket; stdout must
+    /// then stay empty).
+    #[arg(long, value_enum, default_value_t = Transport::Stdio, value_name = "TRANSPORT")]
+    pub transport: Transport,
+
+    /// Known failures (TOML `[[known_failure]]` entries with `id = "REQ-…"` or
+    /// `scenario = "<name>"`, and a `reason`): they do not fail the run, new failures do, and
+    /// an entry that now passes fails the run as stale.
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
 
     /// Cucumber tag expression selecting scenarios, e.g. `@REQ-RPC-003 or @REQ-SES-004`.
     #[arg(long, value_name = "EXPR", conflicts_with = "name")]
@@ -59,6 +71,13 @@ impl Cli {
             "no runtime to certify: pass --runtime \"<command>\" or set CONFORMANCE_RUNTIME",
         )?;
         let mut options = RunOptions::new(RuntimeCommand::parse(&command)?);
+        if self.transport == Transport::Socket && !cfg!(unix) {
+            anyhow::bail!(
+                "--transport socket needs Unix domain sockets; Windows named pipes are not supported by the kit"
+            );
+        }
+        options.transport = self.transport;
+        options.baseline = self.baseline;
         options.features = self.features.unwrap_or_else(default_features_dir);
         options.catalogue = self.catalogue;
         options.tags = self.tags;

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::driver::RuntimeCommand;
+use crate::driver::{RuntimeCommand, Transport};
 
 /// The default bound for every wait. A conforming runtime answers in milliseconds; a few
 /// seconds leave room for a slow CI machine while keeping a broken runtime's run short.
@@ -13,6 +13,8 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
 pub struct KitConfig {
     /// The runtime-under-test.
     pub runtime: RuntimeCommand,
+    /// How the kit talks to it (stdio, or a Unix socket given with `--listen PATH`).
+    pub transport: Transport,
     /// Bound for each wait (a response, an event, an exit).
     pub timeout: Duration,
     /// Where failed scenarios' transcripts go; `None` keeps none.

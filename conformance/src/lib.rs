@@ -10,6 +10,7 @@
 //! The kit never depends on the reference runtime's crates: it sees a runtime only as a
 //! process, and messages only as JSON checked against the schemas.
 
+pub mod baseline;
 pub mod catalogue;
 pub mod cli;
 pub mod config;
@@ -21,7 +22,7 @@ pub mod steps;
 pub mod validation;
 pub mod world;
 
-pub use driver::{RuntimeCommand, RuntimeDriver};
+pub use driver::{RuntimeCommand, RuntimeDriver, Transport};
 pub use report::Outcome;
 pub use runner::{RunOptions, run};
 pub use world::ConformanceWorld;

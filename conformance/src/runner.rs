@@ -17,9 +17,10 @@ use cucumber::{World as _, WriterExt as _, cli, event};
 use futures::FutureExt as _;
 use regex::Regex;
 
+use crate::baseline::{self, Baseline};
 use crate::catalogue::{self, Catalogue};
 use crate::config::{DEFAULT_TIMEOUT, KitConfig};
-use crate::driver::RuntimeCommand;
+use crate::driver::{RuntimeCommand, Transport};
 use crate::report::{self, Outcome};
 use crate::world::{ConformanceWorld, ScenarioId};
 
@@ -36,6 +37,10 @@ pub fn default_features_dir() -> PathBuf {
 #[derive(Debug, Clone)]
 pub struct RunOptions {
     pub runtime: RuntimeCommand,
+    /// stdio (default), or a Unix socket the runtime listens on (`--listen PATH` appended).
+    pub transport: Transport,
+    /// A baseline of known failures (see [`crate::baseline`]).
+    pub baseline: Option<PathBuf>,
     /// Directory of `.feature` files (searched recursively).
     pub features: PathBuf,
     /// The requirement catalogue; default `<features>/requirements.toml`.
@@ -58,6 +63,8 @@ impl RunOptions {
     pub fn new(runtime: RuntimeCommand) -> Self {
         Self {
             runtime,
+            transport: Transport::Stdio,
+            baseline: None,
             features: default_features_dir(),
             catalogue: None,
             tags: None,
@@ -85,6 +92,22 @@ pub async fn run(options: RunOptions) -> anyhow::Result<Outcome> {
         .unwrap_or_else(|| features.join("requirements.toml"));
     let catalogue = Catalogue::load(&catalogue_path)?;
     let scanned = catalogue::scan_features(&features)?;
+    let baseline = options
+        .baseline
+        .as_deref()
+        .map(|path| -> anyhow::Result<(Baseline, String)> {
+            let baseline = Baseline::load(path)?;
+            baseline
+                .check_against(&catalogue, &scanned)
+                .with_context(|| format!("invalid baseline {}", path.display()))?;
+            Ok((baseline, path.display().to_string()))
+        })
+        .transpose()?;
+    if options.transport == Transport::Socket && !cfg!(unix) {
+        bail!(
+            "--transport socket needs Unix domain sockets; Windows named pipes are not supported by the kit"
+        );
+    }
 
     if options.tags.is_some() && options.name.is_some() {
         bail!("--tags and --name cannot be combined (cucumber applies only one filter)");
@@ -124,6 +147,7 @@ pub async fn run(options: RunOptions) -> anyhow::Result<Outcome> {
 
     let config = Arc::new(KitConfig {
         runtime: options.runtime.clone(),
+        transport: options.transport,
         timeout: options.timeout,
         transcripts_dir: transcripts_dir.clone(),
     });
@@ -210,8 +234,12 @@ pub async fn run(options: RunOptions) -> anyhow::Result<Outcome> {
         name: options.name.clone(),
         stats: summary,
         transcripts_dir,
+        transport: options.transport.label().to_owned(),
     };
-    let outcome = report::build_outcome(&catalogue, &scanned, &results, &context);
+    let mut outcome = report::build_outcome(&catalogue, &scanned, &results, &context);
+    if let Some((baseline, file)) = &baseline {
+        baseline::apply(&mut outcome, baseline, file);
+    }
     if let Some(dir) = &options.report_dir {
         report::write_reports(dir, &catalogue, &outcome, &context)?;
     }

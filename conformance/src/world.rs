@@ -16,7 +16,7 @@ use anyhow::{Context, bail};
 use serde_json::Value;
 
 use crate::config::KitConfig;
-use crate::driver::{LaunchSpec, RuntimeDriver};
+use crate::driver::{LaunchSpec, RuntimeDriver, Transport};
 use crate::env::contract_env;
 
 /// Where this scenario comes from, for transcripts and messages.
@@ -187,7 +187,7 @@ impl ConformanceWorld {
         if self.runtime.is_none() {
             let spec = self.launch_spec().await?;
             let timeout = self.timeout();
-            self.runtime = Some(RuntimeDriver::spawn(&spec, timeout)?);
+            self.runtime = Some(RuntimeDriver::start(&spec, timeout).await?);
         }
         self.runtime.as_mut().context("runtime")
     }
@@ -207,17 +207,21 @@ impl ConformanceWorld {
 
     async fn launch_spec(&mut self) -> anyhow::Result<LaunchSpec> {
         let command = self.config()?.runtime.clone();
+        let transport = self.config()?.transport;
         self.fakes().await?;
         self.dirs()?;
         let (Some(fakes), Some(dirs)) = (&self.fakes, &self.dirs) else {
             bail!("the fakes and the scenario dirs must exist before the runtime starts");
         };
         let (env, remove_env) = contract_env(fakes, dirs, &self.env_overrides);
+        // Short on purpose: Unix socket paths are limited to ~104 bytes.
+        let socket = (transport == Transport::Socket).then(|| dirs.root().join("rt.sock"));
         Ok(LaunchSpec {
             command,
             env,
             remove_env,
             cwd: None,
+            socket,
         })
     }
 

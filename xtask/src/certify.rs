@@ -14,10 +14,15 @@ pub struct Args {
     /// Cucumber tag expression selecting scenarios.
     #[arg(long, value_name = "EXPR")]
     tags: Option<String>,
+    /// Known failures (see the kit's `--baseline`); a relative path is taken from the current
+    /// directory (options after `--` reach the kit unchanged, relative to the workspace root).
+    #[arg(long, value_name = "FILE")]
+    baseline: Option<PathBuf>,
     /// Where the reports go (default: target/conformance-report).
     #[arg(long, value_name = "DIR")]
     report_dir: Option<PathBuf>,
-    /// Further options for the conformance binary (after `--`), e.g. `-- --concurrency 8`.
+    /// Further options for the conformance binary (after `--`), e.g. `-- --concurrency 8`,
+    /// `-- --baseline known-failures.toml`, `-- --transport socket`.
     #[arg(last = true)]
     rest: Vec<String>,
 }
@@ -72,6 +77,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(tags) = &args.tags {
         command.arg("--tags").arg(tags);
     }
+    if let Some(baseline) = &args.baseline {
+        let baseline = if baseline.is_absolute() {
+            baseline.clone()
+        } else {
+            std::env::current_dir()?.join(baseline)
+        };
+        command.arg("--baseline").arg(baseline);
+    }
     command.args(&args.rest);
     println!("xtask: certifying `{runtime}`");
     let status = command.status().context("cannot run the conformance kit")?;
@@ -116,6 +129,37 @@ fn print_summary(outcome: &serde_json::Value) {
         count("notRun"),
         count("uncovered")
     );
+    if let Some(baseline) = outcome.get("baseline") {
+        let len = |key: &str| {
+            baseline
+                .get(key)
+                .and_then(serde_json::Value::as_array)
+                .map_or(0, Vec::len)
+        };
+        println!(
+            "xtask: baseline {}: {} known failure(s), {} new failure(s), {} stale entr(y/ies)",
+            baseline
+                .get("file")
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or("?"),
+            len("knownFailures"),
+            len("newFailures"),
+            len("stale")
+        );
+        for stale in baseline
+            .get("stale")
+            .and_then(serde_json::Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+        {
+            let name = stale
+                .get("id")
+                .or_else(|| stale.get("scenario"))
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or("?");
+            println!("xtask:   stale (now passes, remove it): {name}");
+        }
+    }
 }
 
 /// Quotes a path for the kit's shell-words splitting.

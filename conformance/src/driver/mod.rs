@@ -1,6 +1,12 @@
-//! Drives one runtime-under-test process over stdio, the way the desktop app does: spawn the
-//! command with no arguments added and a prepared environment, write JSON-RPC lines to its
-//! stdin, read NDJSON from its stdout.
+//! Drives one runtime-under-test process the way the desktop app does: spawn the command with
+//! a prepared environment, write JSON-RPC lines to it, read NDJSON back. Two transports:
+//!
+//! - **stdio** (the default): no argument is added; requests go to the child's stdin, the
+//!   protocol comes back on its stdout.
+//! - **socket** (Unix only): `--listen <path>` is appended, the kit connects to that Unix
+//!   domain socket (a short bounded retry while the runtime binds it) and speaks the same
+//!   protocol over the connection. stdout must then stay empty: every stdout line is a
+//!   violation. stdin is a pipe the kit keeps open and never writes to.
 //!
 //! Every wait is bounded by a timeout and wakes on a `Notify` fired by the reader task, so a
 //! hung or silent runtime fails the step that waits for it instead of hanging the run, and
@@ -67,6 +73,31 @@ impl RuntimeCommand {
     }
 }
 
+/// How the kit talks to the runtime.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Transport {
+    /// JSON-RPC over the child's stdin/stdout.
+    #[default]
+    Stdio,
+    /// JSON-RPC over a Unix domain socket the runtime listens on (`--listen PATH`).
+    Socket,
+}
+
+impl Transport {
+    pub fn label(self) -> &'static str {
+        match self {
+            Transport::Stdio => "stdio",
+            Transport::Socket => "socket",
+        }
+    }
+}
+
+/// The argument the kit appends, followed by the socket path, in socket mode.
+pub const LISTEN_ARG: &str = "--listen";
+
+/// Unix domain socket paths are limited to ~104–108 bytes depending on the platform.
+const MAX_SOCKET_PATH_BYTES: usize = 100;
+
 /// Everything needed to spawn one runtime process.
 #[derive(Debug, Clone)]
 pub struct LaunchSpec {
@@ -78,14 +109,22 @@ pub struct LaunchSpec {
     pub remove_env: Vec<String>,
     /// Working directory; `None` inherits the kit's.
     pub cwd: Option<PathBuf>,
+    /// `Some(path)`: socket transport, the runtime is started with `--listen <path>` and the
+    /// kit connects there; `None`: stdio.
+    pub socket: Option<PathBuf>,
 }
 
 /// One running runtime process and everything the kit has seen of it.
 pub struct RuntimeDriver {
     shared: Arc<Shared>,
-    /// Where requests go: the child's stdin today. Boxed so that a socket or HTTP transport
-    /// can take its place while the process, the reader and the waits stay as they are.
+    /// Where requests go: the child's stdin (stdio transport) or the write half of the
+    /// socket (socket transport). The process, the reader and the waits do not care which.
     stdin: Option<Box<dyn AsyncWrite + Send + Unpin>>,
+    /// Socket transport: the child's real stdin, kept open (and never written) so that a
+    /// runtime watching it does not see end of input; dropped when the scenario ends.
+    idle_stdin: Option<tokio::process::ChildStdin>,
+    /// The transport in use, for messages.
+    transport: Transport,
     /// Dropping this (or sending on it) kills the process.
     kill: Option<oneshot::Sender<()>>,
     timeout: Duration,
@@ -108,31 +147,19 @@ impl std::fmt::Debug for RuntimeDriver {
 }
 
 impl RuntimeDriver {
-    /// Spawns the runtime and starts the reader tasks. `timeout` bounds every later wait.
+    /// Spawns the runtime over `spec`'s transport and starts the reader tasks; in socket
+    /// mode, also waits (bounded by `timeout`) until the runtime accepts the connection.
+    pub async fn start(spec: &LaunchSpec, timeout: Duration) -> anyhow::Result<Self> {
+        match &spec.socket {
+            None => Self::spawn(spec, timeout),
+            Some(path) => Self::spawn_socket(spec, path, timeout).await,
+        }
+    }
+
+    /// Spawns the runtime over stdio and starts the reader tasks. `timeout` bounds every
+    /// later wait.
     pub fn spawn(spec: &LaunchSpec, timeout: Duration) -> anyhow::Result<Self> {
-        let mut command = Command::new(&spec.command.program);
-        command
-            .args(&spec.command.args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
-        for name in &spec.remove_env {
-            command.env_remove(name);
-        }
-        for (name, value) in &spec.env {
-            command.env(name, value);
-        }
-        if let Some(cwd) = &spec.cwd {
-            command.current_dir(cwd);
-        }
-        let mut child = command.spawn().with_context(|| {
-            format!(
-                "cannot start the runtime {:?} (is the path right and the file executable?)",
-                spec.command.display
-            )
-        })?;
-        let pid = child.id();
+        let (mut child, pid, shared) = spawn_process(spec, &[])?;
         let stdin = child
             .stdin
             .take()
@@ -145,51 +172,77 @@ impl RuntimeDriver {
             .stderr
             .take()
             .context("the runtime's stderr is not piped")?;
-
-        let shared = Arc::new(Shared::new());
-        shared.update(|s| {
-            s.note(
-                Direction::Note,
-                &format!("started {} (pid {pid:?})", spec.command.display),
-            );
-        });
+        shared.update(|s| s.stray_stdout_closed = true);
         tokio::spawn(reader::read_stdout(stdout, Arc::clone(&shared)));
         tokio::spawn(reader::read_stderr(stderr, Arc::clone(&shared)));
-
-        // The watcher owns the child: it records the exit status, and kills the process when
-        // asked or when the driver is dropped (the sender goes away).
-        let (kill_tx, kill_rx) = oneshot::channel::<()>();
-        let watcher_shared = Arc::clone(&shared);
-        tokio::spawn(async move {
-            let status = tokio::select! {
-                status = child.wait() => status,
-                _ = kill_rx => {
-                    let _ = child.start_kill();
-                    child.wait().await
-                }
-            };
-            watcher_shared.update(|s| match status {
-                Ok(status) => {
-                    s.note(Direction::Note, &format!("process exited: {status}"));
-                    s.exit = Some(status);
-                }
-                Err(error) => s.note(
-                    Direction::Note,
-                    &format!("waiting for the process failed: {error}"),
-                ),
-            });
-        });
-
+        let kill = watch_child(child, Arc::clone(&shared));
         Ok(Self {
             shared,
             stdin: Some(Box::new(stdin)),
-            kill: Some(kill_tx),
+            idle_stdin: None,
+            transport: Transport::Stdio,
+            kill: Some(kill),
             timeout,
             next_id: 0,
             pid,
             last_response_seq: 0,
             sent_at_seq: 0,
         })
+    }
+
+    /// Spawns the runtime with `--listen <path>`, connects to the socket and starts the
+    /// reader tasks: the protocol reader on the connection, a stray-output reader on stdout.
+    #[cfg(unix)]
+    async fn spawn_socket(
+        spec: &LaunchSpec,
+        path: &Path,
+        timeout: Duration,
+    ) -> anyhow::Result<Self> {
+        if path.as_os_str().len() > MAX_SOCKET_PATH_BYTES {
+            bail!(
+                "the socket path {} is too long for a Unix domain socket (set TMPDIR to a shorter directory)",
+                path.display()
+            );
+        }
+        let extra = [LISTEN_ARG.to_owned(), path.display().to_string()];
+        let (mut child, pid, shared) = spawn_process(spec, &extra)?;
+        let idle_stdin = child.stdin.take();
+        let stdout = child
+            .stdout
+            .take()
+            .context("the runtime's stdout is not piped")?;
+        let stderr = child
+            .stderr
+            .take()
+            .context("the runtime's stderr is not piped")?;
+        tokio::spawn(reader::read_stray_stdout(stdout, Arc::clone(&shared)));
+        tokio::spawn(reader::read_stderr(stderr, Arc::clone(&shared)));
+        // Dropping `kill` (an early return below) kills the process.
+        let kill = watch_child(child, Arc::clone(&shared));
+        let stream = connect(path, &shared, timeout).await?;
+        shared.update(|s| s.note(Direction::Note, &format!("connected to {}", path.display())));
+        let (read_half, write_half) = stream.into_split();
+        tokio::spawn(reader::read_stdout(read_half, Arc::clone(&shared)));
+        Ok(Self {
+            shared,
+            stdin: Some(Box::new(write_half)),
+            idle_stdin,
+            transport: Transport::Socket,
+            kill: Some(kill),
+            timeout,
+            next_id: 0,
+            pid,
+            last_response_seq: 0,
+            sent_at_seq: 0,
+        })
+    }
+
+    #[cfg(not(unix))]
+    async fn spawn_socket(_: &LaunchSpec, path: &Path, _: Duration) -> anyhow::Result<Self> {
+        bail!(
+            "the socket transport ({}) needs Unix domain sockets; Windows named pipes are not supported by the kit",
+            path.display()
+        )
     }
 
     /// The default bound for waits.
@@ -369,13 +422,17 @@ impl RuntimeDriver {
         self.shared.lock().seq
     }
 
-    /// Closes stdin (end of input, as when the app goes away).
+    /// Ends the input (as when the app goes away): closes stdin over stdio, shuts down the
+    /// socket's write half over a socket (the kit keeps reading the other half).
     pub async fn close_stdin(&mut self) -> anyhow::Result<()> {
         if let Some(mut stdin) = self.stdin.take() {
             let _ = stdin.shutdown().await;
         }
-        self.shared
-            .update(|s| s.note(Direction::Note, "stdin closed by the kit"));
+        let note = match self.transport {
+            Transport::Stdio => "stdin closed by the kit",
+            Transport::Socket => "the socket's write half shut down by the kit (end of input)",
+        };
+        self.shared.update(|s| s.note(Direction::Note, note));
         Ok(())
     }
 
@@ -393,6 +450,7 @@ impl RuntimeDriver {
     /// so the last lines it wrote are classified before the scenario is judged.
     pub async fn stop(&mut self) {
         self.stdin = None;
+        self.idle_stdin = None;
         // The scenario is over: what the runtime would do next does not matter, and the lines
         // it already wrote stay in the pipe to be read after the kill.
         if self.exit_status().is_none()
@@ -404,7 +462,7 @@ impl RuntimeDriver {
         // A grandchild may keep stdout open after the process is gone; do not wait forever.
         let _ = self
             .wait_until("stdout to close", Duration::from_secs(1), |s| {
-                s.stdout_closed.then_some(Ok(()))
+                (s.stdout_closed && s.stray_stdout_closed).then_some(Ok(()))
             })
             .await;
     }
@@ -475,9 +533,10 @@ impl RuntimeDriver {
                     return result;
                 }
                 if state.stdout_closed {
-                    let exit = match state.exit {
-                        Some(status) => format!("the process exited ({status})"),
-                        None => "the process closed its stdout".to_owned(),
+                    let exit = match (state.exit, self.transport) {
+                        (Some(status), _) => format!("the process exited ({status})"),
+                        (None, Transport::Stdio) => "the process closed its stdout".to_owned(),
+                        (None, Transport::Socket) => "the runtime closed the socket".to_owned(),
                     };
                     bail!(
                         "{exit} while the kit was waiting for {what}\n      last stderr:\n{}",
@@ -495,6 +554,131 @@ impl RuntimeDriver {
                 );
             }
         }
+    }
+}
+
+/// Spawns the command (with `extra` arguments appended) with piped stdio and the prepared
+/// environment; returns the child, its pid and a fresh shared state noting the start.
+fn spawn_process(
+    spec: &LaunchSpec,
+    extra: &[String],
+) -> anyhow::Result<(tokio::process::Child, Option<u32>, Arc<Shared>)> {
+    let mut command = Command::new(&spec.command.program);
+    command
+        .args(&spec.command.args)
+        .args(extra)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    for name in &spec.remove_env {
+        command.env_remove(name);
+    }
+    for (name, value) in &spec.env {
+        command.env(name, value);
+    }
+    if let Some(cwd) = &spec.cwd {
+        command.current_dir(cwd);
+    }
+    let child = command.spawn().with_context(|| {
+        format!(
+            "cannot start the runtime {:?} (is the path right and the file executable?)",
+            spec.command.display
+        )
+    })?;
+    let pid = child.id();
+    let shared = Arc::new(Shared::new());
+    let extra_text = if extra.is_empty() {
+        String::new()
+    } else {
+        format!(" {}", shell_words::join(extra))
+    };
+    shared.update(|s| {
+        s.note(
+            Direction::Note,
+            &format!("started {}{extra_text} (pid {pid:?})", spec.command.display),
+        );
+    });
+    Ok((child, pid, shared))
+}
+
+/// The watcher owns the child: it records the exit status, and kills the process when asked
+/// or when the returned sender is dropped.
+fn watch_child(mut child: tokio::process::Child, shared: Arc<Shared>) -> oneshot::Sender<()> {
+    let (kill_tx, kill_rx) = oneshot::channel::<()>();
+    tokio::spawn(async move {
+        let status = tokio::select! {
+            status = child.wait() => status,
+            _ = kill_rx => {
+                let _ = child.start_kill();
+                child.wait().await
+            }
+        };
+        shared.update(|s| match status {
+            Ok(status) => {
+                s.note(Direction::Note, &format!("process exited: {status}"));
+                s.exit = Some(status);
+            }
+            Err(error) => s.note(
+                Direction::Note,
+                &format!("waiting for the process failed: {error}"),
+            ),
+        });
+    });
+    kill_tx
+}
+
+/// Connects to the runtime's socket. The runtime binds it some time after it starts, so
+/// this is the one place the kit retries: a connect every few milliseconds (2 ms doubling to
+/// 20 ms) while the socket does not exist or refuses, bounded by `timeout`, and given up at
+/// once when the process exits.
+#[cfg(unix)]
+async fn connect(
+    path: &Path,
+    shared: &Shared,
+    timeout: Duration,
+) -> anyhow::Result<tokio::net::UnixStream> {
+    use std::io::ErrorKind;
+    let deadline = Instant::now() + timeout;
+    let mut delay = Duration::from_millis(2);
+    loop {
+        let error = match tokio::net::UnixStream::connect(path).await {
+            Ok(stream) => return Ok(stream),
+            Err(error)
+                if matches!(
+                    error.kind(),
+                    ErrorKind::NotFound | ErrorKind::ConnectionRefused
+                ) =>
+            {
+                error
+            }
+            Err(error) => {
+                return Err(error).with_context(|| {
+                    format!("cannot connect to the runtime's socket {}", path.display())
+                });
+            }
+        };
+        let exited = {
+            let state = shared.lock();
+            state.exit.map(|status| (status, state.stderr_tail(2000)))
+        };
+        if let Some((status, stderr)) = exited {
+            bail!(
+                "the runtime exited ({status}) before accepting a connection on {} (a runtime certified over the socket transport must accept `{LISTEN_ARG} PATH`)\n      last stderr:\n{}",
+                path.display(),
+                indent(&stderr)
+            );
+        }
+        if Instant::now() >= deadline {
+            let stderr = shared.lock().stderr_tail(2000);
+            bail!(
+                "timed out after {timeout:?} waiting for the runtime to listen on {} ({error}; it was started with `{LISTEN_ARG} PATH`)\n      last stderr:\n{}",
+                path.display(),
+                indent(&stderr)
+            );
+        }
+        tokio::time::sleep(delay.min(deadline.saturating_duration_since(Instant::now()))).await;
+        delay = (delay * 2).min(Duration::from_millis(20));
     }
 }
 

@@ -73,6 +73,33 @@ pub(crate) async fn read_stdout(stdout: impl AsRead, shared: Arc<Shared>) {
     });
 }
 
+/// Socket transport: reads stdout to EOF. The protocol runs over the socket, so stdout must
+/// carry nothing at all: every line on it (JSON or not) is a protocol violation.
+pub(crate) async fn read_stray_stdout(stdout: impl AsRead, shared: Arc<Shared>) {
+    let mut lines = BufReader::new(stdout).split(b'\n');
+    loop {
+        match lines.next_segment().await {
+            Ok(Some(line)) => {
+                let text = String::from_utf8_lossy(&line).into_owned();
+                shared.update(|s| {
+                    s.note(Direction::Note, &format!("stdout (must stay empty): {text}"));
+                    s.violation(
+                        None,
+                        "the runtime wrote to stdout while the protocol runs over the socket (socket transport: stdout must stay empty, logs belong on stderr)",
+                        &text,
+                    );
+                });
+            }
+            Ok(None) => break,
+            Err(error) => {
+                shared.update(|s| s.note(Direction::Note, &format!("stdout read error: {error}")));
+                break;
+            }
+        }
+    }
+    shared.update(|s| s.stray_stdout_closed = true);
+}
+
 /// Reads stderr to EOF into the bounded tail kept for reports.
 pub(crate) async fn read_stderr(mut stderr: impl AsRead, shared: Arc<Shared>) {
     let mut buf = vec![0u8; 16 * 1024];

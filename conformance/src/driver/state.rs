@@ -148,7 +148,11 @@ pub struct State {
     pub(crate) violations: Vec<Violation>,
     transcript: VecDeque<TranscriptEntry>,
     transcript_dropped: usize,
+    /// The protocol stream (stdout, or the socket) reached its end.
     pub(crate) stdout_closed: bool,
+    /// Socket transport: stdout (which must stay empty) reached its end; always true over
+    /// stdio, where stdout is the protocol stream.
+    pub(crate) stray_stdout_closed: bool,
     pub(crate) exit: Option<ExitStatus>,
     stderr: VecDeque<u8>,
     stderr_total: usize,

@@ -17,6 +17,7 @@ fn spawn(script: &str, timeout_ms: u64) -> RuntimeDriver {
         env: Vec::new(),
         remove_env: Vec::new(),
         cwd: None,
+        socket: None,
     };
     RuntimeDriver::spawn(&spec, Duration::from_millis(timeout_ms)).unwrap()
 }
@@ -104,4 +105,25 @@ fn commands_split_like_a_shell_without_one() {
     assert_eq!(command.program, "python3");
     assert_eq!(command.args, vec!["-m", "my runtime", "--flag=a b"]);
     assert!(RuntimeCommand::parse("  ").is_err());
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn over_the_socket_a_runtime_that_exits_without_listening_fails_fast() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = LaunchSpec {
+        command: RuntimeCommand::parse("sh -c 'echo \"unknown option $1\" >&2; exit 3' sh")
+            .unwrap(),
+        env: Vec::new(),
+        remove_env: Vec::new(),
+        cwd: None,
+        socket: Some(dir.path().join("rt.sock")),
+    };
+    let started = Instant::now();
+    let error = RuntimeDriver::start(&spec, Duration::from_secs(5))
+        .await
+        .unwrap_err();
+    let message = format!("{error:#}");
+    assert!(started.elapsed() < Duration::from_secs(2), "{message}");
+    assert!(message.contains("--listen PATH"), "{message}");
 }

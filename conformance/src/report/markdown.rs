@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use super::{Outcome, ReportContext, ScenarioResult, Verdict, transcript_file_name};
+use crate::baseline::BaselineOutcome;
 use crate::catalogue::{Catalogue, Level};
 
 fn cell(text: &str) -> String {
@@ -32,6 +33,7 @@ pub fn render(catalogue: &Catalogue, outcome: &Outcome, context: &ReportContext)
     let _ = writeln!(md, "# Conformance certification — {verdict}\n");
     let _ = writeln!(md, "| | |\n|---|---|");
     let _ = writeln!(md, "| Runtime command | `{}` |", cell(&context.runtime));
+    let _ = writeln!(md, "| Transport | {} |", cell(&context.transport));
     let _ = writeln!(md, "| Started | {} |", rfc3339(context.started_at));
     let _ = writeln!(md, "| Finished | {} |", rfc3339(context.finished_at));
     let _ = writeln!(md, "| Features | `{}` |", context.features.display());
@@ -67,8 +69,22 @@ pub fn render(catalogue: &Catalogue, outcome: &Outcome, context: &ReportContext)
     if s.parsing_errors > 0 {
         let _ = writeln!(md, "| Feature parsing errors | {} |", s.parsing_errors);
     }
+    if let Some(baseline) = &outcome.baseline {
+        let _ = writeln!(
+            md,
+            "| Baseline | `{}`: {} known failure(s), {} new failure(s), {} stale entr(y/ies), {} not run |",
+            cell(&baseline.file),
+            baseline.known_failures.len(),
+            baseline.new_failures.len(),
+            baseline.stale.len(),
+            baseline.not_run.len()
+        );
+    }
     if total == 0 {
         let _ = writeln!(md, "\n**No scenario ran** — check the tag/name filter.");
+    }
+    if let Some(baseline) = &outcome.baseline {
+        render_baseline(&mut md, outcome, baseline);
     }
 
     let failed = outcome.failed_requirements();
@@ -77,8 +93,16 @@ pub fn render(catalogue: &Catalogue, outcome: &Outcome, context: &ReportContext)
         for requirement in failed {
             let _ = writeln!(
                 md,
-                "### {} ({}) — {}\n\n_Spec: {}_\n",
-                requirement.id, requirement.level, requirement.statement, requirement.spec
+                "### {} ({}) — {}{}\n\n_Spec: {}_\n",
+                requirement.id,
+                requirement.level,
+                requirement.statement,
+                if requirement.baselined {
+                    " (known failure, baselined)"
+                } else {
+                    ""
+                },
+                requirement.spec
             );
             for &index in &requirement.scenarios {
                 let scenario = &outcome.scenarios[index];
@@ -87,8 +111,15 @@ pub fn render(catalogue: &Catalogue, outcome: &Outcome, context: &ReportContext)
                 }
                 let _ = writeln!(
                     md,
-                    "- **{}** (`{}:{}`)",
-                    scenario.name, scenario.uri, scenario.line
+                    "- **{}** (`{}:{}`){}",
+                    scenario.name,
+                    scenario.uri,
+                    scenario.line,
+                    scenario
+                        .baselined
+                        .as_deref()
+                        .map(|reason| format!(" — baselined: {}", cell(reason)))
+                        .unwrap_or_default()
                 );
                 if let Some(failure) = &scenario.failure {
                     let _ = writeln!(
@@ -190,7 +221,11 @@ pub fn render(catalogue: &Catalogue, outcome: &Outcome, context: &ReportContext)
         let _ = writeln!(
             md,
             "| {} | {} | `{}:{}` | {} |",
-            if scenario.passed { "✅" } else { "❌" },
+            match (scenario.passed, &scenario.baselined) {
+                (true, _) => "✅",
+                (false, Some(_)) => "❌ (baselined)",
+                (false, None) => "❌",
+            },
             cell(&scenario.name),
             cell(&scenario.uri),
             scenario.line,
@@ -198,6 +233,81 @@ pub fn render(catalogue: &Catalogue, outcome: &Outcome, context: &ReportContext)
         );
     }
     md
+}
+
+/// The baseline section: stale entries (they fail the run), new failures, known failures
+/// with their reasons, entries not run.
+fn render_baseline(md: &mut String, outcome: &Outcome, baseline: &BaselineOutcome) {
+    let _ = writeln!(md, "\n## Baseline `{}`\n", cell(&baseline.file));
+    let scenario_list = |indexes: &[usize]| {
+        indexes
+            .iter()
+            .map(|&i| {
+                let s = &outcome.scenarios[i];
+                format!("{} (`{}:{}`)", s.name, s.uri, s.line)
+            })
+            .collect::<Vec<_>>()
+            .join("<br>")
+    };
+    if !baseline.stale.is_empty() {
+        let _ = writeln!(
+            md,
+            "### ❌ Stale entries — they now pass; remove them from the baseline\n\n| Entry | Reason given | Passing scenarios |\n|---|---|---|"
+        );
+        for entry in &baseline.stale {
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} |",
+                cell(&entry.entry.label()),
+                cell(&entry.entry.reason),
+                cell(&scenario_list(&entry.scenarios))
+            );
+        }
+        md.push('\n');
+    }
+    if !baseline.new_failures.is_empty() {
+        let _ = writeln!(
+            md,
+            "### ❌ New failures (not in the baseline)\n\n{}\n",
+            baseline
+                .new_failures
+                .iter()
+                .map(|&i| {
+                    let s = &outcome.scenarios[i];
+                    format!("- {} (`{}:{}`)", s.name, s.uri, s.line)
+                })
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
+    }
+    if !baseline.known_failures.is_empty() {
+        let _ = writeln!(
+            md,
+            "### Known failures (baselined, they do not fail the run)\n\n| Entry | Reason | Failed scenarios |\n|---|---|---|"
+        );
+        for entry in &baseline.known_failures {
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} |",
+                cell(&entry.entry.label()),
+                cell(&entry.entry.reason),
+                cell(&scenario_list(&entry.scenarios))
+            );
+        }
+        md.push('\n');
+    }
+    if !baseline.not_run.is_empty() {
+        let _ = writeln!(
+            md,
+            "### Entries whose scenarios did not run (filtered out)\n\n{}\n",
+            baseline
+                .not_run
+                .iter()
+                .map(|e| format!("- {} — {}", e.label(), e.reason))
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
+    }
 }
 
 fn indent(text: &str, prefix: &str) -> String {

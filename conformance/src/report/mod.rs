@@ -38,6 +38,8 @@ pub struct ReportContext {
     pub name: Option<String>,
     pub stats: RunStats,
     pub transcripts_dir: Option<PathBuf>,
+    /// `stdio` or `socket`.
+    pub transport: String,
 }
 
 /// One scenario as cucumber reported it.
@@ -52,10 +54,13 @@ pub struct ScenarioResult {
     pub passed: bool,
     /// The first failing step (or hook) and its error.
     pub failure: Option<String>,
+    /// A failed scenario the baseline names: its reason (the failure does not fail the run).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub baselined: Option<String>,
 }
 
 impl ScenarioResult {
-    fn requirement_ids(&self) -> impl Iterator<Item = &str> {
+    pub(crate) fn requirement_ids(&self) -> impl Iterator<Item = &str> {
         self.tags
             .iter()
             .map(|t| t.trim_start_matches('@'))
@@ -98,19 +103,27 @@ pub struct RequirementOutcome {
     pub verdict: Verdict,
     /// Indexes into [`Outcome::scenarios`].
     pub scenarios: Vec<usize>,
+    /// Failed, and every failed scenario of it is a known failure of the baseline.
+    pub baselined: bool,
 }
 
 /// The result of a run.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Outcome {
-    /// Every scenario that ran passed, at least one ran, and cucumber saw no error.
+    /// Every scenario that ran passed (or, with a baseline, every failure is a known one
+    /// and no baseline entry is stale), at least one ran, and cucumber saw no error.
     pub passed: bool,
     pub scenarios: Vec<ScenarioResult>,
     pub requirements: Vec<RequirementOutcome>,
     /// Requirement tags in the run that the catalogue does not know.
     pub unknown_tags: Vec<String>,
     pub stats: RunStats,
+    /// `stdio` or `socket`.
+    pub transport: String,
+    /// What `--baseline` did, when one was given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<crate::baseline::BaselineOutcome>,
 }
 
 impl Outcome {
@@ -161,6 +174,35 @@ impl Outcome {
                     text,
                     "\n  {} [{}] {}",
                     requirement.id, requirement.level, requirement.statement
+                );
+                if requirement.baselined {
+                    text.push_str(" (known failure, baselined)");
+                }
+            }
+        }
+        if let Some(baseline) = &self.baseline {
+            let _ = write!(
+                text,
+                "\nbaseline {}: {} known failure(s) baselined, {} new failure(s), {} stale entr(y/ies)",
+                baseline.file,
+                baseline.known_failures.len(),
+                baseline.new_failures.len(),
+                baseline.stale.len()
+            );
+            for stale in &baseline.stale {
+                let _ = write!(
+                    text,
+                    "\n  STALE {}: now passes, remove it from the baseline (reason was: {})",
+                    stale.entry.label(),
+                    stale.entry.reason
+                );
+            }
+            for &index in &baseline.new_failures {
+                let scenario = &self.scenarios[index];
+                let _ = write!(
+                    text,
+                    "\n  NEW FAILURE {} ({}:{})",
+                    scenario.name, scenario.uri, scenario.line
                 );
             }
         }
@@ -258,6 +300,7 @@ pub fn parse_cucumber_json(text: &str) -> anyhow::Result<Vec<ScenarioResult>> {
                     .unwrap_or_default(),
                 passed: failure.is_none(),
                 failure,
+                baselined: None,
             });
         }
         for (line, name, failure) in background_failures {
@@ -384,6 +427,7 @@ pub fn build_outcome(
                 spec: requirement.spec.clone(),
                 verdict,
                 scenarios: ran,
+                baselined: false,
             }
         })
         .collect();
@@ -398,6 +442,8 @@ pub fn build_outcome(
         requirements,
         unknown_tags: unknown,
         stats,
+        transport: context.transport.clone(),
+        baseline: None,
     }
 }
 

@@ -125,6 +125,14 @@ pub struct Cli {
         default_value = "10"
     )]
     force_cancel_grace_seconds: f64,
+    /// Let HttpRequest reach loopback addresses (127.0.0.0/8, ::1) — for tests against local
+    /// servers only; private, link-local and metadata addresses stay refused.
+    #[arg(
+        long,
+        env = "AGENT_RUNTIME_ALLOW_LOOPBACK_HTTP",
+        default_value_t = false
+    )]
+    allow_loopback_http: bool,
     /// Largest accepted JSON-RPC line, in bytes.
     #[arg(long, env = "AGENT_RUNTIME_MAX_LINE_BYTES", default_value_t = 256 * 1024 * 1024)]
     max_line_bytes: usize,
@@ -174,6 +182,12 @@ fn default_checkpoint_dir() -> PathBuf {
 }
 
 impl Cli {
+    pub fn tool_options(&self) -> agent_tools::ToolOptions {
+        agent_tools::ToolOptions {
+            allow_loopback_http: self.allow_loopback_http,
+        }
+    }
+
     pub fn to_host_config(&self) -> anyhow::Result<HostConfig> {
         let mut config = HostConfig::with_endpoints(
             required("LLM_GATEWAY_ENDPOINT", &self.llm_gateway_endpoint)?,

@@ -33,7 +33,8 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
-    let outcome = runtime.block_on(run(host_config, cli.listen.clone()));
+    let tools = Arc::new(LocalToolRouter::with_options(cli.tool_options()));
+    let outcome = runtime.block_on(run(host_config, tools, cli.listen.clone()));
     // The stdin reader sits in a blocking read that only the client can end; do not wait
     // for it (the client may keep stdin open after Shutdown).
     runtime.shutdown_background();
@@ -49,6 +50,7 @@ fn main() -> std::process::ExitCode {
 
 async fn run(
     config: agent_host::HostConfig,
+    tools: Arc<LocalToolRouter>,
     listen: Option<std::path::PathBuf>,
 ) -> anyhow::Result<()> {
     match listen {
@@ -57,14 +59,15 @@ async fn run(
                 version = env!("CARGO_PKG_VERSION"),
                 "agent-runtime ready on stdio"
             );
-            serve_streams(config, tokio::io::stdin(), tokio::io::stdout()).await
+            serve_streams(config, tools, tokio::io::stdin(), tokio::io::stdout()).await
         }
-        Some(path) => serve_socket(config, &path).await,
+        Some(path) => serve_socket(config, tools, &path).await,
     }
 }
 
 async fn serve_streams<R, W>(
     config: agent_host::HostConfig,
+    tools: Arc<LocalToolRouter>,
     reader: R,
     writer: W,
 ) -> anyhow::Result<()>
@@ -74,7 +77,7 @@ where
 {
     let (outbound, writer) = Outbound::new(writer);
     let writer = tokio::spawn(writer);
-    let host = Host::new(config, Arc::new(LocalToolRouter::new()), outbound.clone());
+    let host = Host::new(config, tools, outbound.clone());
     spawn_signal_handler(Arc::clone(&host));
     serve(host, agent_host::rpc::server::buffered(reader), outbound).await?;
     writer.await??;
@@ -85,6 +88,7 @@ where
 #[cfg(unix)]
 async fn serve_socket(
     config: agent_host::HostConfig,
+    tools: Arc<LocalToolRouter>,
     path: &std::path::Path,
 ) -> anyhow::Result<()> {
     use anyhow::Context;
@@ -102,7 +106,7 @@ async fn serve_socket(
         .context("accepting the client failed")?;
     drop(listener);
     let (reader, writer) = stream.into_split();
-    let outcome = serve_streams(config, reader, writer).await;
+    let outcome = serve_streams(config, tools, reader, writer).await;
     let _ = std::fs::remove_file(path);
     outcome
 }
@@ -110,6 +114,7 @@ async fn serve_socket(
 #[cfg(not(unix))]
 async fn serve_socket(
     _config: agent_host::HostConfig,
+    _tools: Arc<LocalToolRouter>,
     path: &std::path::Path,
 ) -> anyhow::Result<()> {
     anyhow::bail!(

@@ -6,12 +6,18 @@
 //! `--test-threads N`, a name filter, ...) reach `main`; they are accepted and ignored, so
 //! `cargo test --workspace -- --nocapture` keeps working. `--list` (nextest's discovery)
 //! lists nothing. `CONFORMANCE_TAGS` narrows the run to a tag expression and
-//! `CONFORMANCE_REPORT_DIR` keeps the reports.
+//! `CONFORMANCE_REPORT_DIR` keeps the reports; `CONFORMANCE_TRANSPORT=socket` runs it over
+//! the Unix socket transport (`--listen`).
+//!
+//! On Unix, a second, light run then certifies the JSON-RPC framing (REQ-RPC-001…013, 017)
+//! and the end of input (REQ-SES-017) over the socket transport, so the `--listen` path stays
+//! certified without doubling the time of `cargo test` (the full suite over the socket is
+//! `conformance --transport socket`).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use conformance::{RunOptions, RuntimeCommand};
+use conformance::{RunOptions, RuntimeCommand, Transport};
 
 fn main() -> ExitCode {
     if std::env::args().skip(1).any(|arg| arg == "--list") {
@@ -24,6 +30,25 @@ fn main() -> ExitCode {
         .ok()
         .filter(|t| !t.trim().is_empty());
     options.report_dir = std::env::var_os("CONFORMANCE_REPORT_DIR").map(PathBuf::from);
+    if std::env::var("CONFORMANCE_TRANSPORT").as_deref() == Ok("socket") {
+        options.transport = Transport::Socket;
+    }
+    let mut runs = vec![("full suite", options.clone())];
+    if cfg!(unix) && options.transport == Transport::Stdio {
+        let mut socket = options;
+        socket.transport = Transport::Socket;
+        socket.report_dir = socket.report_dir.map(|dir| dir.join("socket"));
+        let mut tags: Vec<String> = (1..=13)
+            .chain([17])
+            .map(|n| format!("@REQ-RPC-{n:03}"))
+            .collect();
+        tags.push("@REQ-SES-017".to_owned());
+        socket.tags = Some(tags.join(" or "));
+        runs.push((
+            "JSON-RPC framing and end of input over the socket transport",
+            socket,
+        ));
+    }
 
     let tokio = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -35,20 +60,22 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let result = tokio.block_on(conformance::run(options));
-    tokio.shutdown_timeout(std::time::Duration::from_secs(2));
-    match result {
-        Ok(outcome) => {
-            println!("\n{}", outcome.summary());
-            if outcome.passed {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::FAILURE
+    let mut code = ExitCode::SUCCESS;
+    for (what, options) in runs {
+        match tokio.block_on(conformance::run(options)) {
+            Ok(outcome) => {
+                println!("\n{what}: {}", outcome.summary());
+                if !outcome.passed {
+                    code = ExitCode::FAILURE;
+                }
+            }
+            Err(error) => {
+                eprintln!("conformance ({what}): {error:#}");
+                tokio.shutdown_timeout(std::time::Duration::from_secs(2));
+                return ExitCode::from(2);
             }
         }
-        Err(error) => {
-            eprintln!("conformance: {error:#}");
-            ExitCode::from(2)
-        }
     }
+    tokio.shutdown_timeout(std::time::Duration::from_secs(2));
+    code
 }

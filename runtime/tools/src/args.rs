@@ -74,6 +74,18 @@ impl<'a> Args<'a> {
             ))),
         }
     }
+
+    pub fn optional_object(&self, name: &str) -> Result<Option<&'a Map<String, Value>>, ArgError> {
+        match self.map.get(name) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Object(object)) => Ok(Some(object)),
+            Some(other) => Err(ArgError(format!(
+                "{}: argument \"{name}\" must be an object, got {}",
+                self.tool,
+                kind(other)
+            ))),
+        }
+    }
 }
 
 impl Args<'_> {

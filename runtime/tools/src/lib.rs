@@ -6,6 +6,7 @@
 
 pub mod args;
 pub mod file;
+pub mod network;
 pub mod output;
 pub mod platform;
 pub mod router;
@@ -14,4 +15,4 @@ pub mod shell;
 #[cfg(test)]
 mod testing;
 
-pub use router::LocalToolRouter;
+pub use router::{LocalToolRouter, ToolOptions};

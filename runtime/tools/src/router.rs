@@ -7,6 +7,8 @@ use async_trait::async_trait;
 use crate::file::delete::DeleteFile;
 use crate::file::read::ReadFile;
 use crate::file::write::WriteFile;
+use crate::network::HttpRequest;
+use crate::network::ssrf::AddressPolicy;
 use crate::shell::RunCommand;
 
 /// One built-in tool.
@@ -16,19 +18,38 @@ pub trait Tool: Send + Sync {
     async fn run(&self, request: &ToolRequest) -> ToolResult;
 }
 
+/// How the built-in tools are set up; `Default` is the production setting.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ToolOptions {
+    /// HttpRequest may reach loopback addresses (`127.0.0.0/8`, `::1`, `localhost`). Default
+    /// `false`: local-tool-runtime.md §8.3 forbids them. Only for tests and the conformance
+    /// kit, whose fake servers listen on `127.0.0.1`; every other local or internal address
+    /// (private, link-local, metadata, …) stays forbidden even then.
+    pub allow_loopback_http: bool,
+}
+
 pub struct LocalToolRouter {
     tools: Vec<Box<dyn Tool>>,
 }
 
 impl LocalToolRouter {
-    /// The built-in tools of this build.
+    /// The built-in tools of this build, with the default (production) options.
     pub fn new() -> Self {
+        Self::with_options(ToolOptions::default())
+    }
+
+    /// The built-in tools, set up by `options`.
+    pub fn with_options(options: ToolOptions) -> Self {
+        let policy = AddressPolicy {
+            allow_loopback: options.allow_loopback_http,
+        };
         Self {
             tools: vec![
                 Box::new(ReadFile),
                 Box::new(WriteFile),
                 Box::new(DeleteFile),
                 Box::new(RunCommand::new()),
+                Box::new(HttpRequest::new(policy)),
             ],
         }
     }
@@ -87,6 +108,10 @@ mod tests {
                 (
                     "RunCommand",
                     "Execute a shell command and return stdout, stderr, and exit code"
+                ),
+                (
+                    "HttpRequest",
+                    "Make an HTTP request and return the response"
                 ),
             ]
         );
