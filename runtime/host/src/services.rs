@@ -40,8 +40,7 @@ impl ServiceError {
     pub fn to_shape(&self) -> ErrorShape {
         let (code, retryable) = match self {
             ServiceError::Unreachable { .. } => (ErrorCode::ServiceUnavailable, true),
-            ServiceError::Status { status, code, .. } if *status >= 500 => {
-                let _ = code;
+            ServiceError::Status { status, .. } if *status >= 500 => {
                 (ErrorCode::ServiceUnavailable, true)
             }
             ServiceError::Status {
