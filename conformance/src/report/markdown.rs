@@ -249,22 +249,28 @@ fn render_baseline(md: &mut String, outcome: &Outcome, baseline: &BaselineOutcom
             .collect::<Vec<_>>()
             .join("<br>")
     };
-    if !baseline.stale.is_empty() {
-        let _ = writeln!(
-            md,
-            "### ❌ Stale entries — they now pass; remove them from the baseline\n\n| Entry | Reason given | Passing scenarios |\n|---|---|---|"
-        );
-        for entry in &baseline.stale {
-            let _ = writeln!(
-                md,
-                "| {} | {} | {} |",
-                cell(&entry.entry.label()),
-                cell(&entry.entry.reason),
-                cell(&scenario_list(&entry.scenarios))
-            );
-        }
-        md.push('\n');
-    }
+    let entry_table =
+        |md: &mut String, heading: &str, entries: &[crate::baseline::EntryOutcome]| {
+            if entries.is_empty() {
+                return;
+            }
+            let _ = writeln!(md, "{heading}\n|---|---|---|");
+            for entry in entries {
+                let _ = writeln!(
+                    md,
+                    "| {} | {} | {} |",
+                    cell(&entry.entry.label()),
+                    cell(&entry.entry.reason),
+                    cell(&scenario_list(&entry.scenarios))
+                );
+            }
+            md.push('\n');
+        };
+    entry_table(
+        md,
+        "### ❌ Stale entries — they now pass; remove them from the baseline\n\n| Entry | Reason given | Passing scenarios |",
+        &baseline.stale,
+    );
     if !baseline.new_failures.is_empty() {
         let _ = writeln!(
             md,
@@ -280,22 +286,11 @@ fn render_baseline(md: &mut String, outcome: &Outcome, baseline: &BaselineOutcom
                 .join("\n")
         );
     }
-    if !baseline.known_failures.is_empty() {
-        let _ = writeln!(
-            md,
-            "### Known failures (baselined, they do not fail the run)\n\n| Entry | Reason | Failed scenarios |\n|---|---|---|"
-        );
-        for entry in &baseline.known_failures {
-            let _ = writeln!(
-                md,
-                "| {} | {} | {} |",
-                cell(&entry.entry.label()),
-                cell(&entry.entry.reason),
-                cell(&scenario_list(&entry.scenarios))
-            );
-        }
-        md.push('\n');
-    }
+    entry_table(
+        md,
+        "### Known failures (baselined, they do not fail the run)\n\n| Entry | Reason | Failed scenarios |",
+        &baseline.known_failures,
+    );
     if !baseline.not_run.is_empty() {
         let _ = writeln!(
             md,
