@@ -176,6 +176,30 @@ pub fn ceil_char_boundary(text: &str, index: usize) -> usize {
     index
 }
 
+/// A tool's timeout: the seconds the call asked for (or the tool's default), lowered to the
+/// host's `limits.timeoutMs` when that is shorter — the host's budget is a limit, not a
+/// suggestion.
+pub fn effective_timeout(
+    asked_seconds: Option<u64>,
+    default_seconds: u64,
+    limit_ms: Option<u64>,
+) -> std::time::Duration {
+    let asked = std::time::Duration::from_secs(asked_seconds.unwrap_or(default_seconds));
+    limit_ms.map_or(asked, |limit| {
+        asked.min(std::time::Duration::from_millis(limit))
+    })
+}
+
+/// `300`, or `0.25` for a duration below a whole second, for messages people read.
+pub fn format_seconds(duration: std::time::Duration) -> String {
+    if duration.subsec_nanos() == 0 {
+        duration.as_secs().to_string()
+    } else {
+        let text = format!("{:.3}", duration.as_secs_f64());
+        text.trim_end_matches('0').trim_end_matches('.').to_owned()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

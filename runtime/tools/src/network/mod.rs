@@ -238,22 +238,12 @@ fn headers_of(headers: Option<&Map<String, Value>>) -> Result<HeaderMap, String>
     Ok(map)
 }
 
-/// The argument's timeout (default 30 s), lowered to the host's `limits.timeoutMs` when that
-/// is shorter.
+/// The argument's timeout (default 30 s), capped by the host's `limits.timeoutMs`.
 fn effective_timeout(seconds: Option<u64>, limit_ms: Option<u64>) -> Duration {
-    let asked = Duration::from_secs(seconds.unwrap_or(DEFAULT_TIMEOUT_SECONDS));
-    limit_ms.map_or(asked, |limit| asked.min(Duration::from_millis(limit)))
+    crate::output::effective_timeout(seconds, DEFAULT_TIMEOUT_SECONDS, limit_ms)
 }
 
-/// `30`, or `0.25` for a limit below a whole second.
-fn seconds(duration: Duration) -> String {
-    if duration.subsec_nanos() == 0 {
-        duration.as_secs().to_string()
-    } else {
-        let text = format!("{:.3}", duration.as_secs_f64());
-        text.trim_end_matches('0').trim_end_matches('.').to_owned()
-    }
-}
+use crate::output::format_seconds as seconds;
 
 /// The body as text, or `None` when it is binary: UTF-8 (BOM stripped), or latin-1 when the
 /// content type says so; any NUL byte near the start makes it binary.

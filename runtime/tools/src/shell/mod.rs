@@ -237,22 +237,12 @@ fn working_directory(request: &ToolRequest, cwd: Option<&str>) -> Result<PathBuf
     }
 }
 
-/// The argument's timeout (default 300 s), lowered to the host's `limits.timeoutMs` when that
-/// is shorter: the host's budget for the call is a limit, not a suggestion.
+/// The argument's timeout (default 300 s), capped by the host's `limits.timeoutMs`.
 fn effective_timeout(seconds: Option<u64>, limit_ms: Option<u64>) -> Duration {
-    let asked = Duration::from_secs(seconds.unwrap_or(DEFAULT_TIMEOUT_SECONDS));
-    limit_ms.map_or(asked, |limit| asked.min(Duration::from_millis(limit)))
+    crate::output::effective_timeout(seconds, DEFAULT_TIMEOUT_SECONDS, limit_ms)
 }
 
-/// `300`, or `0.25` for a limit below a whole second.
-fn seconds(duration: Duration) -> String {
-    if duration.subsec_nanos() == 0 {
-        duration.as_secs().to_string()
-    } else {
-        let text = format!("{:.3}", duration.as_secs_f64());
-        text.trim_end_matches('0').trim_end_matches('.').to_owned()
-    }
-}
+use crate::output::format_seconds as seconds;
 
 /// The §4.4 layout. stdout and stderr share `max_output` (§4.4: "combined stdout + stderr");
 /// each is cut by §7.1 within its share, so both headers and the exit code always remain.
