@@ -92,6 +92,8 @@ pub struct ConformanceWorld {
     dirs: Option<ScenarioDirs>,
     fakes: Option<Fakes>,
     runtime: Option<RuntimeDriver>,
+    /// Runtime processes this scenario killed (crash recovery); judged with the last one.
+    crashed: Vec<RuntimeDriver>,
     env_overrides: BTreeMap<String, String>,
     /// The last whole response a step received (request or raw read), for `Then` steps.
     pub last_response: Option<Value>,
@@ -192,6 +194,19 @@ impl ConformanceWorld {
         self.runtime.as_mut().context("runtime")
     }
 
+    /// Kills the runtime process with SIGKILL, as a crash would, and keeps what it wrote
+    /// for the scenario's verdict. The next step that needs a runtime starts a new process
+    /// with the same environment, fakes and directories (so the same CHECKPOINT_DIR).
+    pub async fn crash_runtime(&mut self) -> anyhow::Result<()> {
+        let mut runtime = self
+            .runtime
+            .take()
+            .context("the runtime was not started in this scenario, so it cannot be killed")?;
+        runtime.stop().await;
+        self.crashed.push(runtime);
+        Ok(())
+    }
+
     /// The runtime, which must already run (for `Then` steps).
     pub fn started_runtime(&self) -> anyhow::Result<&RuntimeDriver> {
         self.runtime
@@ -249,12 +264,16 @@ impl ConformanceWorld {
     /// and the run keeps transcripts, writes this scenario's transcript, whose file name the
     /// report derives from the scenario's location.
     pub async fn finish(&mut self, scenario_failed: bool) -> Vec<String> {
-        let Some(mut runtime) = self.runtime.take() else {
+        let Some(mut runtime) = self.runtime.take().or_else(|| self.crashed.pop()) else {
             self.drop_fakes().await;
             return Vec::new();
         };
         runtime.stop().await;
-        let violations = runtime.violations();
+        let mut violations = runtime.violations();
+        // A killed process is judged too, for what it wrote before the kill.
+        for crashed in &self.crashed {
+            violations.extend(crashed.violations());
+        }
         let mut problems: Vec<String> = violations
             .iter()
             .filter(|v| !v.surfaced)
@@ -307,6 +326,13 @@ impl ConformanceWorld {
         }
         for violation in violations {
             text.push_str(&format!("- {violation}\n"));
+        }
+        for (n, crashed) in self.crashed.iter().enumerate() {
+            text.push_str(&format!(
+                "\n## killed runtime process {} — stdin/stdout transcript\n",
+                n + 1
+            ));
+            text.push_str(&crashed.transcript());
         }
         text.push_str("\n## stdin/stdout transcript\n");
         text.push_str(&runtime.transcript());

@@ -22,6 +22,9 @@ struct State {
     incompatible: Option<String>,
     feature_flags: Value,
     sessions: Vec<SessionRecord>,
+    /// A local workspace is reused by every session on the same project (system-design.md
+    /// §2a): the first local path → its workspace id.
+    workspaces: std::collections::HashMap<String, String>,
 }
 
 struct SessionRecord {
@@ -94,6 +97,7 @@ impl SessionServiceFake {
             incompatible: None,
             feature_flags: json!({}),
             sessions: Vec::new(),
+            workspaces: std::collections::HashMap::new(),
         }));
         let faults = Arc::new(FaultQueue::default());
         let route = |matcher: MockBuilder,
@@ -268,9 +272,23 @@ fn create(state: &mut State, request: &Request) -> ResponseTemplate {
             &validation_error("tenantId and userId are required strings"),
         );
     };
+    let project = body
+        .get("workspaceHint")
+        .and_then(|hint| hint.get("localPaths"))
+        .and_then(|paths| paths.get(0))
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let workspace_id = match project {
+        Some(project) => state
+            .workspaces
+            .entry(project)
+            .or_insert_with(|| new_id("ws"))
+            .clone(),
+        None => new_id("ws"),
+    };
     let session = SessionRecord {
         session_id: new_id("sess"),
-        workspace_id: new_id("ws"),
+        workspace_id,
         tenant_id,
         user_id,
         name: format!("Session {}", state.sessions.len() + 1),

@@ -4,12 +4,13 @@
 
 use std::time::Duration;
 
+use agent_protocol::message::ConversationMessage;
 use agent_protocol::services::{
     ArtifactUploadRequest, ArtifactUploadResponse, CancelSessionRequest, CreateSessionRequest,
     CreateSessionResponse, ResumeSessionRequest, ResumeSessionResponse,
 };
 use agent_protocol::{ErrorCode, ErrorShape};
-use reqwest::{Client, StatusCode};
+use reqwest::{Client, Method, StatusCode};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
@@ -100,11 +101,29 @@ impl ServiceClient {
         path: &str,
         body: &B,
     ) -> Result<T, ServiceError> {
+        self.send(Method::POST, path, Some(body)).await
+    }
+
+    /// GETs `path` and returns the parsed JSON answer.
+    pub async fn get<T: DeserializeOwned>(&self, path: &str) -> Result<T, ServiceError> {
+        self.send::<(), T>(Method::GET, path, None).await
+    }
+
+    async fn send<B: Serialize, T: DeserializeOwned>(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&B>,
+    ) -> Result<T, ServiceError> {
         let url = format!("{}{}", self.base_url, path);
         let mut attempt = 0;
         loop {
             attempt += 1;
-            let outcome = self.http.post(&url).json(body).send().await;
+            let mut request = self.http.request(method.clone(), &url);
+            if let Some(body) = body {
+                request = request.json(body);
+            }
+            let outcome = request.send().await;
             let retry_left = attempt <= self.retry.retries;
             match outcome {
                 Err(error) => {
@@ -257,6 +276,20 @@ impl WorkspaceServiceClient {
     ) -> Result<ArtifactUploadResponse, ServiceError> {
         self.client
             .post(&format!("/workspaces/{workspace_id}/artifacts"), request)
+            .await
+    }
+
+    /// The latest `session_history` of a past session: a bare array of messages
+    /// (INTEROP.md §4), used to continue a past conversation.
+    pub async fn session_history(
+        &self,
+        workspace_id: &str,
+        session_id: &str,
+    ) -> Result<Vec<ConversationMessage>, ServiceError> {
+        self.client
+            .get(&format!(
+                "/workspaces/{workspace_id}/sessions/{session_id}/history"
+            ))
             .await
     }
 }

@@ -5,7 +5,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use agent_protocol::checkpoint::Checkpoint;
+use agent_protocol::checkpoint::{CHECKPOINT_VERSION, Checkpoint};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StateError {
@@ -16,6 +16,22 @@ pub enum StateError {
     },
     #[error("could not serialize the checkpoint: {0}")]
     Serialize(#[from] serde_json::Error),
+}
+
+/// Why a checkpoint found on disk cannot be used (§9.7). The file has already been
+/// deleted when this is returned, so a fresh session can start at once.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckpointCorrupt {
+    #[error("the checkpoint file could not be read ({0})")]
+    Unreadable(std::io::Error),
+    #[error("the checkpoint file is not a valid checkpoint ({0})")]
+    Unparsable(serde_json::Error),
+    #[error(
+        "the checkpoint has version {found}, which this runtime cannot read (it reads {CHECKPOINT_VERSION})"
+    )]
+    UnknownVersion { found: String },
+    #[error("the checkpoint file belongs to session {found}, not to this session")]
+    OtherSession { found: String },
 }
 
 #[derive(Debug, Clone)]
@@ -42,6 +58,30 @@ impl CheckpointStore {
         Ok(path)
     }
 
+    /// The checkpoint of `session_id`, if one exists and is sound. A corrupt, truncated,
+    /// unknown-version or foreign file is deleted and reported (§9.7); `Ok(None)` means
+    /// there is no checkpoint at all.
+    pub fn load(&self, session_id: &str) -> Result<Option<Checkpoint>, CheckpointCorrupt> {
+        let path = self.path(session_id);
+        let bytes = match std::fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(error) => {
+                return Err(self.discard(session_id, CheckpointCorrupt::Unreadable(error)));
+            }
+        };
+        let outcome = check(session_id, &bytes);
+        outcome
+            .map(Some)
+            .map_err(|corrupt| self.discard(session_id, corrupt))
+    }
+
+    fn discard(&self, session_id: &str, corrupt: CheckpointCorrupt) -> CheckpointCorrupt {
+        tracing::error!(session_id, error = %corrupt, "crash recovery failed: deleting the checkpoint");
+        self.delete(session_id);
+        corrupt
+    }
+
     pub fn delete(&self, session_id: &str) {
         let path = self.path(session_id);
         if let Err(error) = std::fs::remove_file(&path)
@@ -50,6 +90,27 @@ impl CheckpointStore {
             tracing::warn!(path = %path.display(), %error, "could not delete the checkpoint");
         }
     }
+}
+
+fn check(session_id: &str, bytes: &[u8]) -> Result<Checkpoint, CheckpointCorrupt> {
+    // The version is judged before the whole shape, so a future format is reported as
+    // such rather than as garbage.
+    let value: serde_json::Value =
+        serde_json::from_slice(bytes).map_err(CheckpointCorrupt::Unparsable)?;
+    let version = value.get("checkpointVersion").and_then(|v| v.as_str());
+    if version != Some(CHECKPOINT_VERSION) {
+        return Err(CheckpointCorrupt::UnknownVersion {
+            found: version.map_or_else(|| "(none)".to_owned(), str::to_owned),
+        });
+    }
+    let checkpoint: Checkpoint =
+        serde_json::from_value(value).map_err(CheckpointCorrupt::Unparsable)?;
+    if checkpoint.session_id != session_id {
+        return Err(CheckpointCorrupt::OtherSession {
+            found: checkpoint.session_id,
+        });
+    }
+    Ok(checkpoint)
 }
 
 /// Session ids come from a service; keep them from naming a path outside the directory.
@@ -81,6 +142,65 @@ fn write_atomically(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()
 mod tests {
     use super::*;
     use agent_protocol::state::SessionStatus;
+
+    fn sample(session_id: &str) -> Checkpoint {
+        Checkpoint {
+            checkpoint_version: "1.0".into(),
+            session_id: session_id.into(),
+            workspace_id: "w".into(),
+            tenant_id: "t".into(),
+            user_id: "u".into(),
+            session_status: SessionStatus::SessionRunning,
+            task: None,
+            step_cursor: Some("step_002".into()),
+            thread: vec![],
+            session_tokens_used: 7,
+            policy_bundle_version: "v".into(),
+            checkpointed_at: "2026-01-01T00:00:00Z".into(),
+            pending_approvals: vec![],
+            workspace_root: None,
+        }
+    }
+
+    #[test]
+    fn a_written_checkpoint_loads_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = CheckpointStore::new(dir.path());
+        assert!(store.load("s1").unwrap().is_none());
+        store.write(&sample("s1")).unwrap();
+        assert_eq!(store.load("s1").unwrap(), Some(sample("s1")));
+    }
+
+    #[test]
+    fn corrupt_checkpoints_are_reported_and_deleted() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = CheckpointStore::new(dir.path());
+        let whole = serde_json::to_string(&sample("s1")).unwrap();
+        let future = whole.replace("\"1.0\"", "\"9.0\"");
+        let foreign = serde_json::to_string(&sample("s2")).unwrap();
+        let cases: [(&str, &str); 5] = [
+            ("not json at all", "Unparsable"),
+            (&whole[..whole.len() / 2], "Unparsable"),
+            (&future, "UnknownVersion"),
+            (&foreign, "OtherSession"),
+            (
+                r#"{"checkpointVersion":"1.0","sessionId":"s1"}"#,
+                "Unparsable",
+            ),
+        ];
+        for (content, kind) in cases {
+            std::fs::write(store.path("s1"), content).unwrap();
+            let error = store.load("s1").unwrap_err();
+            assert!(
+                format!("{error:?}").starts_with(kind),
+                "{content}: {error:?}"
+            );
+            assert!(
+                !store.path("s1").exists(),
+                "{content}: the file must be deleted"
+            );
+        }
+    }
 
     #[test]
     fn writes_replace_the_file_and_delete_removes_it() {

@@ -8,6 +8,10 @@ use crate::state::SessionStatus;
 
 pub const CHECKPOINT_VERSION: &str = "1.0";
 
+/// `task.status` of a task that has not ended — still running, or paused by a recoverable
+/// failure: a resumed session reports it as `incompleteTask`.
+pub const CHECKPOINT_TASK_RUNNING: &str = "running";
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CheckpointTask {

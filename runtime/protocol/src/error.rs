@@ -37,6 +37,9 @@ pub enum ErrorCode {
     WorkspaceUploadFailed,
     /// A backend service (Session, Workspace) could not be reached or answered 5xx.
     ServiceUnavailable,
+    /// The crash-recovery checkpoint was unreadable, truncated, of an unknown version or
+    /// another session's (local-agent-host.md §9.7); it has been deleted.
+    CheckpointCorrupt,
     RateLimited,
     InternalError,
     Other(String),
@@ -67,6 +70,7 @@ impl ErrorCode {
         ErrorCode::LlmOutputTruncated,
         ErrorCode::WorkspaceUploadFailed,
         ErrorCode::ServiceUnavailable,
+        ErrorCode::CheckpointCorrupt,
         ErrorCode::RateLimited,
         ErrorCode::InternalError,
     ];
@@ -96,6 +100,7 @@ impl ErrorCode {
             ErrorCode::LlmOutputTruncated => "LLM_OUTPUT_TRUNCATED",
             ErrorCode::WorkspaceUploadFailed => "WORKSPACE_UPLOAD_FAILED",
             ErrorCode::ServiceUnavailable => "SERVICE_UNAVAILABLE",
+            ErrorCode::CheckpointCorrupt => "CHECKPOINT_CORRUPT",
             ErrorCode::RateLimited => "RATE_LIMITED",
             ErrorCode::InternalError => "INTERNAL_ERROR",
             ErrorCode::Other(code) => code,

@@ -68,6 +68,10 @@ pub struct CreateSessionParams {
     pub client_info: Option<ClientInfo>,
     #[serde(default, deserialize_with = "null_as_default")]
     pub supported_capabilities: Vec<String>,
+    /// Continue a past conversation (system-design.md §2a): the ended session whose
+    /// `session_history` seeds this session's thread.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub continue_from_session_id: Option<String>,
 }
 
 fn default_execution_environment() -> String {

@@ -887,6 +887,7 @@ fn method_params_satisfy_their_schemas() {
             os_version: Some("14.6".into()),
         }),
         supported_capabilities: vec!["File.Read".into()],
+        continue_from_session_id: Some("sess_456".into()),
     };
     check("methods/CreateSession.params", &create);
     for approval_mode in all_approval_modes().into_iter().map(Some).chain([None]) {

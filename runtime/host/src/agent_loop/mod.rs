@@ -17,7 +17,7 @@ use agent_protocol::state::{SessionStatus, TaskStatus};
 use agent_protocol::{ErrorCode, ToolRouter};
 use tokio_util::sync::CancellationToken;
 
-pub use persist::upload_history;
+pub use persist::{checkpoint, upload_history};
 pub use prompt::system_prompt;
 
 use crate::config::HostConfig;
@@ -217,6 +217,22 @@ impl TaskRun {
         })
     }
 
+    /// The number in the step cursor `step_NNN`, 0 when there is none.
+    fn cursor_number(&self) -> u32 {
+        self.session
+            .lock()
+            .task
+            .as_ref()
+            .and_then(|task| {
+                task.step_cursor
+                    .as_deref()?
+                    .strip_prefix("step_")?
+                    .parse()
+                    .ok()
+            })
+            .unwrap_or(0)
+    }
+
     fn step_count(&self) -> u32 {
         self.session
             .lock()
@@ -243,9 +259,12 @@ impl TaskRun {
                 },
             );
         }
+        // A crash during the first step must still know the task and its prompt.
+        self.checkpoint();
         let system_prompt = system_prompt(&self.session.identity);
-        // Step ids stay unique within the task when it is continued.
-        let mut step_number = self.step_count();
+        // Step ids stay unique within the task when it is continued (also after a
+        // restart, where only the cursor tells how far the numbering went).
+        let mut step_number = self.step_count().max(self.cursor_number());
         let mut continuations = 0u32;
         loop {
             if self.cancel.is_cancelled() {
@@ -470,7 +489,7 @@ impl TaskRun {
                 }
             }
             let step_count = self.complete_step(&step_id);
-            self.checkpoint(Some(&step_id));
+            self.checkpoint();
             self.emit(
                 scope.clone(),
                 EventBody::StepCompleted(StepCompleted {
@@ -575,7 +594,7 @@ impl TaskRun {
                 false,
             ),
             LlmError::Retryable { reason, .. } => {
-                self.checkpoint(None);
+                self.checkpoint();
                 let message = format!(
                     "The LLM Gateway kept failing after {} retries ({reason}); the session is paused and can be resumed.",
                     self.backends.llm.max_retries()
@@ -623,7 +642,7 @@ impl TaskRun {
         {
             task.incomplete = true;
         }
-        self.checkpoint(None);
+        self.checkpoint();
         upload_history(&self.session, &self.backends, Some(&self.task_id)).await;
         let scope = Scope::task(&self.task_id);
         let body = match ending {
@@ -651,8 +670,8 @@ impl TaskRun {
         self.transition(TaskStatus::Idle);
     }
 
-    fn checkpoint(&self, step_cursor: Option<&str>) {
-        persist::checkpoint(&self.session, &self.backends.checkpoints, step_cursor);
+    fn checkpoint(&self) {
+        persist::checkpoint(&self.session, &self.backends.checkpoints);
     }
 }
 

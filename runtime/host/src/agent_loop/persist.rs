@@ -3,7 +3,9 @@
 //! log line (checkpoint) or a `warning` event (history).
 
 use agent_protocol::ErrorCode;
-use agent_protocol::checkpoint::{CHECKPOINT_VERSION, Checkpoint, CheckpointTask};
+use agent_protocol::checkpoint::{
+    CHECKPOINT_TASK_RUNNING, CHECKPOINT_VERSION, Checkpoint, CheckpointTask,
+};
 use agent_protocol::events::{EventBody, Warning};
 use agent_protocol::services::ArtifactUploadRequest;
 use agent_protocol::state::TaskStatus;
@@ -15,16 +17,21 @@ use crate::session::Session;
 use crate::state::CheckpointStore;
 use crate::time::now_rfc3339;
 
-fn task_status_word(status: TaskStatus) -> &'static str {
+fn task_status_word(status: TaskStatus, incomplete: bool) -> &'static str {
+    if incomplete {
+        // Paused by a recoverable failure: not over, a resumed session continues it.
+        return CHECKPOINT_TASK_RUNNING;
+    }
     match status {
         TaskStatus::TaskCompleted | TaskStatus::Idle => "completed",
         TaskStatus::TaskFailed => "failed",
         TaskStatus::TaskCancelled => "cancelled",
-        _ => "running",
+        _ => CHECKPOINT_TASK_RUNNING,
     }
 }
 
-pub(super) fn checkpoint(session: &Session, store: &CheckpointStore, step_cursor: Option<&str>) {
+/// Writes the session's checkpoint; the step cursor is the task's last completed step.
+pub fn checkpoint(session: &Session, store: &CheckpointStore) {
     let checkpoint = {
         let inner = session.lock();
         let policy = session.policy();
@@ -38,11 +45,14 @@ pub(super) fn checkpoint(session: &Session, store: &CheckpointStore, step_cursor
             task: inner.task.as_ref().map(|task| CheckpointTask {
                 task_id: task.task_id.clone(),
                 prompt: task.prompt.clone(),
-                status: task_status_word(task.machine.status()).to_owned(),
+                status: task_status_word(task.machine.status(), task.incomplete).to_owned(),
                 step_count: task.step_count,
                 max_steps: task.max_steps,
             }),
-            step_cursor: step_cursor.map(str::to_owned),
+            step_cursor: inner
+                .task
+                .as_ref()
+                .and_then(|task| task.step_cursor.clone()),
             thread: inner.thread.messages().to_vec(),
             session_tokens_used: inner.tokens_used,
             policy_bundle_version: policy.bundle().policy_bundle_version.clone(),

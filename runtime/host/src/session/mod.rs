@@ -4,10 +4,13 @@
 pub mod machine;
 pub mod patches;
 
+use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::time::Instant;
 
+use agent_protocol::checkpoint::{CHECKPOINT_TASK_RUNNING, Checkpoint};
+use agent_protocol::message::ConversationMessage;
 use agent_protocol::methods::{IncompleteTask, SessionStateResult, TaskState};
 use agent_protocol::policy::PolicyBundle;
 use agent_protocol::state::{SessionStatus, TaskStatus};
@@ -92,6 +95,37 @@ impl Session {
             }),
             runner: Mutex::new(None),
         }
+    }
+
+    /// Takes over what a checkpoint saved (§9.5): the thread, the tokens used and the last
+    /// task. A task that was still running (or paused) when the process died comes back
+    /// incomplete, so StartTask with its taskId continues after the step cursor.
+    pub fn restore(&self, checkpoint: Checkpoint) {
+        let mut inner = self.lock();
+        let task_ids: HashSet<&str> = checkpoint
+            .thread
+            .iter()
+            .filter_map(|message| message.task_id.as_deref())
+            .collect();
+        inner.task_count = task_ids.len() as u64;
+        inner.tokens_used = checkpoint.session_tokens_used;
+        inner.task = checkpoint.task.map(|task| TaskRecord {
+            incomplete: task.status == CHECKPOINT_TASK_RUNNING,
+            task_id: task.task_id,
+            prompt: task.prompt,
+            machine: TaskMachine::new(),
+            step_count: task.step_count,
+            max_steps: task.max_steps,
+            cancel: CancellationToken::new(),
+            step_cursor: checkpoint.step_cursor,
+        });
+        inner.thread = Thread::restore(&self.identity.session_id, checkpoint.thread);
+    }
+
+    /// Seeds the thread of a new session with a past session's history (system-design.md
+    /// §2a): the model sees the earlier conversation; no task of it is resumable.
+    pub fn continue_conversation(&self, history: Vec<ConversationMessage>) {
+        self.lock().thread = Thread::restore(&self.identity.session_id, history);
     }
 
     pub fn id(&self) -> &str {

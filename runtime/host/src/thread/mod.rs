@@ -30,6 +30,28 @@ impl Thread {
         }
     }
 
+    /// A thread rebuilt from a checkpoint (crash recovery) or from a past session's
+    /// history (continuing a conversation). New ids continue after the highest
+    /// `msg_NNNNNN` already present, so they never collide; missing token counts are
+    /// estimated.
+    pub fn restore(session_id: &str, mut messages: Vec<ConversationMessage>) -> Self {
+        for message in &mut messages {
+            if message.token_count.is_none() {
+                message.token_count = Some(estimate_tokens(&message.content));
+            }
+        }
+        let highest = messages
+            .iter()
+            .filter_map(|message| message.message_id.strip_prefix("msg_")?.parse::<u64>().ok())
+            .max()
+            .unwrap_or(0);
+        Self {
+            session_id: session_id.to_owned(),
+            next_id: highest.max(messages.len() as u64) + 1,
+            messages,
+        }
+    }
+
     pub fn messages(&self) -> &[ConversationMessage] {
         &self.messages
     }
@@ -119,6 +141,28 @@ pub fn estimate_tokens(text: &str) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_restored_thread_continues_its_ids_and_estimates_missing_counts() {
+        let mut original = Thread::new("s");
+        let origin = Origin {
+            task_id: "t",
+            step_id: None,
+        };
+        original.add_user("first", origin);
+        original.add_user("second", origin);
+        let mut messages = original.messages().to_vec();
+        messages[1].token_count = None;
+        let mut restored = Thread::restore("s", messages);
+        assert!(restored.messages()[1].token_count.is_some_and(|n| n > 0));
+        restored.add_user("third", origin);
+        let ids: Vec<&str> = restored
+            .messages()
+            .iter()
+            .map(|m| m.message_id.as_str())
+            .collect();
+        assert_eq!(ids, ["msg_000001", "msg_000002", "msg_000003"]);
+    }
 
     #[test]
     fn messages_get_sequential_ids_and_their_origin() {

@@ -1,0 +1,307 @@
+//! Crash recovery (local-agent-host.md §9, INTEROP.md §1 and §3): the kit kills the runtime
+//! with SIGKILL, starts a new process on the same CHECKPOINT_DIR and resumes the session with
+//! the old sessionId, as the desktop app does after a crash. The checkpoint file is the one
+//! of §9.4: `{sessionId}.json` in CHECKPOINT_DIR (one session per process, so it is also the
+//! only file there).
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use cucumber::{given, then, when};
+use serde_json::{Value, json};
+
+use super::task::READ_CALL_ID;
+use super::{StepResult, at, eventually, expect_result, model_requests, show, str_at};
+use crate::world::{ConformanceWorld, SessionInfo};
+
+/// The gateway requests seen when the runtime was killed, to tell later ones apart.
+const REQUESTS_AT_CRASH: &str = "model requests at crash";
+
+/// The session's checkpoint file: `{sessionId}.json`, or the only JSON file in the dir.
+fn checkpoint_file(world: &mut ConformanceWorld) -> anyhow::Result<Option<PathBuf>> {
+    let session_id = world.session()?.session_id.clone();
+    let dir = world.dirs()?.checkpoints.clone();
+    let named = dir.join(format!("{session_id}.json"));
+    if named.exists() {
+        return Ok(Some(named));
+    }
+    let files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .with_context(|| format!("cannot list CHECKPOINT_DIR {}", dir.display()))?
+        .filter_map(|entry| entry.ok().map(|entry| entry.path()))
+        .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
+        .collect();
+    Ok(match files.as_slice() {
+        [only] => Some(only.clone()),
+        _ => None,
+    })
+}
+
+fn read_checkpoint(world: &mut ConformanceWorld) -> anyhow::Result<(PathBuf, Value)> {
+    let path = checkpoint_file(world)?.with_context(
+        || "no checkpoint file was found in CHECKPOINT_DIR (local-agent-host.md §9.3–§9.4)",
+    )?;
+    let bytes = std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
+    let value = serde_json::from_slice(&bytes)
+        .with_context(|| format!("the checkpoint {} is not JSON", path.display()))?;
+    Ok((path, value))
+}
+
+// ---- Given / When ----------------------------------------------------------------------------
+
+#[given("the runtime process is killed")]
+#[when("the runtime process is killed")]
+async fn killed(world: &mut ConformanceWorld) -> StepResult {
+    let seen = model_requests(world.fakes().await?).await.len();
+    world.marks.insert(REQUESTS_AT_CRASH, seen);
+    world.crash_runtime().await?;
+    Ok(())
+}
+
+#[given(
+    regex = r"^the checkpoint of the session is (not JSON|cut in half|of checkpoint version 9\.9|another session's)$"
+)]
+async fn damage_checkpoint(world: &mut ConformanceWorld, damage: String) -> StepResult {
+    let (path, mut value) = read_checkpoint(world)?;
+    let text = value.to_string();
+    let damaged = match damage.as_str() {
+        "not JSON" => "this is not a checkpoint {".to_owned(),
+        "cut in half" => text[..text.len() / 2].to_owned(),
+        "of checkpoint version 9.9" => {
+            value["checkpointVersion"] = json!("9.9");
+            value.to_string()
+        }
+        _ => {
+            value["sessionId"] = json!("sess_someone_else");
+            value.to_string()
+        }
+    };
+    std::fs::write(&path, damaged).with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(())
+}
+
+#[given("the Session Service considers the session expired")]
+async fn session_expired(world: &mut ConformanceWorld) -> StepResult {
+    let session_id = world.session()?.session_id.clone();
+    world.fakes().await?.session.expire_session(&session_id);
+    Ok(())
+}
+
+#[when("the client resumes a session this runtime never saw")]
+async fn resume_unknown(world: &mut ConformanceWorld) -> StepResult {
+    let response = world
+        .runtime()
+        .await?
+        .request(
+            "ResumeSession",
+            Some(json!({"sessionId": "sess_never_created"})),
+        )
+        .await?;
+    world.last_response = Some(response);
+    world.last_method = Some("ResumeSession".to_owned());
+    Ok(())
+}
+
+#[when("the client creates a session continuing the previous one")]
+async fn create_continuing(world: &mut ConformanceWorld) -> StepResult {
+    let previous = world.session()?.session_id.clone();
+    let workspace = world.dirs()?.workspace.display().to_string();
+    let runtime = world.runtime().await?;
+    let response = runtime
+        .request(
+            "CreateSession",
+            Some(json!({
+                "userId": "user_conformance",
+                "tenantId": "tenant_conformance",
+                "workspaceHint": {"localPaths": [workspace]},
+                "continueFromSessionId": previous,
+            })),
+        )
+        .await?;
+    let result = expect_result(&response, "CreateSession continuing a past session")?.clone();
+    world.session = Some(SessionInfo {
+        session_id: str_at(&result, &["sessionId"])
+            .unwrap_or_default()
+            .to_owned(),
+        workspace_id: str_at(&result, &["workspaceId"])
+            .unwrap_or_default()
+            .to_owned(),
+        result,
+    });
+    world.last_response = Some(response);
+    world.last_method = Some("CreateSession".to_owned());
+    Ok(())
+}
+
+#[when("a new session can be created at once")]
+#[then("a new session can be created at once")]
+async fn fresh_session(world: &mut ConformanceWorld) -> StepResult {
+    let workspace = world.dirs()?.workspace.display().to_string();
+    let response = world
+        .runtime()
+        .await?
+        .request(
+            "CreateSession",
+            Some(json!({
+                "userId": "user_conformance",
+                "tenantId": "tenant_conformance",
+                "workspaceHint": {"localPaths": [workspace]},
+            })),
+        )
+        .await?;
+    expect_result(&response, "CreateSession after a failed crash recovery")?;
+    Ok(())
+}
+
+// ---- Then ------------------------------------------------------------------------------------
+
+#[then("the checkpoint of the session is gone")]
+async fn checkpoint_gone(world: &mut ConformanceWorld) -> StepResult {
+    // Asked after the answer (or the exit) that the deletion precedes.
+    let file = checkpoint_file(world)?;
+    check!(
+        file.is_none(),
+        "the checkpoint {} should have been deleted (local-agent-host.md §9.6–§9.7)",
+        file.map(|p| p.display().to_string()).unwrap_or_default()
+    );
+    Ok(())
+}
+
+#[then("the checkpoint of the session is a valid checkpoint of the session")]
+async fn checkpoint_valid(world: &mut ConformanceWorld) -> StepResult {
+    let (path, value) = read_checkpoint(world)?;
+    crate::validation::check("checkpoint/Checkpoint", &value).map_err(|problem| {
+        anyhow::anyhow!(
+            "the checkpoint {} does not match the Checkpoint schema: {problem}",
+            path.display()
+        )
+    })?;
+    let session_id = world.session()?.session_id.clone();
+    check!(
+        str_at(&value, &["sessionId"]) == Some(session_id.as_str())
+            && str_at(&value, &["checkpointVersion"]) == Some("1.0"),
+        "the checkpoint should name session {session_id} with checkpointVersion \"1.0\": {}",
+        show(&value)
+    );
+    Ok(())
+}
+
+#[then(expr = "the checkpoint of the session records {int} completed step(s) of the task")]
+async fn checkpoint_steps(world: &mut ConformanceWorld, steps: u64) -> StepResult {
+    let (_, value) = read_checkpoint(world)?;
+    let task_id = world.task()?.task_id.clone();
+    let prompt = world.task()?.prompt.clone();
+    check!(
+        str_at(&value, &["task", "taskId"]) == Some(task_id.as_str())
+            && at(&value, &["task", "stepCount"]).and_then(Value::as_u64) == Some(steps),
+        "the checkpoint should record task {task_id} with stepCount {steps}: {}",
+        show(at(&value, &["task"]).unwrap_or(&Value::Null))
+    );
+    let thread = at(&value, &["thread"]).and_then(Value::as_array);
+    check!(
+        thread.is_some_and(|thread| thread
+            .iter()
+            .any(|m| str_at(m, &["content"]) == Some(prompt.as_str()))),
+        "the checkpoint's thread should hold the task's prompt {prompt:?}"
+    );
+    Ok(())
+}
+
+#[then(expr = "the incomplete task reports {int} completed step(s)")]
+async fn incomplete_steps(world: &mut ConformanceWorld, steps: u64) -> StepResult {
+    let state = world.last_response()?.clone();
+    let result = expect_result(&state, "GetSessionState")?;
+    let last_step = at(result, &["incompleteTask", "lastStep"]).and_then(Value::as_u64);
+    check!(
+        last_step == Some(steps),
+        "incompleteTask.lastStep should be {steps} (the steps checkpointed before the crash), got {last_step:?}: {}",
+        show(result)
+    );
+    Ok(())
+}
+
+#[then("the Session Service received a resume with the checkpoint's step cursor")]
+async fn resume_with_cursor(world: &mut ConformanceWorld) -> StepResult {
+    let session_id = world.session()?.session_id.clone();
+    let requests = world.started_fakes()?.session.requests().await;
+    let resume = requests
+        .iter()
+        .rev()
+        .find(|r| r.path == format!("/sessions/{session_id}/resume"))
+        .context("the Session Service received no POST /sessions/{id}/resume")?;
+    let cursor = str_at(&resume.body, &["checkpointCursor"]);
+    check!(
+        cursor.is_some_and(|c| !c.is_empty()),
+        "the resume request should carry the checkpoint's cursor as checkpointCursor (local-agent-host.md §9.5): {}",
+        show(&resume.body)
+    );
+    Ok(())
+}
+
+#[then(expr = "the first model request after the restart is for step {string}")]
+async fn first_request_step(world: &mut ConformanceWorld, step_id: String) -> StepResult {
+    let before = world.marks.get(REQUESTS_AT_CRASH).copied().unwrap_or(0);
+    let requests = model_requests(world.started_fakes()?).await;
+    let first = requests
+        .get(before)
+        .context("the model received no request after the restart")?;
+    let header = first.header("x-step-id");
+    check!(
+        header == Some(step_id.as_str()),
+        "the first model request after the restart should be for {step_id} (the step after the cursor, with no completed step repeated), its X-Step-Id is {header:?}"
+    );
+    Ok(())
+}
+
+#[then("the ReadFile result of the first step reaches the model exactly once")]
+async fn read_result_once(world: &mut ConformanceWorld) -> StepResult {
+    let requests = model_requests(world.started_fakes()?).await;
+    let last = requests.last().context("the model received no request")?;
+    let count = last
+        .body
+        .get("messages")
+        .and_then(Value::as_array)
+        .map_or(0, |messages| {
+            messages
+                .iter()
+                .filter(|m| str_at(m, &["tool_call_id"]) == Some(READ_CALL_ID))
+                .count()
+        });
+    check!(
+        count == 1,
+        "the last model request carries the ReadFile result {count} time(s), expected exactly once: {}",
+        show(&last.body)
+    );
+    Ok(())
+}
+
+#[then(expr = "the last model request contains {string}")]
+async fn last_request_contains(world: &mut ConformanceWorld, needle: String) -> StepResult {
+    let timeout = world.timeout();
+    let fakes = world.started_fakes()?;
+    eventually(timeout, "the model request", || async {
+        let requests = model_requests(fakes).await;
+        match requests.last() {
+            Some(last) if last.body_text().contains(&needle) => Ok(()),
+            Some(last) => Err(format!(
+                "the last model request does not contain {needle:?}: {}",
+                crate::driver::excerpt(&last.body_text())
+            )),
+            None => Err("the model received no request".to_owned()),
+        }
+    })
+    .await?;
+    Ok(())
+}
+
+#[given("the client has shut the session down")]
+async fn shut_down(world: &mut ConformanceWorld) -> StepResult {
+    let timeout = world.timeout();
+    let runtime = world.runtime().await?;
+    let response = runtime.request("Shutdown", None).await?;
+    expect_result(&response, "Shutdown")?;
+    runtime.wait_exit(timeout).await?;
+    // The next step that needs a runtime starts a new process, as the app does for the
+    // next session.
+    world.crash_runtime().await?;
+    Ok(())
+}

@@ -1,0 +1,258 @@
+//! CreateSession (local-agent-host.md §3.2): the Session Service call, bundle validation
+//! and the session slot.
+
+use super::*;
+
+impl Host {
+    pub(super) async fn create_session(
+        self: &Arc<Self>,
+        params: CreateSessionParams,
+    ) -> Result<Value, RpcError> {
+        {
+            let mut slot = self.slot();
+            match &*slot {
+                Slot::Empty => *slot = Slot::Creating,
+                Slot::Creating => {
+                    return Err(RpcError::new(
+                        ErrorCode::InvalidRequest,
+                        "A session is already being created in this runtime process; one process serves one session.",
+                    ));
+                }
+                Slot::Active(session) => {
+                    return Err(RpcError::new(
+                        ErrorCode::InvalidRequest,
+                        format!(
+                            "This runtime process already serves session {}; one process serves one session. Start another runtime for a new session.",
+                            session.id()
+                        ),
+                    ));
+                }
+            }
+        }
+        let result = self.establish(params).await;
+        if result.is_err() {
+            let mut slot = self.slot();
+            if matches!(*slot, Slot::Creating) {
+                *slot = Slot::Empty;
+            }
+        }
+        result
+    }
+
+    async fn establish(self: &Arc<Self>, params: CreateSessionParams) -> Result<Value, RpcError> {
+        let backends = self.backends()?;
+        crate::thread::tokens::warm_up();
+        let mut client_info = params.client_info.clone().unwrap_or_default();
+        client_info
+            .local_agent_host_version
+            .get_or_insert_with(|| env!("CARGO_PKG_VERSION").to_owned());
+        client_info
+            .os_family
+            .get_or_insert_with(|| std::env::consts::OS.to_owned());
+        let tools: Vec<String> = self
+            .tools
+            .available_tools()
+            .into_iter()
+            .map(|tool| tool.tool_name)
+            .collect();
+        let supported_capabilities = if params.supported_capabilities.is_empty() {
+            let mut caps: Vec<String> = tools
+                .iter()
+                .filter_map(|tool| crate::routing::capability_for(tool))
+                .map(str::to_owned)
+                .collect();
+            caps.push("LLM.Call".to_owned());
+            caps
+        } else {
+            params.supported_capabilities.clone()
+        };
+        let workspace_hint = params.workspace_hint.clone().unwrap_or_default();
+        let request = CreateSessionRequest {
+            tenant_id: params.tenant_id.clone(),
+            user_id: params.user_id.clone(),
+            execution_environment: params.execution_environment.clone(),
+            workspace_hint: workspace_hint.clone(),
+            client_info: client_info.clone(),
+            supported_capabilities,
+            supported_tools: tools,
+        };
+        let response = backends
+            .sessions
+            .create_session(&request)
+            .await
+            .map_err(|error| {
+                let mut shape = error.to_shape();
+                shape.message = format!("Could not create the session. {}", shape.message);
+                RpcError::domain(shape)
+            })?;
+        if response.compatibility_status != "compatible" {
+            let reason = response
+                .incompatibility_reason
+                .clone()
+                .unwrap_or_else(|| "no reason given".to_owned());
+            return Err(RpcError::domain(
+                agent_protocol::ErrorShape::new(
+                    ErrorCode::SessionIncompatible,
+                    format!(
+                        "The Session Service reports that this agent runtime (version {}) is not compatible: {reason}. Update the agent runtime and try again.",
+                        env!("CARGO_PKG_VERSION")
+                    ),
+                )
+                .with_details(json!({ "incompatibilityReason": reason, "sessionId": response.session_id })),
+            ));
+        }
+        let Some(bundle) = response.policy_bundle.clone() else {
+            return Err(RpcError::new(
+                ErrorCode::PolicyBundleInvalid,
+                "The Session Service accepted the session but sent no policy bundle, so the session cannot start.",
+            ));
+        };
+        validate_bundle(&bundle, &response.session_id)?;
+        let history = match params.continue_from_session_id.as_deref() {
+            Some(past) => Some(
+                self.past_conversation(
+                    &backends,
+                    &response.workspace_id,
+                    &response.session_id,
+                    past,
+                )
+                .await?,
+            ),
+            None => None,
+        };
+        let identity = Identity {
+            session_id: response.session_id.clone(),
+            workspace_id: response.workspace_id.clone(),
+            tenant_id: params.tenant_id,
+            user_id: params.user_id,
+            name: response.name.clone(),
+            execution_environment: params.execution_environment,
+            workspace_root: workspace_hint.local_paths.first().map(PathBuf::from),
+            feature_flags: response.feature_flags.clone(),
+            os_family: client_info.os_family.clone().unwrap_or_default(),
+        };
+        let events = EventSink::new(
+            &identity.session_id,
+            &identity.workspace_id,
+            self.outbound.clone(),
+            self.config.event_ring_size,
+        );
+        let policy_version = bundle.policy_bundle_version.clone();
+        let session = Arc::new(Session::new(identity, bundle, events));
+        if let Some(history) = history {
+            session.continue_conversation(history);
+        }
+        session
+            .transition(SessionStatus::SessionRunning)
+            .map_err(|error| RpcError::internal(error.to_string()))?;
+        *self.slot() = Slot::Active(Arc::clone(&session));
+        // From now on a crash loses nothing: a restarted runtime can resume this session
+        // even before its first task.
+        agent_loop::checkpoint(&session, &backends.checkpoints);
+        session.events.emit(
+            Scope::session(),
+            EventBody::SessionStarted(SessionStarted {
+                execution_environment: session.identity.execution_environment.clone(),
+                policy_bundle_version: policy_version.clone(),
+            }),
+        );
+        to_value(self.ready(&session, "compatible"))
+    }
+
+    /// The thread of an ended session to continue (system-design.md §2a), from the
+    /// Workspace Service. Without it the user would silently lose the context they asked
+    /// for, so a failure fails CreateSession — and the session just opened is cancelled.
+    async fn past_conversation(
+        &self,
+        backends: &Backends,
+        workspace_id: &str,
+        new_session_id: &str,
+        past_session_id: &str,
+    ) -> Result<Vec<agent_protocol::message::ConversationMessage>, RpcError> {
+        match backends
+            .workspace
+            .session_history(workspace_id, past_session_id)
+            .await
+        {
+            Ok(messages) => Ok(messages),
+            Err(error) => {
+                if let Err(cancel) = backends
+                    .sessions
+                    .cancel_session(new_session_id, "history_unavailable")
+                    .await
+                {
+                    tracing::warn!(error = %cancel, "could not cancel the session just created");
+                }
+                let mut shape = error.to_shape();
+                shape.message = format!(
+                    "Could not continue the conversation of session {past_session_id}: its history could not be loaded. {}",
+                    shape.message
+                );
+                Err(RpcError::domain(shape))
+            }
+        }
+    }
+
+    pub(super) fn ready(&self, session: &Session, compatibility: &str) -> SessionReadyResult {
+        SessionReadyResult {
+            session_id: session.identity.session_id.clone(),
+            workspace_id: session.identity.workspace_id.clone(),
+            name: session.identity.name.clone(),
+            log_dir: self
+                .config
+                .log_dir
+                .as_ref()
+                .map(|dir| dir.display().to_string()),
+            status: session.status(),
+            compatibility_status: compatibility.to_owned(),
+            policy_bundle_version: session.policy().bundle().policy_bundle_version.clone(),
+            feature_flags: session.identity.feature_flags.clone(),
+        }
+    }
+}
+
+/// §3.2 step 5: a bundle that fails any check never starts a session.
+pub(super) fn validate_bundle(bundle: &PolicyBundle, session_id: &str) -> Result<(), RpcError> {
+    let invalid = |message: String, details: Value| {
+        RpcError::domain(
+            agent_protocol::ErrorShape::new(ErrorCode::PolicyBundleInvalid, message)
+                .with_details(details),
+        )
+    };
+    if !SUPPORTED_SCHEMA_VERSIONS.contains(&bundle.schema_version.as_str()) {
+        return Err(invalid(
+            format!(
+                "The policy bundle uses schema version {}, which this agent runtime does not support (supported: {}). Update the agent runtime.",
+                bundle.schema_version,
+                SUPPORTED_SCHEMA_VERSIONS.join(", ")
+            ),
+            json!({ "schemaVersion": bundle.schema_version }),
+        ));
+    }
+    if bundle.session_id != session_id {
+        return Err(invalid(
+            format!(
+                "The policy bundle was issued for session {}, not for the new session {session_id}, so it cannot be used.",
+                bundle.session_id
+            ),
+            json!({ "bundleSessionId": bundle.session_id, "sessionId": session_id }),
+        ));
+    }
+    match parse_rfc3339(&bundle.expires_at) {
+        None => Err(invalid(
+            format!(
+                "The policy bundle's expiry time \"{}\" is not a valid RFC 3339 timestamp.",
+                bundle.expires_at
+            ),
+            json!({ "expiresAt": bundle.expires_at }),
+        )),
+        Some(expires_at) if expires_at <= time::OffsetDateTime::now_utc() => Err(invalid(
+            format!(
+                "The policy bundle expired at {}, so the session cannot start. Try again to get a fresh policy.",
+                bundle.expires_at
+            ),
+            json!({ "expiresAt": bundle.expires_at }),
+        )),
+        Some(_) => Ok(()),
+    }
+}

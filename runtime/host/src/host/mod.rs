@@ -1,0 +1,266 @@
+//! The Host: the JSON-RPC methods of local-agent-host.md §3.1 over the one session slot of
+//! this process.
+
+mod create;
+mod resume;
+mod task;
+mod teardown;
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+
+use agent_protocol::approval::Decision;
+use agent_protocol::events::{EventBody, SessionEnded, SessionStarted};
+use agent_protocol::methods::{self as m, *};
+use agent_protocol::policy::{PolicyBundle, SUPPORTED_SCHEMA_VERSIONS};
+use agent_protocol::services::CreateSessionRequest;
+use agent_protocol::state::{SessionStatus, TaskStatus};
+use agent_protocol::{ErrorCode, ToolRouter};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use crate::agent_loop::{self, Backends, TaskRun};
+use crate::config::HostConfig;
+use crate::error::RpcError;
+use crate::events::{EventSink, Scope};
+use crate::rpc::Outbound;
+use crate::session::{Identity, Session, TaskRecord, machine::TaskMachine};
+use crate::time::{now_rfc3339, parse_rfc3339};
+
+enum Slot {
+    Empty,
+    Creating,
+    Active(Arc<Session>),
+}
+
+pub struct Host {
+    config: Arc<HostConfig>,
+    tools: Arc<dyn ToolRouter>,
+    outbound: Outbound,
+    slot: Mutex<Slot>,
+    /// HTTP clients are built on first use: nothing heavy at start-up.
+    backends: OnceLock<Arc<Backends>>,
+    shutdown_started: AtomicBool,
+    shutdown_done: watch::Sender<bool>,
+}
+
+fn to_value<T: Serialize>(value: T) -> Result<Value, RpcError> {
+    serde_json::to_value(value)
+        .map_err(|error| RpcError::internal(format!("Could not encode the result: {error}")))
+}
+
+/// Reads params, naming the offending field in a readable message.
+fn parse<T: DeserializeOwned>(method: &str, params: Value) -> Result<T, RpcError> {
+    serde_path_to_error::deserialize(params).map_err(|error| {
+        let path = error.path().to_string();
+        let inner = error.into_inner().to_string();
+        let missing = inner
+            .strip_prefix("missing field `")
+            .and_then(|rest| rest.split('`').next())
+            .map(str::to_owned);
+        let field = match (missing, path.as_str()) {
+            (Some(name), "." | "") => name,
+            (Some(name), parent) => format!("{parent}.{name}"),
+            (None, path) => path.to_owned(),
+        };
+        let detail = inner.split(" at line ").next().unwrap_or(&inner).to_owned();
+        RpcError::invalid_params(
+            Some(&field),
+            format!("Invalid params for {method}: {field}: {detail}."),
+        )
+    })
+}
+
+fn not_found(session_id: &str, current: Option<&str>) -> RpcError {
+    let message = match current {
+        Some(current) => format!(
+            "Session {session_id} is not served by this runtime process (it serves session {current}). The runtime may have been restarted; resume or create a session."
+        ),
+        None => format!(
+            "Session {session_id} is not known to this runtime process: no session has been created here yet. The runtime may have been restarted; create a new session."
+        ),
+    };
+    RpcError::new(ErrorCode::SessionNotFound, message)
+}
+
+impl Host {
+    pub fn new(config: HostConfig, tools: Arc<dyn ToolRouter>, outbound: Outbound) -> Arc<Self> {
+        Arc::new(Self {
+            config: Arc::new(config),
+            tools,
+            outbound,
+            slot: Mutex::new(Slot::Empty),
+            backends: OnceLock::new(),
+            shutdown_started: AtomicBool::new(false),
+            shutdown_done: watch::Sender::new(false),
+        })
+    }
+
+    pub fn config(&self) -> &HostConfig {
+        &self.config
+    }
+
+    pub fn shutdown_finished(&self) -> watch::Receiver<bool> {
+        self.shutdown_done.subscribe()
+    }
+
+    fn slot(&self) -> MutexGuard<'_, Slot> {
+        match self.slot.lock() {
+            Ok(slot) => slot,
+            Err(poisoned) => poisoned.into_inner(),
+        }
+    }
+
+    fn current(&self) -> Option<Arc<Session>> {
+        match &*self.slot() {
+            Slot::Active(session) => Some(Arc::clone(session)),
+            _ => None,
+        }
+    }
+
+    fn backends(&self) -> Result<Arc<Backends>, RpcError> {
+        if let Some(backends) = self.backends.get() {
+            return Ok(Arc::clone(backends));
+        }
+        let built = Arc::new(Backends::new(&self.config).map_err(|error| {
+            RpcError::internal(format!("Could not set up the HTTP clients: {error}"))
+        })?);
+        Ok(Arc::clone(self.backends.get_or_init(|| built)))
+    }
+
+    /// The session a request names; a readable SESSION_NOT_FOUND otherwise.
+    fn session_for(&self, session_id: &str) -> Result<Arc<Session>, RpcError> {
+        match self.current() {
+            Some(session) if session.id() == session_id => Ok(session),
+            Some(session) => Err(not_found(session_id, Some(session.id()))),
+            None => Err(not_found(session_id, None)),
+        }
+    }
+
+    pub async fn handle(self: &Arc<Self>, method: &str, params: Value) -> Result<Value, RpcError> {
+        if self.shutdown_started.load(Ordering::SeqCst)
+            && !matches!(
+                method,
+                m::SHUTDOWN | m::GET_SESSION_STATE | m::GET_EVENTS | m::APPROVE_ACTION
+            )
+        {
+            return Err(RpcError::new(
+                ErrorCode::InvalidRequest,
+                format!("The runtime is shutting down and no longer accepts {method}."),
+            ));
+        }
+        match method {
+            m::CREATE_SESSION => self.create_session(parse(method, params)?).await,
+            m::START_TASK => self.start_task(parse(method, params)?),
+            m::CANCEL_TASK => self.cancel_task(parse(method, params)?),
+            m::RESUME_SESSION => self.resume_session(parse(method, params)?).await,
+            m::GET_SESSION_STATE => self.session_state(parse(method, params)?),
+            m::GET_PATCH_PREVIEW => self.patch_preview(parse(method, params)?),
+            m::APPROVE_ACTION => Ok(self.approve_action(&params)),
+            m::SHUTDOWN => to_value(ShutdownResult {
+                status: "shutting_down".to_owned(),
+            }),
+            m::GET_EVENTS => self.events(parse(method, params)?),
+            other => Err(RpcError::method_not_found(other)),
+        }
+    }
+
+    fn session_state(&self, params: GetSessionStateParams) -> Result<Value, RpcError> {
+        let slot = self.slot();
+        match (&*slot, params.session_id) {
+            (Slot::Active(session), Some(id)) if session.id() != id => {
+                Err(not_found(&id, Some(session.id())))
+            }
+            (Slot::Active(session), _) => to_value(session.state()),
+            (Slot::Creating, None) => to_value(SessionStateResult {
+                session_id: None,
+                workspace_id: None,
+                session_status: SessionStatus::SessionCreated,
+                task: None,
+                status: SessionStatus::SessionCreated,
+                current_task_id: None,
+                step_count: 0,
+                session_tokens_used: 0,
+                max_session_tokens: None,
+                incomplete_task: None,
+            }),
+            (_, Some(id)) => Err(not_found(&id, None)),
+            (Slot::Empty, None) => Err(RpcError::new(
+                ErrorCode::SessionNotFound,
+                "No session has been created in this runtime process yet; call CreateSession first.",
+            )),
+        }
+    }
+
+    fn patch_preview(&self, params: GetPatchPreviewParams) -> Result<Value, RpcError> {
+        let session = self.session_for(&params.session_id)?;
+        let inner = session.lock();
+        let known = inner
+            .thread
+            .messages()
+            .iter()
+            .any(|message| message.task_id.as_deref() == Some(params.task_id.as_str()))
+            || inner
+                .task
+                .as_ref()
+                .is_some_and(|task| task.task_id == params.task_id);
+        if !known {
+            return Err(RpcError::new(
+                ErrorCode::InvalidRequest,
+                format!(
+                    "Task {} is not part of session {}.",
+                    params.task_id,
+                    session.id()
+                ),
+            ));
+        }
+        let files = inner.patches.preview(&params.task_id);
+        drop(inner);
+        to_value(PatchPreviewResult {
+            task_id: params.task_id,
+            files,
+        })
+    }
+
+    /// Never an error (INTEROP.md §1): the app's dialog cannot close on one.
+    fn approve_action(&self, params: &Value) -> Value {
+        let approval_id = params
+            .get("approvalId")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let reason = params
+            .get("reason")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let decision = match params.get("decision").and_then(Value::as_str) {
+            Some("approved") => Some(Decision::Approved),
+            Some("denied") => Some(Decision::Denied),
+            _ => None,
+        };
+        let status = match (decision, self.current()) {
+            (None, _) => ApproveActionStatus::InvalidDecision,
+            (Some(_), None) => ApproveActionStatus::NotFound,
+            (Some(decision), Some(session)) => {
+                session.approvals.resolve(&approval_id, decision, reason)
+            }
+        };
+        json!({ "approvalId": approval_id, "status": status })
+    }
+
+    fn events(&self, params: GetEventsParams) -> Result<Value, RpcError> {
+        let since = params.since_id.unwrap_or(0);
+        match self.current() {
+            Some(session) => to_value(session.events.since(since)),
+            None => to_value(GetEventsResult {
+                events: Vec::new(),
+                gap_detected: false,
+                latest_id: 0,
+            }),
+        }
+    }
+}

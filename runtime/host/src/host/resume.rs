@@ -1,0 +1,219 @@
+//! ResumeSession: a paused live session gets a fresh bundle; a session this process does
+//! not hold is restored from its checkpoint (local-agent-host.md §9.5) — the desktop app
+//! restarts a crashed runtime and keeps using the old sessionId (INTEROP.md §1).
+
+use agent_protocol::ErrorShape;
+use agent_protocol::checkpoint::Checkpoint;
+use agent_protocol::services::ResumeSessionResponse;
+
+use super::*;
+use crate::services::ServiceError;
+
+impl Host {
+    pub(super) async fn resume_session(
+        self: &Arc<Self>,
+        params: ResumeSessionParams,
+    ) -> Result<Value, RpcError> {
+        let live = {
+            let mut slot = self.slot();
+            match &*slot {
+                Slot::Active(session) if session.id() == params.session_id => {
+                    Some(Arc::clone(session))
+                }
+                Slot::Active(session) => {
+                    return Err(RpcError::new(
+                        ErrorCode::SessionNotFound,
+                        format!(
+                            "Session {} cannot be resumed by this runtime process: it serves session {}. Start another runtime to resume it.",
+                            params.session_id,
+                            session.id()
+                        ),
+                    ));
+                }
+                Slot::Creating => {
+                    return Err(RpcError::new(
+                        ErrorCode::InvalidRequest,
+                        "A session is already being created or restored in this runtime process; one process serves one session.",
+                    ));
+                }
+                Slot::Empty => {
+                    *slot = Slot::Creating;
+                    None
+                }
+            }
+        };
+        match live {
+            Some(session) => self.resume_live(&session).await,
+            None => {
+                let result = self.restore(&params.session_id).await;
+                if result.is_err() {
+                    let mut slot = self.slot();
+                    if matches!(*slot, Slot::Creating) {
+                        *slot = Slot::Empty;
+                    }
+                }
+                result
+            }
+        }
+    }
+
+    /// A paused live session (gateway down, policy expired): a fresh bundle from the
+    /// Session Service, validated, then RUNNING again. A running one is answered as is.
+    async fn resume_live(&self, session: &Arc<Session>) -> Result<Value, RpcError> {
+        if session.status() != SessionStatus::SessionPaused {
+            return to_value(self.ready(session, "compatible"));
+        }
+        let backends = self.backends()?;
+        let cursor = session
+            .lock()
+            .task
+            .as_ref()
+            .and_then(|task| task.step_cursor.clone());
+        let response = backends
+            .sessions
+            .resume_session(session.id(), cursor)
+            .await
+            .map_err(|error| {
+                let mut shape = error.to_shape();
+                shape.message = format!("Could not resume the session. {}", shape.message);
+                RpcError::domain(shape)
+            })?;
+        let bundle = refreshed_bundle(response, session.id())?;
+        session.set_policy(bundle);
+        session
+            .transition(SessionStatus::SessionRunning)
+            .map_err(|error| RpcError::internal(error.to_string()))?;
+        session.events.emit(
+            Scope::session(),
+            EventBody::SessionResumed(agent_protocol::events::Empty {}),
+        );
+        to_value(self.ready(session, "compatible"))
+    }
+
+    /// Crash recovery (§9.5): load and check the checkpoint, ask the Session Service to
+    /// resume with its cursor, validate the refreshed bundle, rebuild the session. A
+    /// corrupt checkpoint (§9.7) or a session the service calls expired or unknown (§9.6)
+    /// deletes the checkpoint and says so; the slot stays free for a fresh session.
+    async fn restore(self: &Arc<Self>, session_id: &str) -> Result<Value, RpcError> {
+        let backends = self.backends()?;
+        let checkpoint = match backends.checkpoints.load(session_id) {
+            Ok(Some(checkpoint)) => checkpoint,
+            Ok(None) => {
+                return Err(RpcError::new(
+                    ErrorCode::SessionNotFound,
+                    format!(
+                        "Session {session_id} cannot be resumed: this runtime process has no live session or saved checkpoint for it. Create a new session to continue."
+                    ),
+                ));
+            }
+            Err(corrupt) => {
+                return Err(RpcError::domain(
+                    ErrorShape::new(
+                        ErrorCode::CheckpointCorrupt,
+                        format!(
+                            "Crash recovery for session {session_id} failed: {corrupt}. The damaged checkpoint was removed; start a new session. The conversation saved after the last finished task is still in the workspace."
+                        ),
+                    )
+                    .with_details(json!({ "sessionId": session_id })),
+                ));
+            }
+        };
+        crate::thread::tokens::warm_up();
+        let response = backends
+            .sessions
+            .resume_session(session_id, checkpoint.step_cursor.clone())
+            .await
+            .map_err(|error| self.resume_refused(session_id, &error))?;
+        let bundle = refreshed_bundle(response, session_id)?;
+        let session = self.rebuild(checkpoint, bundle);
+        session
+            .transition(SessionStatus::SessionRunning)
+            .map_err(|error| RpcError::internal(error.to_string()))?;
+        *self.slot() = Slot::Active(Arc::clone(&session));
+        tracing::info!(session_id, "session restored from its checkpoint");
+        session.events.emit(
+            Scope::session(),
+            EventBody::SessionResumed(agent_protocol::events::Empty {}),
+        );
+        to_value(self.ready(&session, "compatible"))
+    }
+
+    /// The Session Service said no. Expired or unknown: the checkpoint is stale, so it is
+    /// deleted (§9.6). Unreachable: it is kept, so the app can try again.
+    fn resume_refused(&self, session_id: &str, error: &ServiceError) -> RpcError {
+        let stale = match error {
+            ServiceError::Status { status: 409, .. } | ServiceError::Status { status: 410, .. } => {
+                Some(ErrorCode::SessionExpired)
+            }
+            ServiceError::Status { status: 404, .. } => Some(ErrorCode::SessionNotFound),
+            _ => None,
+        };
+        let mut shape = error.to_shape();
+        match stale {
+            Some(code) => {
+                if let Ok(backends) = self.backends() {
+                    backends.checkpoints.delete(session_id);
+                }
+                shape.code = code;
+                shape.retryable = false;
+                shape.message = format!(
+                    "Session {session_id} can no longer be resumed: {} Its saved checkpoint was removed; start a new session.",
+                    error
+                );
+            }
+            None => {
+                shape.message = format!(
+                    "Could not resume session {session_id}; its checkpoint is kept, try again. {}",
+                    shape.message
+                );
+            }
+        }
+        RpcError::domain(shape)
+    }
+
+    /// The in-memory session a checkpoint describes: identity, thread, tokens, last task.
+    fn rebuild(&self, checkpoint: Checkpoint, bundle: PolicyBundle) -> Arc<Session> {
+        let identity = Identity {
+            session_id: checkpoint.session_id.clone(),
+            workspace_id: checkpoint.workspace_id.clone(),
+            tenant_id: checkpoint.tenant_id.clone(),
+            user_id: checkpoint.user_id.clone(),
+            name: None,
+            execution_environment: "desktop".to_owned(),
+            workspace_root: checkpoint.workspace_root.as_ref().map(PathBuf::from),
+            feature_flags: serde_json::Map::new(),
+            os_family: std::env::consts::OS.to_owned(),
+        };
+        let events = EventSink::new(
+            &identity.session_id,
+            &identity.workspace_id,
+            self.outbound.clone(),
+            self.config.event_ring_size,
+        );
+        let session = Arc::new(Session::new(identity, bundle, events));
+        session.restore(checkpoint);
+        session
+    }
+}
+
+/// The bundle of a resume answer, checked like a new one (§9.5 "validate the refreshed
+/// policy bundle").
+fn refreshed_bundle(
+    response: ResumeSessionResponse,
+    session_id: &str,
+) -> Result<PolicyBundle, RpcError> {
+    if response.compatibility_status != "compatible" {
+        return Err(RpcError::new(
+            ErrorCode::SessionIncompatible,
+            "The Session Service reports that this agent runtime is no longer compatible with the session.",
+        ));
+    }
+    let Some(bundle) = response.policy_bundle else {
+        return Err(RpcError::new(
+            ErrorCode::PolicyBundleInvalid,
+            "The Session Service resumed the session but sent no policy bundle.",
+        ));
+    };
+    create::validate_bundle(&bundle, session_id)?;
+    Ok(bundle)
+}

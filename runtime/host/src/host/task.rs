@@ -1,0 +1,161 @@
+//! StartTask and CancelTask: the guards of §3.3 before a loop starts or is told to stop.
+
+use super::*;
+
+impl Host {
+    pub(super) fn start_task(self: &Arc<Self>, params: StartTaskParams) -> Result<Value, RpcError> {
+        let session = self.session_for(&params.session_id)?;
+        match session.status() {
+            SessionStatus::SessionRunning => {}
+            SessionStatus::SessionPaused => {
+                return Err(RpcError::new(
+                    ErrorCode::InvalidRequest,
+                    format!(
+                        "Session {} is paused; resume it with ResumeSession before starting a task.",
+                        session.id()
+                    ),
+                ));
+            }
+            other => {
+                return Err(RpcError::new(
+                    ErrorCode::InvalidRequest,
+                    format!(
+                        "Session {} has ended ({other:?}); start a new session.",
+                        session.id()
+                    ),
+                ));
+            }
+        }
+        if params.prompt.trim().is_empty() {
+            return Err(RpcError::invalid_params(
+                Some("prompt"),
+                "Invalid params for StartTask: prompt must not be empty.",
+            ));
+        }
+        let options = params.task_options.clone().unwrap_or_default();
+        let max_steps = match options.max_steps {
+            None => self.config.default_max_steps,
+            Some(steps) if steps >= 1 && steps <= i64::from(self.config.max_steps_limit) => {
+                u32::try_from(steps).unwrap_or(self.config.default_max_steps)
+            }
+            Some(steps) => {
+                return Err(RpcError::invalid_params(
+                    Some("taskOptions.maxSteps"),
+                    format!(
+                        "Invalid params for StartTask: taskOptions.maxSteps must be between 1 and {}, got {steps}.",
+                        self.config.max_steps_limit
+                    ),
+                ));
+            }
+        };
+        let task_id = params
+            .task_id
+            .clone()
+            .unwrap_or_else(|| format!("task_{}", uuid::Uuid::new_v4().simple()));
+        let cancel = CancellationToken::new();
+        let (prompt, max_steps, continues) = {
+            let mut inner = session.lock();
+            if let Some(running) = inner
+                .task
+                .as_ref()
+                .filter(|task| task.machine.status().is_active())
+            {
+                return Err(RpcError::new(
+                    ErrorCode::InvalidRequest,
+                    format!(
+                        "Task {} is still running in this session; cancel it or wait for it to finish before starting another.",
+                        running.task_id
+                    ),
+                ));
+            }
+            // The same taskId as the last task: continue it if it is incomplete.
+            let previous = inner.task.as_ref().filter(|task| task.task_id == task_id);
+            if previous.is_some_and(|task| !task.incomplete) {
+                return Err(RpcError::new(
+                    ErrorCode::InvalidRequest,
+                    format!(
+                        "Task {task_id} has already finished; start a new task with a new taskId."
+                    ),
+                ));
+            }
+            let (prompt, step_count, step_cursor, max_steps, continues) = match previous {
+                Some(task) => (
+                    task.prompt.clone(),
+                    task.step_count,
+                    task.step_cursor.clone(),
+                    if options.max_steps.is_some() {
+                        max_steps
+                    } else {
+                        task.max_steps
+                    },
+                    true,
+                ),
+                None => (params.prompt.clone(), 0, None, max_steps, false),
+            };
+            let mut machine = TaskMachine::new();
+            machine
+                .transition(TaskStatus::TaskRunning)
+                .map_err(|error| RpcError::internal(error.to_string()))?;
+            inner.task = Some(TaskRecord {
+                task_id: task_id.clone(),
+                prompt: prompt.clone(),
+                machine,
+                step_count,
+                max_steps,
+                cancel: cancel.clone(),
+                incomplete: false,
+                step_cursor,
+            });
+            if !continues {
+                inner.task_count += 1;
+            }
+            (prompt, max_steps, continues)
+        };
+        let run = TaskRun {
+            session: Arc::clone(&session),
+            backends: self.backends()?,
+            tools: Arc::clone(&self.tools),
+            config: Arc::clone(&self.config),
+            task_id: task_id.clone(),
+            prompt,
+            max_steps,
+            options,
+            cancel,
+            continues,
+        };
+        session.set_runner(tokio::spawn(agent_loop::run(run)));
+        to_value(StartTaskResult {
+            task_id,
+            status: "running".to_owned(),
+        })
+    }
+
+    pub(super) fn cancel_task(&self, params: CancelTaskParams) -> Result<Value, RpcError> {
+        let session = self.session_for(&params.session_id)?;
+        let Some((task_id, cancel)) = session.active_task() else {
+            return Err(RpcError::new(
+                ErrorCode::InvalidRequest,
+                format!(
+                    "No task is running in session {}, so there is nothing to cancel.",
+                    session.id()
+                ),
+            ));
+        };
+        if let Some(requested) = params
+            .task_id
+            .as_deref()
+            .filter(|requested| *requested != task_id)
+        {
+            return Err(RpcError::new(
+                ErrorCode::InvalidRequest,
+                format!("Task {requested} is not running; the running task is {task_id}."),
+            ));
+        }
+        cancel.cancel();
+        session.approvals.cancel_all();
+        to_value(CancelTaskResult {
+            task_id,
+            status: "cancelling".to_owned(),
+        })
+    }
+}

@@ -1,0 +1,59 @@
+//! Teardown (local-agent-host.md §3.4): Shutdown, end of input and SIGTERM take one path.
+
+use super::*;
+
+impl Host {
+    /// Teardown in the spec's order (§3.4); the same path for Shutdown, input EOF and
+    /// SIGTERM. Runs once; later calls are no-ops.
+    pub fn begin_shutdown(self: &Arc<Self>, reason: &'static str) {
+        if self.shutdown_started.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let host = Arc::clone(self);
+        tokio::spawn(async move {
+            if let Some(session) = host.current() {
+                host.teardown(&session, reason).await;
+            }
+            host.shutdown_done.send_replace(true);
+        });
+    }
+
+    async fn teardown(&self, session: &Arc<Session>, reason: &str) {
+        let had_task = session.active_task().is_some();
+        if let Some((_, cancel)) = session.active_task() {
+            cancel.cancel();
+            session.approvals.cancel_all();
+        }
+        if let Some(runner) = session.take_runner() {
+            let _ = runner.await;
+        }
+        let Ok(backends) = self.backends() else {
+            return;
+        };
+        agent_loop::upload_history(session, &backends, None).await;
+        let (to, body_of): (SessionStatus, fn(SessionEnded) -> EventBody) = if had_task {
+            (SessionStatus::SessionCancelled, EventBody::SessionCancelled)
+        } else {
+            (SessionStatus::SessionCompleted, EventBody::SessionCompleted)
+        };
+        let _ = session.transition(to);
+        let (task_count, total_tokens) = {
+            let inner = session.lock();
+            (inner.task_count, inner.tokens_used)
+        };
+        session.events.emit(
+            Scope::session(),
+            body_of(SessionEnded {
+                task_count,
+                total_tokens,
+                duration_ms: u64::try_from(session.started.elapsed().as_millis())
+                    .unwrap_or(u64::MAX),
+            }),
+        );
+        if let Err(error) = backends.sessions.cancel_session(session.id(), reason).await {
+            tracing::warn!(%error, "could not tell the Session Service that the session ended");
+        }
+        backends.checkpoints.delete(session.id());
+        tracing::info!(session_id = session.id(), at = %now_rfc3339(), "session ended");
+    }
+}
