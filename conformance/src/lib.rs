@@ -14,6 +14,7 @@ pub mod baseline;
 pub mod catalogue;
 pub mod cli;
 pub mod config;
+pub mod crash;
 pub mod driver;
 pub mod env;
 pub mod report;

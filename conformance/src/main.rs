@@ -7,6 +7,9 @@ use std::time::Duration;
 use clap::Parser as _;
 
 fn main() -> ExitCode {
+    if std::env::args().nth(1).as_deref() == Some("crash") {
+        return crash(std::env::args().skip(1));
+    }
     let cli = conformance::cli::Cli::parse();
     let report_dir = cli.report_dir.clone();
     let options = match cli.into_options() {
@@ -45,5 +48,37 @@ fn main() -> ExitCode {
             eprintln!("conformance: {error:#}");
             ExitCode::from(2)
         }
+    }
+}
+
+/// `conformance crash …`: the crash campaign (see `conformance::crash`).
+fn crash(args: impl Iterator<Item = String>) -> ExitCode {
+    let options = match conformance::crash::CrashCli::parse_from(args).into_options() {
+        Ok(options) => options,
+        Err(error) => {
+            eprintln!("conformance crash: {error:#}");
+            return ExitCode::from(2);
+        }
+    };
+    let tokio = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(tokio) => tokio,
+        Err(error) => {
+            eprintln!("conformance crash: cannot start tokio: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    let report = tokio.block_on(conformance::crash::run_campaign(&options));
+    tokio.shutdown_timeout(Duration::from_secs(2));
+    for failure in &report.failures {
+        eprintln!("FAILED {failure}");
+    }
+    println!("{}", report.summary());
+    if report.passed() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
     }
 }

@@ -38,7 +38,7 @@ pub struct ScenarioDirs {
 }
 
 impl ScenarioDirs {
-    fn create() -> anyhow::Result<Self> {
+    pub fn create() -> anyhow::Result<Self> {
         let root = tempfile::Builder::new()
             .prefix("conformance-")
             .tempdir()

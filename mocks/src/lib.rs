@@ -33,7 +33,7 @@ pub use policy::default_policy_template;
 pub use recording::RecordedRequest;
 pub use session::SessionServiceFake;
 pub use sse::{GatewayReply, ScriptedToolCall, Usage};
-pub use streaming::{StreamStep, StreamingGateway};
+pub use streaming::{Responder, StreamStep, StreamingGateway};
 pub use util::rfc3339_micros;
 pub use workspace::WorkspaceFake;
 

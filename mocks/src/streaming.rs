@@ -63,8 +63,14 @@ enum Scripted {
     Reply(GatewayReply),
 }
 
+/// Answers a request from its body, for a model whose next move depends on the thread
+/// (e.g. "call the next tool until N results are in"), which a fixed script cannot do
+/// when a runtime is restarted mid-task.
+pub type Responder = Arc<dyn Fn(&serde_json::Value) -> Vec<StreamStep> + Send + Sync>;
+
 struct Shared {
     script: ReplyScript<Scripted>,
+    responder: Mutex<Option<Responder>>,
     recorded: Mutex<Vec<RecordedRequest>>,
     chunks_sent: AtomicUsize,
     releases: Semaphore,
@@ -90,6 +96,7 @@ impl StreamingGateway {
         let addr = listener.local_addr()?;
         let shared = Arc::new(Shared {
             script: ReplyScript::default(),
+            responder: Mutex::new(None),
             recorded: Mutex::new(Vec::new()),
             chunks_sent: AtomicUsize::new(0),
             releases: Semaphore::new(0),
@@ -131,6 +138,11 @@ impl StreamingGateway {
     /// event at a time.
     pub fn push_reply(&self, reply: GatewayReply) {
         self.shared.script.push(Scripted::Reply(reply));
+    }
+
+    /// From now on every request is answered by `responder` (the script is not used).
+    pub fn set_responder(&self, responder: Option<Responder>) {
+        *lock(&self.shared.responder) = responder;
     }
 
     /// Lets one `StallUntilReleased` (current or next) continue.
@@ -212,6 +224,10 @@ async fn handle(
         )
             .into_response();
     }
+    let responder = lock(&shared.responder).clone();
+    if let Some(responder) = responder {
+        return stream_response(shared, responder(&request.body));
+    }
     let steps = match shared.script.next() {
         Next::Scripted(Scripted::Steps(steps)) => steps,
         Next::Scripted(Scripted::Reply(reply)) | Next::Fallback(reply) => {
@@ -238,6 +254,10 @@ async fn handle(
                 .into_response();
         }
     };
+    stream_response(shared, steps)
+}
+
+fn stream_response(shared: Arc<Shared>, steps: Vec<StreamStep>) -> Response {
     let mut response = Response::new(Body::from_stream(step_stream(shared, steps)));
     let response_headers = response.headers_mut();
     response_headers.insert(

@@ -163,7 +163,7 @@ fn print_summary(outcome: &serde_json::Value) {
 }
 
 /// Quotes a path for the kit's shell-words splitting.
-fn quote(path: &str) -> String {
+pub fn quote(path: &str) -> String {
     if path
         .chars()
         .all(|c| c.is_ascii_alphanumeric() || "/._-+:".contains(c))

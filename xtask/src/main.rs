@@ -5,10 +5,12 @@
 //! - `coverage`: check the requirement catalogue against the feature files' tags.
 //! - `new-scenario <REQ-ID>`: scaffold a tagged scenario and show step texts to reuse.
 //! - `bench [--quick]`: criterion micro-benchmarks, cold start, certification wall time.
+//! - `crash [--runs N] [--seed S] [--runtime CMD]`: the kit's crash campaign.
 
 mod bench;
 mod certify;
 mod coverage;
+mod crash;
 mod new_scenario;
 
 // The catalogue/feature parsing is the kit's own module, included verbatim so that xtask and
@@ -41,6 +43,8 @@ enum Command {
     NewScenario(new_scenario::Args),
     /// Benchmarks: host micro-benchmarks, cold start and certification wall time.
     Bench(bench::Args),
+    /// Crash campaign: SIGKILL at random moments of a task, resume in a new process, check.
+    Crash(crash::Args),
 }
 
 /// The workspace root (this crate lives in `<root>/xtask`).
@@ -60,6 +64,7 @@ fn main() -> ExitCode {
         Command::Coverage(args) => coverage::run(args),
         Command::NewScenario(args) => new_scenario::run(args),
         Command::Bench(args) => bench::run(args),
+        Command::Crash(args) => crash::run(args),
     };
     match result {
         Ok(code) => code,

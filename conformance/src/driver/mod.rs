@@ -406,6 +406,18 @@ impl RuntimeDriver {
         .await
     }
 
+    /// Waits until `check` yields something from the whole list of events received so far
+    /// (e.g. "at least N events, or a terminal one").
+    pub async fn wait_for_events<T>(
+        &self,
+        what: &str,
+        timeout: Duration,
+        check: impl Fn(&[ReceivedEvent]) -> Option<T>,
+    ) -> anyhow::Result<T> {
+        self.wait_until(what, timeout, |s| check(&s.events).map(Ok))
+            .await
+    }
+
     /// Every `SessionEvent` received so far, in arrival order.
     pub fn events(&self) -> Vec<ReceivedEvent> {
         self.shared.lock().events.clone()

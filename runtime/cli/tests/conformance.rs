@@ -9,6 +9,9 @@
 //! `CONFORMANCE_REPORT_DIR` keeps the reports; `CONFORMANCE_TRANSPORT=socket` runs it over
 //! the Unix socket transport (`--listen`).
 //!
+//! Last, a short crash campaign (`conformance::crash`) kills the runtime at random moments
+//! of a multi-step task and checks the resumed task; `cargo xtask crash` runs the long one.
+//!
 //! On Unix, a second, light run then certifies the JSON-RPC framing (REQ-RPC-001…013, 017)
 //! and the end of input (REQ-SES-017) over the socket transport, so the `--listen` path stays
 //! certified without doubling the time of `cargo test` (the full suite over the socket is
@@ -23,7 +26,7 @@ fn main() -> ExitCode {
     if std::env::args().skip(1).any(|arg| arg == "--list") {
         return ExitCode::SUCCESS;
     }
-    let runtime = RuntimeCommand::from_program(Path::new(env!("CARGO_BIN_EXE_agent-runtime")));
+    let runtime = runtime_command();
     let mut options = RunOptions::new(runtime);
     options.features = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../features"));
     options.tags = std::env::var("CONFORMANCE_TAGS")
@@ -76,6 +79,28 @@ fn main() -> ExitCode {
             }
         }
     }
+    // A short crash campaign (SIGKILL at random moments, resume in a new process); the
+    // long one is `cargo xtask crash`. CONFORMANCE_CRASH_RUNS=0 skips it.
+    let crash_runs = std::env::var("CONFORMANCE_CRASH_RUNS")
+        .ok()
+        .and_then(|runs| runs.parse().ok())
+        .unwrap_or(8);
+    if crash_runs > 0 && cfg!(unix) {
+        let mut crash = conformance::crash::CrashOptions::new(runtime_command());
+        crash.runs = crash_runs;
+        let report = tokio.block_on(conformance::crash::run_campaign(&crash));
+        for failure in &report.failures {
+            eprintln!("FAILED {failure}");
+        }
+        println!("\n{}", report.summary());
+        if !report.passed() {
+            code = ExitCode::FAILURE;
+        }
+    }
     tokio.shutdown_timeout(std::time::Duration::from_secs(2));
     code
+}
+
+fn runtime_command() -> RuntimeCommand {
+    RuntimeCommand::from_program(Path::new(env!("CARGO_BIN_EXE_agent-runtime")))
 }

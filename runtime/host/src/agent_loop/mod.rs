@@ -87,8 +87,6 @@ pub struct TaskRun {
     pub max_steps: u32,
     pub options: TaskOptions,
     pub cancel: CancellationToken,
-    /// Continues an incomplete task: its prompt is already in the thread.
-    pub continues: bool,
 }
 
 /// How a task ended.
@@ -250,17 +248,6 @@ impl TaskRun {
                 max_steps: self.max_steps,
             }),
         );
-        if !self.continues {
-            self.session.lock().thread.add_user(
-                &self.prompt,
-                Origin {
-                    task_id: &self.task_id,
-                    step_id: None,
-                },
-            );
-        }
-        // A crash during the first step must still know the task and its prompt.
-        self.checkpoint();
         let system_prompt = system_prompt(&self.session.identity);
         // Step ids stay unique within the task when it is continued (also after a
         // restart, where only the cursor tells how far the numbering went).

@@ -53,7 +53,7 @@ impl Host {
             .clone()
             .unwrap_or_else(|| format!("task_{}", uuid::Uuid::new_v4().simple()));
         let cancel = CancellationToken::new();
-        let (prompt, max_steps, continues) = {
+        let (prompt, max_steps) = {
             let mut inner = session.lock();
             if let Some(running) = inner
                 .task
@@ -108,12 +108,23 @@ impl Host {
             });
             if !continues {
                 inner.task_count += 1;
+                inner.thread.add_user(
+                    &prompt,
+                    Origin {
+                        task_id: &task_id,
+                        step_id: None,
+                    },
+                );
             }
-            (prompt, max_steps, continues)
+            (prompt, max_steps)
         };
+        // Checkpointed before the acknowledgement: once the app is told the task runs, a
+        // crash can no longer lose it or its prompt.
+        let backends = self.backends()?;
+        agent_loop::checkpoint(&session, &backends.checkpoints);
         let run = TaskRun {
             session: Arc::clone(&session),
-            backends: self.backends()?,
+            backends,
             tools: Arc::clone(&self.tools),
             config: Arc::clone(&self.config),
             task_id: task_id.clone(),
@@ -121,7 +132,6 @@ impl Host {
             max_steps,
             options,
             cancel,
-            continues,
         };
         session.set_runner(tokio::spawn(agent_loop::run(run)));
         to_value(StartTaskResult {
