@@ -30,6 +30,8 @@ pub mod model;
 pub mod rpc;
 pub mod session;
 pub mod task;
+pub mod tools;
+pub mod tools_git;
 
 use std::fmt;
 use std::future::Future;
