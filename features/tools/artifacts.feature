@@ -29,7 +29,7 @@ Feature: Artifacts and the patch preview
     When the client starts the task "Write notes.txt."
     Then the tool call succeeds with a result containing "Wrote 8 bytes"
     And the tool call reports no artifact URI
-    And a warning with code "WORKSPACE_UPLOAD_FAILED" precedes task_completed
+    And a warning with code "WORKSPACE_UPLOAD_FAILED" says the file_diff artifact was not uploaded
     And the workspace file "notes.txt" now contains "new line"
 
   @REQ-TOOL-026

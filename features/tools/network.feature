@@ -52,9 +52,9 @@ Feature: HttpRequest refuses local addresses
       """
     And the model will then answer "That scheme is not allowed."
     When the client starts the task "Fetch the file."
-    Then the tool call is refused with a message containing "<word>"
+    Then the tool call is refused with a message containing "http and https"
 
     Examples:
-      | url                      | word   |
-      | file:///etc/passwd       | file   |
-      | ftp://example.com/a.txt  | ftp    |
+      | url                      |
+      | file:///etc/passwd       |
+      | ftp://example.com/a.txt  |

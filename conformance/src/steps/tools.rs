@@ -408,6 +408,34 @@ async fn no_artifact_uri(world: &mut ConformanceWorld) -> StepResult {
     Ok(())
 }
 
+#[then(expr = "a warning with code {string} says the {word} artifact was not uploaded")]
+async fn artifact_warning(
+    world: &mut ConformanceWorld,
+    code: String,
+    artifact_type: String,
+) -> StepResult {
+    wait_task_end(world).await?;
+    let events = this_task_events(world)?;
+    let warnings: Vec<&Value> = events
+        .iter()
+        .filter(|e| e.event_type() == "warning")
+        .map(ReceivedEvent::payload)
+        .collect();
+    check!(
+        warnings
+            .iter()
+            .any(|w| str_at(w, &["code"]) == Some(code.as_str())
+                && str_at(w, &["message"]).is_some_and(|m| m.contains(&artifact_type))),
+        "no warning with code {code:?} names the {artifact_type} artifact; the task's warnings: {}",
+        warnings
+            .iter()
+            .map(|w| show(w))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    Ok(())
+}
+
 #[then(expr = "the Workspace Service received no request for {string}")]
 async fn no_request_for(world: &mut ConformanceWorld, path: String) -> StepResult {
     wait_task_end(world).await?;
