@@ -175,3 +175,17 @@ Feature: The tool router and the file tools
     When the client starts the task "Delete src."
     Then the tool call fails with errorCode "INVALID_REQUEST" and a message containing "directory"
     And the workspace folder "src" still exists
+
+  @REQ-TOOL-027
+  Scenario: writing over a read-only file is PERMISSION_DENIED and the file is kept
+    Given the workspace file "locked.txt" contains "original"
+    And the workspace file "locked.txt" is read-only
+    And a running session
+    And the model will call WriteFile with:
+      """
+      {"path": "${WORKSPACE}/locked.txt", "content": "overwritten"}
+      """
+    And the model will then answer "The file is read-only."
+    When the client starts the task "Overwrite locked.txt."
+    Then the tool call fails with errorCode "PERMISSION_DENIED" and a message containing "locked.txt"
+    And the workspace file "locked.txt" now contains "original"

@@ -168,6 +168,18 @@ async fn file_lines(world: &mut ConformanceWorld, name: String, step: &Step) -> 
     Ok(())
 }
 
+#[given(expr = "the workspace file {string} is read-only")]
+async fn file_read_only(world: &mut ConformanceWorld, name: String) -> StepResult {
+    let path = world.dirs()?.workspace.join(&name);
+    let mut permissions = std::fs::metadata(&path)
+        .with_context(|| format!("create {name} before making it read-only"))?
+        .permissions();
+    permissions.set_readonly(true);
+    std::fs::set_permissions(&path, permissions)
+        .with_context(|| format!("cannot make {} read-only", path.display()))?;
+    Ok(())
+}
+
 #[given(expr = "the workspace folder {string} exists")]
 async fn folder_exists(world: &mut ConformanceWorld, name: String) -> StepResult {
     let path = world.dirs()?.workspace.join(&name);

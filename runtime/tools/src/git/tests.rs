@@ -81,7 +81,13 @@ async fn a_folder_outside_any_repository_is_a_readable_failure() {
     assert_eq!(result.status, ToolStatus::Failed);
     let (code, message) = failure(&result);
     assert_eq!(code, ErrorCode::ToolExecutionFailed);
-    assert!(message.contains("is not a git repository"), "{message}");
+    assert_eq!(
+        message,
+        format!(
+            "{} is not a git repository (nor is any folder above it)",
+            dir.path().display()
+        )
+    );
 }
 
 #[tokio::test]
