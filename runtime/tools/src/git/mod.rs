@@ -147,15 +147,14 @@ pub(crate) async fn git(
     let mut builder = Command::new("git");
     builder
         // Readable, stable output: no colours, no pager, no quoted non-ASCII names, and
-        // never a prompt for credentials (nobody could answer it).
+        // never an HTTPS credential prompt (nobody could answer it).
         .args(["-c", "color.ui=never", "-c", "core.quotepath=off"])
         .args(args)
         .env("GIT_TERMINAL_PROMPT", "0")
         .env("GIT_PAGER", "cat")
         .env("LC_ALL", "C");
-    if std::env::var_os("GIT_SSH_COMMAND").is_none() {
-        builder.env("GIT_SSH_COMMAND", "ssh -o BatchMode=yes");
-    }
+    // SSH is left as the user configured it (core.sshCommand, keys, agent): the runtime has
+    // no terminal for ssh to prompt on, and the timeout ends a run that waits anyway.
     let run_settings = Settings {
         kill_grace: settings.kill_grace,
         capture_bytes: settings.capture_bytes,
