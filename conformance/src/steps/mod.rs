@@ -31,6 +31,8 @@ pub mod recovery;
 pub mod rpc;
 pub mod session;
 pub mod task;
+pub mod tools;
+pub mod tools_git;
 
 use std::fmt;
 use std::future::Future;

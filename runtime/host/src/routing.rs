@@ -55,7 +55,8 @@ pub fn tool_timeout(
             .filter(|seconds| seconds.is_finite() && *seconds > 0.0)
             .and_then(|seconds| Duration::try_from_secs_f64(seconds).ok())
             .unwrap_or(config.shell_tool_timeout),
-        "Network.Http" => config.network_tool_timeout,
+        // A push talks to a remote: a network request, not local file work.
+        "Network.Http" | "Git.Push" => config.network_tool_timeout,
         "BackendTool.Invoke" => config.remote_tool_timeout,
         _ => config.file_tool_timeout,
     };

@@ -75,6 +75,11 @@ impl<'a> Args<'a> {
         }
     }
 
+    /// Any present, non-null value, for arguments of a shape the helpers here do not read.
+    pub fn optional_value(&self, name: &str) -> Option<&'a Value> {
+        self.map.get(name).filter(|value| !value.is_null())
+    }
+
     pub fn optional_object(&self, name: &str) -> Result<Option<&'a Map<String, Value>>, ArgError> {
         match self.map.get(name) {
             None | Some(Value::Null) => Ok(None),

@@ -6,6 +6,7 @@
 
 pub mod args;
 pub mod file;
+pub mod git;
 pub mod network;
 pub mod output;
 pub mod platform;

@@ -7,6 +7,7 @@ use async_trait::async_trait;
 use crate::file::delete::DeleteFile;
 use crate::file::read::ReadFile;
 use crate::file::write::WriteFile;
+use crate::git::{GitCommit, GitDiff, GitPush, GitStatus};
 use crate::network::HttpRequest;
 use crate::network::ssrf::AddressPolicy;
 use crate::shell::RunCommand;
@@ -50,6 +51,10 @@ impl LocalToolRouter {
                 Box::new(DeleteFile),
                 Box::new(RunCommand::new()),
                 Box::new(HttpRequest::new(policy)),
+                Box::new(GitStatus::default()),
+                Box::new(GitDiff::default()),
+                Box::new(GitCommit::default()),
+                Box::new(GitPush::default()),
             ],
         }
     }
@@ -113,6 +118,16 @@ mod tests {
                     "HttpRequest",
                     "Make an HTTP request and return the response"
                 ),
+                (
+                    "GitStatus",
+                    "Show the branch and the changed, staged and untracked files of a git repository"
+                ),
+                (
+                    "GitDiff",
+                    "Show the unified diff of the changes in a git repository"
+                ),
+                ("GitCommit", "Create a git commit of the staged changes"),
+                ("GitPush", "Push commits of a git repository to its remote"),
             ]
         );
         for definition in &definitions {

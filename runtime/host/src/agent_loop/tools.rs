@@ -162,7 +162,7 @@ impl TaskRun {
                 }
             }
         };
-        let result = self.upload_artifacts(result).await;
+        let result = self.upload_artifacts(result, scope).await;
         self.session
             .lock()
             .patches
@@ -285,8 +285,8 @@ impl TaskRun {
     }
 
     /// Best effort (§7.5): an artifact that cannot be uploaded leaves `artifactUris`
-    /// without it; the result still reaches the thread.
-    async fn upload_artifacts(&self, mut result: ToolResult) -> ToolResult {
+    /// without it and is reported by a `warning` event; the result still reaches the thread.
+    async fn upload_artifacts(&self, mut result: ToolResult, scope: &Scope) -> ToolResult {
         for artifact in std::mem::take(&mut result.artifacts) {
             let request = ArtifactUploadRequest {
                 session_id: result.session_id.clone(),
@@ -312,7 +312,17 @@ impl TaskRun {
             {
                 Ok(response) => result.artifact_uris.push(response.artifact_uri),
                 Err(error) => {
-                    tracing::warn!(%error, "artifact upload failed; continuing without it")
+                    tracing::warn!(%error, "artifact upload failed; continuing without it");
+                    self.session.events.emit(
+                        scope.clone(),
+                        EventBody::Warning(Warning {
+                            code: ErrorCode::WorkspaceUploadFailed,
+                            message: format!(
+                                "The {} artifact {} of {} could not be uploaded, so the full output is not kept: {error}",
+                                request.artifact_type, request.artifact_name, result.tool_name
+                            ),
+                        }),
+                    );
                 }
             }
         }

@@ -13,6 +13,8 @@
 //!   missing or non-string `command` is denied ("RunCommand needs a command string"), since
 //!   nothing proves it harmless. When the entry sets `allowedPaths` or `blockedPaths`, the
 //!   working directory (`cwd`, or the workspace root when absent) must pass them too.
+//! - `Git.*`: when the entry sets `allowedPaths` or `blockedPaths`, the repository folder
+//!   (`path`, or the workspace root) and each of a commit's `files` must pass them.
 //! - `Network.Http`: the host of `url` is judged by [`domain`]; a missing or non-string `url`
 //!   is denied ("HttpRequest needs a url string").
 //!
@@ -158,6 +160,20 @@ impl PolicyEnforcer {
                 )
                 .map_err(|denial| denial.to_string())?;
                 Ok(elevated(entry.allowed_domains.is_none()))
+            }
+            git if git.starts_with("Git.") => {
+                // The repository folder (`path`, else the workspace root) and every file a
+                // commit stages (`files`, relative to that folder) obey the entry's paths.
+                if entry.allowed_paths.is_some() || entry.blocked_paths.is_some() {
+                    let repo = text("path").unwrap_or(".");
+                    self.check_path(entry, repo, false)?;
+                    let files = arguments.get("files").and_then(Value::as_array);
+                    for file in files.into_iter().flatten().filter_map(Value::as_str) {
+                        let joined = Path::new(repo).join(file);
+                        self.check_path(entry, &joined.to_string_lossy(), false)?;
+                    }
+                }
+                Ok(default_risk(git))
             }
             file if file.starts_with("File.") => {
                 let mut outside = false;
@@ -417,6 +433,38 @@ mod tests {
             json!([{"name": "Shell.Exec", "blockedCommands": ["sudo"], "requiresApproval": true}]),
         );
         assert_eq!(risk(open.check_tool("Shell.Exec", &args)), RiskLevel::High);
+    }
+
+    #[test]
+    fn git_repository_folders_and_staged_files_obey_the_paths_when_set() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("repo")).unwrap();
+        let scoped = enforcer(
+            dir.path(),
+            json!([{"name": "Git.Commit", "allowedPaths": ["repo"], "blockedPaths": ["repo/.env"]},
+                   {"name": "Git.Status", "allowedPaths": ["."]}]),
+        );
+        let commit = |args: Value| scoped.check_tool("Git.Commit", &object(args));
+        assert_eq!(
+            commit(json!({"message": "m", "path": "repo", "files": ["a.txt"]})),
+            Verdict::Allowed
+        );
+        assert!(denied(commit(json!({"message": "m"}))).contains("not in allowed paths"));
+        assert!(
+            denied(commit(
+                json!({"message": "m", "path": "repo", "files": [".env"]})
+            ))
+            .contains("blocked")
+        );
+        assert!(
+            denied(commit(
+                json!({"message": "m", "path": "repo", "files": ["../x"]})
+            ))
+            .contains("not in allowed paths")
+        );
+        let status = |args: Value| scoped.check_tool("Git.Status", &object(args));
+        assert_eq!(status(json!({})), Verdict::Allowed);
+        assert!(denied(status(json!({"path": ".."}))).contains("not in allowed paths"));
     }
 
     #[test]

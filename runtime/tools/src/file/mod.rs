@@ -50,3 +50,42 @@ pub(crate) fn io_failure(request: &ToolRequest, path: &Path, error: &std::io::Er
     };
     ToolResult::failed(request, code, message)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Error;
+
+    /// The OS refusal itself cannot be provoked when the tests run as root, so the mapping is
+    /// checked on the error kinds.
+    #[test]
+    fn io_errors_map_to_the_spec_codes_and_name_the_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let request = crate::testing::request("ReadFile", dir.path(), serde_json::json!({}));
+        let path = Path::new("/w/a.txt");
+        let cases = [
+            (
+                ErrorKind::NotFound,
+                ErrorCode::FileNotFound,
+                "File not found",
+            ),
+            (
+                ErrorKind::PermissionDenied,
+                ErrorCode::PermissionDenied,
+                "Permission denied by the operating system",
+            ),
+            (
+                ErrorKind::Other,
+                ErrorCode::ToolExecutionFailed,
+                "Could not access",
+            ),
+        ];
+        for (kind, code, start) in cases {
+            let result = io_failure(&request, path, &Error::from(kind));
+            let error = result.error.unwrap();
+            assert_eq!(error.code, code, "{kind:?}");
+            assert!(error.message.starts_with(start), "{}", error.message);
+            assert!(error.message.contains("/w/a.txt"), "{}", error.message);
+        }
+    }
+}

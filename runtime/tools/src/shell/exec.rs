@@ -87,6 +87,19 @@ pub(crate) async fn run(
     }
     #[cfg(not(windows))]
     builder.args(&arguments);
+    run_prepared(builder, cwd, stdin, timeout, settings).await
+}
+
+/// Runs a prepared program (its arguments set) in `cwd` with the same guarantees as
+/// [`run`]: own process tree, bounded capture, the tree ended on timeout or drop. The git
+/// tools use it to run `git` without a shell in between.
+pub(crate) async fn run_prepared(
+    mut builder: Command,
+    cwd: &Path,
+    stdin: Option<&str>,
+    timeout: Duration,
+    settings: Settings,
+) -> std::io::Result<Outcome> {
     builder
         .current_dir(cwd)
         // Never the runtime's own stdin: that is the JSON-RPC channel.

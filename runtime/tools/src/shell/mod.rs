@@ -15,7 +15,7 @@
 //! A command killed by a signal shows `128 + n` as shells do, with the signal named.
 
 pub mod capture;
-mod exec;
+pub(crate) mod exec;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

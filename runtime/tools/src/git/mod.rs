@@ -1,0 +1,228 @@
+//! The git tools (system-design.md capability table: Git.Status, Git.Diff, Git.Commit,
+//! Git.Push): the real `git` binary run as a subprocess — no shell in between, so arguments
+//! are never re-parsed — in the workspace repository, or in the folder a `path` argument
+//! names (resolved like every file path, §6.1, §8.1).
+//!
+//! Every git failure comes back as a `ToolResult` the model can read: a folder that is not a
+//! repository, nothing to commit, a rejected push. Runs share RunCommand's machinery: own
+//! process tree, bounded capture, the tree ended on timeout (TOOL_EXECUTION_TIMEOUT).
+
+mod tools;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use agent_protocol::{ErrorCode, ToolRequest, ToolResult};
+use tokio::process::Command;
+
+use crate::output;
+use crate::platform::{self, process};
+use crate::shell::capture;
+use crate::shell::exec::{self, Exit, Settings};
+
+pub use tools::{GitCommit, GitDiff, GitPush, GitStatus};
+
+/// A git call's timeout when the host sets no shorter one: a push over a slow network takes
+/// a while, everything else is quick.
+pub const DEFAULT_TIMEOUT_SECONDS: u64 = 120;
+
+/// How git runs: where the process tree is bounded, and how long it may take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GitSettings {
+    pub timeout: Duration,
+    pub kill_grace: Duration,
+    pub capture_bytes: usize,
+}
+
+impl Default for GitSettings {
+    fn default() -> Self {
+        Self {
+            timeout: Duration::from_secs(DEFAULT_TIMEOUT_SECONDS),
+            kill_grace: process::DEFAULT_KILL_GRACE,
+            capture_bytes: capture::DEFAULT_CAPTURE_BYTES,
+        }
+    }
+}
+
+/// What one git run printed.
+#[derive(Debug)]
+pub(crate) struct GitRun {
+    pub code: Option<i32>,
+    /// stdout for the model: CRLF normalised, cut per §7.1 to `maxOutputBytes`.
+    pub stdout: String,
+    pub stderr: String,
+    /// stdout as captured, for a `tool_output` artifact.
+    pub stdout_raw: capture::Captured,
+}
+
+impl GitRun {
+    pub fn ok(&self) -> bool {
+        self.code == Some(0)
+    }
+
+    /// What git said, stdout and stderr together, for a failure message.
+    pub fn said(&self) -> String {
+        let mut said = String::new();
+        for part in [self.stdout.trim(), self.stderr.trim()] {
+            if !part.is_empty() {
+                if !said.is_empty() {
+                    said.push('\n');
+                }
+                said.push_str(part);
+            }
+        }
+        said
+    }
+}
+
+/// The repository folder of a call: `path` resolved against the project folder, else the
+/// project folder itself. It must be an existing directory.
+pub(crate) fn repository_dir(
+    tool: &str,
+    request: &ToolRequest,
+    path: Option<&str>,
+) -> Result<PathBuf, Box<ToolResult>> {
+    let fail = |code, message: String| Box::new(ToolResult::failed(request, code, message));
+    let root = request.workspace_root.as_deref().map(Path::new);
+    let dir = match (path, root) {
+        (Some(raw), _) => platform::resolve_within(raw, root)
+            .map_err(|error| fail(ErrorCode::InvalidRequest, format!("{tool}: path: {error}")))?,
+        (None, Some(root)) => platform::normalize(root),
+        (None, None) => {
+            return Err(fail(
+                ErrorCode::InvalidRequest,
+                format!(
+                    "{tool}: the session has no project folder; name the repository with \"path\""
+                ),
+            ));
+        }
+    };
+    match std::fs::metadata(&dir) {
+        Ok(metadata) if metadata.is_dir() => Ok(dir),
+        Ok(_) => Err(fail(
+            ErrorCode::InvalidRequest,
+            format!("{tool}: {} is not a directory", dir.display()),
+        )),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Err(fail(
+            ErrorCode::FileNotFound,
+            format!("Repository folder not found: {}", dir.display()),
+        )),
+        Err(error) => Err(fail(
+            ErrorCode::PermissionDenied,
+            format!(
+                "Cannot open the repository folder {}: {error}",
+                dir.display()
+            ),
+        )),
+    }
+}
+
+/// A name git would read as an option (`--force`, `-o…`) is refused: arguments are data.
+pub(crate) fn plain_name(tool: &str, field: &str, value: &str) -> Result<(), String> {
+    if value.is_empty() {
+        Err(format!("{tool}: argument \"{field}\" is empty"))
+    } else if value.starts_with('-') {
+        Err(format!(
+            "{tool}: argument \"{field}\" must not start with \"-\" (got \"{value}\")"
+        ))
+    } else if value.contains('\0') {
+        Err(format!("{tool}: argument \"{field}\" contains a NUL byte"))
+    } else {
+        Ok(())
+    }
+}
+
+/// Runs `git args…` in `dir`. `Err` is the finished `ToolResult` for a run that could not
+/// start, timed out, or was not in a repository.
+pub(crate) async fn git(
+    request: &ToolRequest,
+    settings: GitSettings,
+    dir: &Path,
+    args: &[&str],
+) -> Result<GitRun, Box<ToolResult>> {
+    // The host's budget is a limit, not a suggestion.
+    let timeout = request.limits.timeout_ms.map_or(settings.timeout, |limit| {
+        settings.timeout.min(Duration::from_millis(limit))
+    });
+    let mut builder = Command::new("git");
+    builder
+        // Readable, stable output: no colours, no pager, no quoted non-ASCII names, and
+        // never an HTTPS credential prompt (nobody could answer it).
+        .args(["-c", "color.ui=never", "-c", "core.quotepath=off"])
+        .args(args)
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_PAGER", "cat")
+        .env("LC_ALL", "C");
+    // SSH is left as the user configured it (core.sshCommand, keys, agent): the runtime has
+    // no terminal for ssh to prompt on, and the timeout ends a run that waits anyway.
+    let run_settings = Settings {
+        kill_grace: settings.kill_grace,
+        capture_bytes: settings.capture_bytes,
+        drain: crate::shell::DEFAULT_DRAIN,
+    };
+    let subcommand = args.first().copied().unwrap_or("git");
+    let outcome = exec::run_prepared(builder, dir, None, timeout, run_settings)
+        .await
+        .map_err(|error| {
+            let message = if error.kind() == std::io::ErrorKind::NotFound {
+                "git is not installed or not on the PATH, so git tools cannot run".to_owned()
+            } else {
+                format!("Could not start git in {}: {error}", dir.display())
+            };
+            Box::new(ToolResult::failed(
+                request,
+                ErrorCode::ToolExecutionFailed,
+                message,
+            ))
+        })?;
+    let text = |captured: &capture::Captured| {
+        captured
+            .to_clipped()
+            .truncate(output::max_output_bytes(request.limits.max_output_bytes))
+    };
+    let run = GitRun {
+        code: match outcome.exit {
+            Exit::Code(code) => Some(code),
+            _ => None,
+        },
+        stdout: text(&outcome.stdout),
+        stderr: text(&outcome.stderr),
+        stdout_raw: outcome.stdout,
+    };
+    if outcome.exit == Exit::TimedOut {
+        return Err(Box::new(ToolResult::failed(
+            request,
+            ErrorCode::ToolExecutionTimeout,
+            format!(
+                "git {subcommand} timed out after {} seconds",
+                output::format_seconds(timeout)
+            ),
+        )));
+    }
+    if run.code == Some(128) && run.stderr.contains("not a git repository") {
+        return Err(Box::new(ToolResult::failed(
+            request,
+            ErrorCode::ToolExecutionFailed,
+            format!(
+                "{} is not a git repository (nor is any folder above it)",
+                dir.display()
+            ),
+        )));
+    }
+    Ok(run)
+}
+
+/// A failed git run as a ToolResult the model can act on.
+pub(crate) fn git_failed(request: &ToolRequest, what: &str, run: &GitRun) -> ToolResult {
+    let code = run
+        .code
+        .map_or_else(|| "none".to_owned(), |code| code.to_string());
+    ToolResult::failed(
+        request,
+        ErrorCode::ToolExecutionFailed,
+        format!("{what} failed (git exit code {code}): {}", run.said()),
+    )
+}
+
+#[cfg(test)]
+mod tests;
