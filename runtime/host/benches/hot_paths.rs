@@ -157,5 +157,55 @@ fn policy_check(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, context_window, sse_parsing, policy_check);
+/// The per-step checkpoint (local-agent-host.md §9.3): serialize the whole thread and
+/// write it atomically — temp file, fsync, rename, fsync the directory. The fsync is the
+/// disk's cost, so serialization is also measured on its own.
+fn checkpoint_write(c: &mut Criterion) {
+    use agent_host::state::CheckpointStore;
+    use agent_protocol::checkpoint::Checkpoint;
+    use agent_protocol::state::SessionStatus;
+    let mut group = c.benchmark_group("checkpoint");
+    group.sample_size(20);
+    let Ok(dir) = tempfile::tempdir() else {
+        return;
+    };
+    let store = CheckpointStore::new(dir.path());
+    for len in [10usize, 1_000, 10_000] {
+        let checkpoint = Checkpoint {
+            checkpoint_version: "1.0".into(),
+            session_id: "sess_bench".into(),
+            workspace_id: "ws".into(),
+            tenant_id: "t".into(),
+            user_id: "u".into(),
+            session_status: SessionStatus::SessionRunning,
+            task: None,
+            step_cursor: Some("step_001".into()),
+            thread: thread(len),
+            session_tokens_used: 0,
+            policy_bundle_version: "v".into(),
+            checkpointed_at: "2026-11-22T00:00:00Z".into(),
+            pending_approvals: Vec::new(),
+            workspace_root: None,
+        };
+        let bytes = serde_json::to_vec(&checkpoint).map_or(0, |b| b.len());
+        group.throughput(Throughput::Bytes(bytes as u64));
+        group.bench_with_input(BenchmarkId::new("serialize", len), &checkpoint, |b, cp| {
+            b.iter(|| serde_json::to_vec(black_box(cp)).map(|v| v.len()))
+        });
+        group.bench_with_input(
+            BenchmarkId::new("write_atomic_fsync", len),
+            &checkpoint,
+            |b, cp| b.iter(|| store.write(black_box(cp)).is_ok()),
+        );
+    }
+    group.finish();
+}
+
+criterion_group!(
+    benches,
+    context_window,
+    sse_parsing,
+    policy_check,
+    checkpoint_write
+);
 criterion_main!(benches);
