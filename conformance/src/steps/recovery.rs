@@ -305,3 +305,13 @@ async fn shut_down(world: &mut ConformanceWorld) -> StepResult {
     world.crash_runtime().await?;
     Ok(())
 }
+
+#[given("the runtime's checkpoint directory cannot be written")]
+async fn checkpoint_dir_unwritable(world: &mut ConformanceWorld) -> StepResult {
+    // A directory below a regular file cannot be created, whoever runs the kit (root too).
+    let blocker = world.dirs()?.root().join("not-a-directory");
+    std::fs::write(&blocker, "a file where the checkpoint directory should be")?;
+    let dir = blocker.join("checkpoints");
+    world.set_runtime_env("CHECKPOINT_DIR", &dir.display().to_string())?;
+    Ok(())
+}
