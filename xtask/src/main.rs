@@ -4,12 +4,18 @@
 //!   the conformance kit; non-zero exit when the runtime is not certified.
 //! - `coverage`: check the requirement catalogue against the feature files' tags.
 //! - `new-scenario <REQ-ID>`: scaffold a tagged scenario and show step texts to reuse.
+//! - `steps [--grep WORDS]`: the step vocabulary, with one use from `features/` each.
+//! - `lint`: undefined or ambiguous steps, untagged or duplicate scenarios, requirements
+//!   without a spec reference (and everything `coverage` checks).
 //! - `bench [--quick]`: criterion micro-benchmarks, cold start, certification wall time.
 
 mod bench;
 mod certify;
 mod coverage;
+mod lint;
 mod new_scenario;
+mod steps;
+mod vocabulary;
 
 // The catalogue/feature parsing is the kit's own module, included verbatim so that xtask and
 // the kit can never disagree, and xtask stays free of cucumber.
@@ -24,7 +30,7 @@ use clap::{Parser, Subcommand};
 #[derive(Parser)]
 #[command(
     name = "xtask",
-    about = "Project chores: certify, coverage, new-scenario, bench"
+    about = "Project chores: certify, coverage, lint, steps, new-scenario, bench"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -39,6 +45,10 @@ enum Command {
     Coverage(coverage::Args),
     /// Scaffold a scenario for a requirement and list existing steps with overlapping words.
     NewScenario(new_scenario::Args),
+    /// List the step vocabulary (every step definition) with one example use each.
+    Steps(steps::Args),
+    /// Reject undefined/ambiguous steps, untagged or duplicate scenarios, bad spec references.
+    Lint(lint::Args),
     /// Benchmarks: host micro-benchmarks, cold start and certification wall time.
     Bench(bench::Args),
 }
@@ -53,12 +63,19 @@ pub fn features_dir() -> PathBuf {
     workspace_root().join("features")
 }
 
+/// Where the kit's step definitions live.
+pub fn steps_dir() -> PathBuf {
+    workspace_root().join("conformance/src/steps")
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Certify(args) => certify::run(args),
         Command::Coverage(args) => coverage::run(args),
         Command::NewScenario(args) => new_scenario::run(args),
+        Command::Steps(args) => steps::run(args),
+        Command::Lint(args) => lint::run(args),
         Command::Bench(args) => bench::run(args),
     };
     match result {
