@@ -20,9 +20,10 @@ pub struct Cli {
     #[arg(long, env = "CONFORMANCE_RUNTIME", value_name = "COMMAND")]
     pub runtime: Option<String>,
 
-    /// How to speak to the runtime: `stdio`, or `socket` (Unix only: the kit appends
+    /// How to speak to the runtime: `stdio`, `socket` (Unix only: the kit appends
     /// `--listen <path>` to the command and connects to that Unix domain socket; stdout must
-    /// then stay empty).
+    /// then stay empty) or `http` (the kit appends `--listen http://127.0.0.1:PORT`, sets
+    /// AGENT_RUNTIME_HTTP_TOKEN, POSTs requests to /rpc and reads events from GET /events).
     #[arg(long, value_enum, default_value_t = Transport::Stdio, value_name = "TRANSPORT")]
     pub transport: Transport,
 

@@ -239,14 +239,18 @@ pub async fn run(options: RunOptions) -> anyhow::Result<Outcome> {
         })
         .after(move |feature, _rule, scenario, finished, world| {
             let failed = !matches!(finished, event::ScenarioFinished::StepPassed);
-            let line =
-                progress.then(|| progress_line(feature, scenario, finished, &done, selected));
+            let line = progress.then(|| progress_line(feature, scenario, finished));
+            let done = Arc::clone(&done);
             async move {
                 let mut problems = Vec::new();
                 if let Some(world) = world {
                     problems = world.finish(failed).await;
                 }
-                if let Some(mut line) = line {
+                if let Some(line) = line {
+                    // Numbered when printed, so the count goes up on screen.
+                    let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+                    let width = selected.to_string().len();
+                    let mut line = format!("[{n:>width$}/{selected}] {line}");
                     if !problems.is_empty() && !failed {
                         line = line.replacen(" ✔ ", " ✘ ", 1);
                     }
@@ -323,15 +327,13 @@ pub async fn run(options: RunOptions) -> anyhow::Result<Outcome> {
     Ok(outcome)
 }
 
-/// `[12/215] ✔ name (dir/file.feature:34)`, and for a failure the step's message under it.
+/// `✔ name (dir/file.feature:34)`, and for a failure the step's message under it (the
+/// caller puts the `[12/215]` counter in front).
 fn progress_line(
     feature: &cucumber::gherkin::Feature,
     scenario: &cucumber::gherkin::Scenario,
     finished: &event::ScenarioFinished,
-    done: &AtomicUsize,
-    selected: usize,
 ) -> String {
-    let n = done.fetch_add(1, Ordering::Relaxed) + 1;
     let place = format!(
         "{}/{}:{}",
         feature
@@ -349,7 +351,6 @@ fn progress_line(
             .unwrap_or_default(),
         scenario.position.line
     );
-    let width = selected.to_string().len();
     let (mark, detail) = match finished {
         event::ScenarioFinished::StepPassed => ("✔", None),
         event::ScenarioFinished::StepSkipped => ("✘", Some("a step was skipped".to_owned())),
@@ -360,10 +361,7 @@ fn progress_line(
             ("✘", Some("the before-scenario hook failed".to_owned()))
         }
     };
-    let mut line = format!(
-        "[{n:>width$}/{selected}] {mark} {} ({place})",
-        scenario.name
-    );
+    let mut line = format!("{mark} {} ({place})", scenario.name);
     if let Some(detail) = detail {
         for text in detail.lines() {
             line.push_str("\n      ");

@@ -222,6 +222,7 @@ impl ConformanceWorld {
             remove_env,
             cwd: None,
             socket,
+            http: transport == Transport::Http,
         })
     }
 
