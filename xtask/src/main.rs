@@ -8,10 +8,13 @@
 //! - `lint`: undefined or ambiguous steps, untagged or duplicate scenarios, requirements
 //!   without a spec reference (and everything `coverage` checks).
 //! - `bench [--quick]`: criterion micro-benchmarks, cold start, certification wall time.
+//! - `demo [--yes]`: the reference runtime against mock-services with a scripted model,
+//!   rendered in the terminal; approvals answered with y/n.
 
 mod bench;
 mod certify;
 mod coverage;
+mod demo;
 mod lint;
 mod new_scenario;
 mod steps;
@@ -51,6 +54,8 @@ enum Command {
     Lint(lint::Args),
     /// Benchmarks: host micro-benchmarks, cold start and certification wall time.
     Bench(bench::Args),
+    /// Try the reference runtime by hand against mock-services with a scripted model.
+    Demo(demo::Args),
 }
 
 /// The workspace root (this crate lives in `<root>/xtask`).
@@ -77,6 +82,7 @@ fn main() -> ExitCode {
         Command::Steps(args) => steps::run(args),
         Command::Lint(args) => lint::run(args),
         Command::Bench(args) => bench::run(args),
+        Command::Demo(args) => demo::run(args),
     };
     match result {
         Ok(code) => code,
