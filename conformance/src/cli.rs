@@ -7,7 +7,8 @@ use anyhow::Context;
 use clap::Parser;
 
 use crate::driver::{RuntimeCommand, Transport};
-use crate::runner::{DEFAULT_CONCURRENCY, RunOptions, default_features_dir};
+use crate::runner::{DEFAULT_CONCURRENCY, OutputStyle, RunOptions, default_features_dir};
+use crate::selection::Shard;
 
 /// Certifies an agent runtime: spawns it per scenario with fake services, speaks JSON-RPC
 /// over its stdio (or a Unix socket) and checks every behaviour in features/ against the spec.
@@ -19,9 +20,10 @@ pub struct Cli {
     #[arg(long, env = "CONFORMANCE_RUNTIME", value_name = "COMMAND")]
     pub runtime: Option<String>,
 
-    /// How to speak to the runtime: `stdio`, or `socket` (Unix only: the kit appends
+    /// How to speak to the runtime: `stdio`, `socket` (Unix only: the kit appends
     /// `--listen <path>` to the command and connects to that Unix domain socket; stdout must
-    /// then stay empty).
+    /// then stay empty) or `http` (the kit appends `--listen http://127.0.0.1:PORT`, sets
+    /// AGENT_RUNTIME_HTTP_TOKEN, POSTs requests to /rpc and reads events from GET /events).
     #[arg(long, value_enum, default_value_t = Transport::Stdio, value_name = "TRANSPORT")]
     pub transport: Transport,
 
@@ -32,12 +34,22 @@ pub struct Cli {
     pub baseline: Option<PathBuf>,
 
     /// Cucumber tag expression selecting scenarios, e.g. `@REQ-RPC-003 or @REQ-SES-004`.
-    #[arg(long, value_name = "EXPR", conflicts_with = "name")]
+    #[arg(long, value_name = "EXPR")]
     pub tags: Option<String>,
 
-    /// Regex on scenario names.
+    /// Regex on scenario names (with --tags, a scenario must match both).
     #[arg(long, value_name = "REGEX")]
     pub name: Option<String>,
+
+    /// Run the i-th of n deterministic, disjoint parts of the selection, e.g. `--shard 2/4`
+    /// on the second of four CI machines (a scenario always lands in the same part).
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<Shard>,
+
+    /// Terminal output: `progress` (a line per scenario, failures with their message) or
+    /// `pretty` (cucumber's step-by-step output).
+    #[arg(long, value_enum, default_value_t = OutputStyle::Progress, value_name = "STYLE")]
+    pub output: OutputStyle,
 
     /// Scenarios run at once (each has its own runtime process and fakes).
     #[arg(long, default_value_t = DEFAULT_CONCURRENCY as u16, value_parser = clap::value_parser!(u16).range(1..=64))]
@@ -82,6 +94,8 @@ impl Cli {
         options.catalogue = self.catalogue;
         options.tags = self.tags;
         options.name = self.name;
+        options.shard = self.shard;
+        options.output = self.output;
         options.concurrency = usize::from(self.concurrency);
         options.fail_fast = self.fail_fast;
         options.timeout = Duration::from_millis(self.timeout_ms.max(1));

@@ -19,6 +19,7 @@ pub mod driver;
 pub mod env;
 pub mod report;
 pub mod runner;
+pub mod selection;
 pub mod steps;
 pub mod validation;
 pub mod world;

@@ -6,22 +6,21 @@
 use std::fs::File;
 use std::io;
 use std::path::PathBuf;
-use std::str::FromStr;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use cucumber::gherkin::tagexpr::TagOperation;
 use cucumber::writer::{self, Stats as _};
 use cucumber::{World as _, WriterExt as _, cli, event};
 use futures::FutureExt as _;
-use regex::Regex;
 
 use crate::baseline::{self, Baseline};
 use crate::catalogue::{self, Catalogue};
 use crate::config::{DEFAULT_TIMEOUT, KitConfig};
 use crate::driver::{RuntimeCommand, Transport};
 use crate::report::{self, Outcome};
+use crate::selection::{Selection, Shard};
 use crate::world::{ConformanceWorld, ScenarioId};
 
 /// The default number of scenarios run at once: each has its own runtime process and fakes,
@@ -47,8 +46,13 @@ pub struct RunOptions {
     pub catalogue: Option<PathBuf>,
     /// A cucumber tag expression, e.g. `@REQ-RPC-003 or @REQ-RPC-004`, `not @slow`.
     pub tags: Option<String>,
-    /// A regex on scenario names.
+    /// A regex on scenario names (combined with `tags`: both must match).
     pub name: Option<String>,
+    /// Run only the i-th of n deterministic, disjoint parts of the selection.
+    pub shard: Option<Shard>,
+    /// `progress` (one line per scenario, failures with their message) or `pretty`
+    /// (cucumber's step-by-step output).
+    pub output: OutputStyle,
     pub concurrency: usize,
     pub fail_fast: bool,
     /// Bound for each wait inside a step.
@@ -69,10 +73,46 @@ impl RunOptions {
             catalogue: None,
             tags: None,
             name: None,
+            shard: None,
+            output: OutputStyle::Progress,
             concurrency: DEFAULT_CONCURRENCY,
             fail_fast: false,
             timeout: DEFAULT_TIMEOUT,
             report_dir: None,
+        }
+    }
+}
+
+/// What the terminal shows while the run goes on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum OutputStyle {
+    /// One line per finished scenario (`[12/215] ✔ name`), a failure's message under it.
+    #[default]
+    Progress,
+    /// cucumber's own output: every feature, scenario and step.
+    Pretty,
+}
+
+/// cucumber's terminal writer, switched off in `progress` style.
+#[derive(Debug, Clone, Copy)]
+struct Terminal {
+    show: bool,
+}
+
+impl io::Write for Terminal {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.show {
+            io::stdout().write(buf)
+        } else {
+            Ok(buf.len())
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        if self.show {
+            io::stdout().flush()
+        } else {
+            Ok(())
         }
     }
 }
@@ -109,22 +149,14 @@ pub async fn run(options: RunOptions) -> anyhow::Result<Outcome> {
         );
     }
 
-    if options.tags.is_some() && options.name.is_some() {
-        bail!("--tags and --name cannot be combined (cucumber applies only one filter)");
-    }
-    let tags_filter = options
-        .tags
-        .as_deref()
-        .map(|expr| {
-            TagOperation::from_str(expr)
-                .map_err(|e| anyhow::anyhow!("invalid tag expression {expr:?}: {e}"))
-        })
-        .transpose()?;
-    let re_filter = options
-        .name
-        .as_deref()
-        .map(|re| Regex::new(re).with_context(|| format!("invalid --name regex {re:?}")))
-        .transpose()?;
+    let selection = Arc::new(Selection::new(
+        &features,
+        options.tags.as_deref(),
+        options.name.as_deref(),
+        options.shard,
+    )?);
+    let selected = selection.count()?;
+    let version_probe = report::manifest::probe_version(&options.runtime, options.timeout);
 
     // The JSON is the record the report is built from, so it is always written: into the
     // report dir, or a temp dir that goes away with the run.
@@ -152,8 +184,20 @@ pub async fn run(options: RunOptions) -> anyhow::Result<Outcome> {
         transcripts_dir: transcripts_dir.clone(),
     });
     let started_at = time::OffsetDateTime::now_utc();
+    let runtime_version = version_probe.await;
+    let progress = options.output == OutputStyle::Progress;
+    if progress {
+        println!(
+            "conformance: {selected} scenario(s) selected, {} at a time, runtime `{}` over {}",
+            options.concurrency.clamp(1, 64),
+            options.runtime.display,
+            options.transport.label()
+        );
+    }
+    let done = Arc::new(AtomicUsize::new(0));
 
-    let writer = writer::Basic::raw(io::stdout(), writer::Coloring::Auto, 0)
+    let terminal = Terminal { show: !progress };
+    let writer = writer::Basic::raw(terminal, writer::Coloring::Auto, 0)
         .summarized()
         .tee::<ConformanceWorld, _>(writer::JUnit::for_tee(
             File::create(&junit_path)
@@ -168,8 +212,8 @@ pub async fn run(options: RunOptions) -> anyhow::Result<Outcome> {
 
     let before_config = Arc::clone(&config);
     let opts = cli::Opts {
-        re_filter,
-        tags_filter,
+        re_filter: None,
+        tags_filter: None,
         parser: Default::default(),
         runner: cucumber::runner::basic::Cli {
             concurrency: Some(options.concurrency.clamp(1, 64)),
@@ -193,22 +237,41 @@ pub async fn run(options: RunOptions) -> anyhow::Result<Outcome> {
             };
             async move { world.prepare(config, id) }.boxed_local()
         })
-        .after(|_feature, _rule, _scenario, finished, world| {
+        .after(move |feature, _rule, scenario, finished, world| {
             let failed = !matches!(finished, event::ScenarioFinished::StepPassed);
+            let line = progress.then(|| progress_line(feature, scenario, finished));
+            let done = Arc::clone(&done);
             async move {
+                let mut problems = Vec::new();
                 if let Some(world) = world {
-                    let problems = world.finish(failed).await;
-                    if !problems.is_empty() {
-                        // cucumber offers no fallible hook: a panic here is caught by the
-                        // runner and reported as this scenario's failed after-hook.
-                        panic!("{}", problems.join("\n"));
+                    problems = world.finish(failed).await;
+                }
+                if let Some(line) = line {
+                    // Numbered when printed, so the count goes up on screen.
+                    let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+                    let width = selected.to_string().len();
+                    let mut line = format!("[{n:>width$}/{selected}] {line}");
+                    if !problems.is_empty() && !failed {
+                        line = line.replacen(" ✔ ", " ✘ ", 1);
                     }
+                    for problem in &problems {
+                        line.push_str("\n      end-of-scenario check: ");
+                        line.push_str(&problem.replace('\n', "\n        "));
+                    }
+                    println!("{line}");
+                }
+                if !problems.is_empty() {
+                    // cucumber offers no fallible hook: a panic here is caught by the
+                    // runner and reported as this scenario's failed after-hook.
+                    panic!("{}", problems.join("\n"));
                 }
             }
             .boxed_local()
         })
         .with_cli(opts)
-        .run(features.clone())
+        .filter_run(features.clone(), move |feature, rule, scenario| {
+            selection.selects(feature, rule, scenario)
+        })
         .await;
 
     let summary = report::RunStats {
@@ -235,6 +298,24 @@ pub async fn run(options: RunOptions) -> anyhow::Result<Outcome> {
         stats: summary,
         transcripts_dir,
         transport: options.transport.label().to_owned(),
+        manifest: report::manifest::Manifest {
+            runtime: report::manifest::RuntimeInfo {
+                command: options.runtime.display.clone(),
+                version: runtime_version,
+                transport: options.transport.label().to_owned(),
+            },
+            kit: report::manifest::KitInfo::current(),
+            spec: report::manifest::SpecInfo::of_catalogue(
+                &catalogue_path,
+                catalogue.requirements.len(),
+            ),
+            started_at: report::rfc3339(started_at),
+            finished_at: report::rfc3339(time::OffsetDateTime::now_utc()),
+            os: report::manifest::OsInfo::current(),
+            tags: options.tags.clone(),
+            name: options.name.clone(),
+            shard: options.shard.map(|s| s.to_string()),
+        },
     };
     let mut outcome = report::build_outcome(&catalogue, &scanned, &results, &context);
     if let Some((baseline, file)) = &baseline {
@@ -244,4 +325,48 @@ pub async fn run(options: RunOptions) -> anyhow::Result<Outcome> {
         report::write_reports(dir, &catalogue, &outcome, &context)?;
     }
     Ok(outcome)
+}
+
+/// `✔ name (dir/file.feature:34)`, and for a failure the step's message under it (the
+/// caller puts the `[12/215]` counter in front).
+fn progress_line(
+    feature: &cucumber::gherkin::Feature,
+    scenario: &cucumber::gherkin::Scenario,
+    finished: &event::ScenarioFinished,
+) -> String {
+    let place = format!(
+        "{}/{}:{}",
+        feature
+            .path
+            .as_deref()
+            .and_then(|p| p.parent())
+            .and_then(|p| p.file_name())
+            .map(|d| d.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        feature
+            .path
+            .as_deref()
+            .and_then(|p| p.file_name())
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        scenario.position.line
+    );
+    let (mark, detail) = match finished {
+        event::ScenarioFinished::StepPassed => ("✔", None),
+        event::ScenarioFinished::StepSkipped => ("✘", Some("a step was skipped".to_owned())),
+        event::ScenarioFinished::StepFailed(_, _, error) => {
+            ("✘", Some(report::clean_error(&error.to_string())))
+        }
+        event::ScenarioFinished::BeforeHookFailed(_) => {
+            ("✘", Some("the before-scenario hook failed".to_owned()))
+        }
+    };
+    let mut line = format!("{mark} {} ({place})", scenario.name);
+    if let Some(detail) = detail {
+        for text in detail.lines() {
+            line.push_str("\n      ");
+            line.push_str(text);
+        }
+    }
+    line
 }

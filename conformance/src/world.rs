@@ -237,6 +237,7 @@ impl ConformanceWorld {
             remove_env,
             cwd: None,
             socket,
+            http: transport == Transport::Http,
         })
     }
 

@@ -14,6 +14,18 @@ pub struct Args {
     /// Cucumber tag expression selecting scenarios.
     #[arg(long, value_name = "EXPR")]
     tags: Option<String>,
+    /// Regex on scenario names (with --tags, both must match).
+    #[arg(long, value_name = "REGEX")]
+    name: Option<String>,
+    /// The i-th of n deterministic, disjoint parts of the selection, e.g. `2/4`.
+    #[arg(long, value_name = "I/N")]
+    shard: Option<String>,
+    /// Stop at the first failing scenario.
+    #[arg(long)]
+    fail_fast: bool,
+    /// Scenarios run at once (each has its own runtime process and fakes).
+    #[arg(long, value_name = "N")]
+    concurrency: Option<u16>,
     /// Known failures (see the kit's `--baseline`); a relative path is taken from the current
     /// directory (options after `--` reach the kit unchanged, relative to the workspace root).
     #[arg(long, value_name = "FILE")]
@@ -77,6 +89,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(tags) = &args.tags {
         command.arg("--tags").arg(tags);
     }
+    if let Some(name) = &args.name {
+        command.arg("--name").arg(name);
+    }
+    if let Some(shard) = &args.shard {
+        command.arg("--shard").arg(shard);
+    }
+    if args.fail_fast {
+        command.arg("--fail-fast");
+    }
+    if let Some(concurrency) = args.concurrency {
+        command.arg("--concurrency").arg(concurrency.to_string());
+    }
     if let Some(baseline) = &args.baseline {
         let baseline = if baseline.is_absolute() {
             baseline.clone()
@@ -100,7 +124,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             outcome_path.display()
         ),
     }
-    println!("report: {}", report_dir.join("certification.md").display());
+    println!(
+        "report: {} (and certification.html, manifest.json)",
+        report_dir.join("certification.md").display()
+    );
     Ok(if status.success() {
         ExitCode::SUCCESS
     } else {

@@ -4,14 +4,23 @@
 //!   the conformance kit; non-zero exit when the runtime is not certified.
 //! - `coverage`: check the requirement catalogue against the feature files' tags.
 //! - `new-scenario <REQ-ID>`: scaffold a tagged scenario and show step texts to reuse.
+//! - `steps [--grep WORDS]`: the step vocabulary, with one use from `features/` each.
+//! - `lint`: undefined or ambiguous steps, untagged or duplicate scenarios, requirements
+//!   without a spec reference (and everything `coverage` checks).
 //! - `bench [--quick]`: criterion micro-benchmarks, cold start, certification wall time.
 //! - `crash [--runs N] [--seed S] [--runtime CMD]`: the kit's crash campaign.
+//! - `demo [--yes]`: the reference runtime against mock-services with a scripted model,
+//!   rendered in the terminal; approvals answered with y/n.
 
 mod bench;
 mod certify;
 mod coverage;
 mod crash;
+mod demo;
+mod lint;
 mod new_scenario;
+mod steps;
+mod vocabulary;
 
 // The catalogue/feature parsing is the kit's own module, included verbatim so that xtask and
 // the kit can never disagree, and xtask stays free of cucumber.
@@ -26,7 +35,7 @@ use clap::{Parser, Subcommand};
 #[derive(Parser)]
 #[command(
     name = "xtask",
-    about = "Project chores: certify, coverage, new-scenario, bench"
+    about = "Project chores: certify, coverage, lint, steps, new-scenario, bench"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -41,10 +50,16 @@ enum Command {
     Coverage(coverage::Args),
     /// Scaffold a scenario for a requirement and list existing steps with overlapping words.
     NewScenario(new_scenario::Args),
+    /// List the step vocabulary (every step definition) with one example use each.
+    Steps(steps::Args),
+    /// Reject undefined/ambiguous steps, untagged or duplicate scenarios, bad spec references.
+    Lint(lint::Args),
     /// Benchmarks: host micro-benchmarks, cold start and certification wall time.
     Bench(bench::Args),
     /// Crash campaign: SIGKILL at random moments of a task, resume in a new process, check.
     Crash(crash::Args),
+    /// Try the reference runtime by hand against mock-services with a scripted model.
+    Demo(demo::Args),
 }
 
 /// The workspace root (this crate lives in `<root>/xtask`).
@@ -57,14 +72,22 @@ pub fn features_dir() -> PathBuf {
     workspace_root().join("features")
 }
 
+/// Where the kit's step definitions live.
+pub fn steps_dir() -> PathBuf {
+    workspace_root().join("conformance/src/steps")
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Certify(args) => certify::run(args),
         Command::Coverage(args) => coverage::run(args),
         Command::NewScenario(args) => new_scenario::run(args),
+        Command::Steps(args) => steps::run(args),
+        Command::Lint(args) => lint::run(args),
         Command::Bench(args) => bench::run(args),
         Command::Crash(args) => crash::run(args),
+        Command::Demo(args) => demo::run(args),
     };
     match result {
         Ok(code) => code,

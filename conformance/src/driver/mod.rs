@@ -13,6 +13,7 @@
 //! nothing polls. Every stdout line is validated by the reader (see [`reader`]); what does not
 //! conform is kept as a [`Violation`] and fails the scenario at its end at the latest.
 
+mod http;
 mod reader;
 mod state;
 #[cfg(test)]
@@ -81,6 +82,10 @@ pub enum Transport {
     Stdio,
     /// JSON-RPC over a Unix domain socket the runtime listens on (`--listen PATH`).
     Socket,
+    /// JSON-RPC as `POST /rpc` bodies and SessionEvents on the SSE stream `GET /events` of
+    /// an HTTP listener (`--listen http://127.0.0.1:PORT`, bearer token in
+    /// `AGENT_RUNTIME_HTTP_TOKEN`): the web design's sandbox shape.
+    Http,
 }
 
 impl Transport {
@@ -88,6 +93,7 @@ impl Transport {
         match self {
             Transport::Stdio => "stdio",
             Transport::Socket => "socket",
+            Transport::Http => "http",
         }
     }
 }
@@ -112,6 +118,9 @@ pub struct LaunchSpec {
     /// `Some(path)`: socket transport, the runtime is started with `--listen <path>` and the
     /// kit connects there; `None`: stdio.
     pub socket: Option<PathBuf>,
+    /// HTTP transport (takes precedence over `socket`): the runtime is started with
+    /// `--listen http://127.0.0.1:<free port>` and a fresh `AGENT_RUNTIME_HTTP_TOKEN`.
+    pub http: bool,
 }
 
 /// One running runtime process and everything the kit has seen of it.
@@ -150,10 +159,53 @@ impl RuntimeDriver {
     /// Spawns the runtime over `spec`'s transport and starts the reader tasks; in socket
     /// mode, also waits (bounded by `timeout`) until the runtime accepts the connection.
     pub async fn start(spec: &LaunchSpec, timeout: Duration) -> anyhow::Result<Self> {
+        if spec.http {
+            return Self::spawn_http(spec, timeout).await;
+        }
         match &spec.socket {
             None => Self::spawn(spec, timeout),
             Some(path) => Self::spawn_socket(spec, path, timeout).await,
         }
+    }
+
+    /// Spawns the runtime with `--listen http://127.0.0.1:PORT` and a bearer token, opens
+    /// its event stream and bridges requests and events to the usual line streams.
+    async fn spawn_http(spec: &LaunchSpec, timeout: Duration) -> anyhow::Result<Self> {
+        let port = http::free_port()?;
+        let token = http::fresh_token();
+        let base = format!("http://127.0.0.1:{port}");
+        let mut spec = spec.clone();
+        spec.env.push((http::TOKEN_ENV.to_owned(), token.clone()));
+        let extra = [LISTEN_ARG.to_owned(), base.clone()];
+        let (mut child, pid, shared) = spawn_process(&spec, &extra)?;
+        let idle_stdin = child.stdin.take();
+        let stdout = child
+            .stdout
+            .take()
+            .context("the runtime's stdout is not piped")?;
+        let stderr = child
+            .stderr
+            .take()
+            .context("the runtime's stderr is not piped")?;
+        tokio::spawn(reader::read_stray_stdout(stdout, Arc::clone(&shared)));
+        tokio::spawn(reader::read_stderr(stderr, Arc::clone(&shared)));
+        // Dropping `kill` (an early return below) kills the process.
+        let kill = watch_child(child, Arc::clone(&shared));
+        let (requests, lines) = http::connect(&base, &token, &shared, timeout).await?;
+        shared.update(|s| s.note(Direction::Note, &format!("connected to {base}/events")));
+        tokio::spawn(reader::read_stdout(lines, Arc::clone(&shared)));
+        Ok(Self {
+            shared,
+            stdin: Some(Box::new(requests)),
+            idle_stdin,
+            transport: Transport::Http,
+            kill: Some(kill),
+            timeout,
+            next_id: 0,
+            pid,
+            last_response_seq: 0,
+            sent_at_seq: 0,
+        })
     }
 
     /// Spawns the runtime over stdio and starts the reader tasks. `timeout` bounds every
@@ -443,6 +495,9 @@ impl RuntimeDriver {
         let note = match self.transport {
             Transport::Stdio => "stdin closed by the kit",
             Transport::Socket => "the socket's write half shut down by the kit (end of input)",
+            Transport::Http => {
+                "the kit's requests ended: event stream closed after the last answer (end of input)"
+            }
         };
         self.shared.update(|s| s.note(Direction::Note, note));
         Ok(())
@@ -549,6 +604,7 @@ impl RuntimeDriver {
                         (Some(status), _) => format!("the process exited ({status})"),
                         (None, Transport::Stdio) => "the process closed its stdout".to_owned(),
                         (None, Transport::Socket) => "the runtime closed the socket".to_owned(),
+                        (None, Transport::Http) => "the runtime ended its event stream".to_owned(),
                     };
                     bail!(
                         "{exit} while the kit was waiting for {what}\n      last stderr:\n{}",

@@ -18,6 +18,7 @@ fn spawn(script: &str, timeout_ms: u64) -> RuntimeDriver {
         remove_env: Vec::new(),
         cwd: None,
         socket: None,
+        http: false,
     };
     RuntimeDriver::spawn(&spec, Duration::from_millis(timeout_ms)).unwrap()
 }
@@ -118,6 +119,7 @@ async fn over_the_socket_a_runtime_that_exits_without_listening_fails_fast() {
         remove_env: Vec::new(),
         cwd: None,
         socket: Some(dir.path().join("rt.sock")),
+        http: false,
     };
     let started = Instant::now();
     let error = RuntimeDriver::start(&spec, Duration::from_secs(5))

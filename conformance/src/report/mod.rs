@@ -1,8 +1,11 @@
 //! The certification report: which requirements the runtime meets, built from the
 //! requirement catalogue and cucumber's JSON output (each scenario's tags name the
 //! requirements it certifies). Written as `certification.md` for people and `outcome.json`
-//! for tools (`cargo xtask certify` reads it).
+//! for tools (`cargo xtask certify` reads it), `certification.html` (self-contained, with a
+//! filterable requirement matrix) and `manifest.json` (what was certified, by what, when).
 
+pub mod html;
+pub mod manifest;
 mod markdown;
 
 use std::collections::BTreeMap;
@@ -40,6 +43,8 @@ pub struct ReportContext {
     pub transcripts_dir: Option<PathBuf>,
     /// `stdio` or `socket`.
     pub transport: String,
+    /// Runtime, kit, catalogue, dates, OS.
+    pub manifest: manifest::Manifest,
 }
 
 /// One scenario as cucumber reported it.
@@ -213,6 +218,12 @@ impl Outcome {
     }
 }
 
+/// RFC 3339, or the default formatting if that fails.
+pub(crate) fn rfc3339(at: time::OffsetDateTime) -> String {
+    at.format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_else(|_| at.to_string())
+}
+
 fn level_rank(level: &str) -> u8 {
     match level {
         "MUST" => 0,
@@ -321,7 +332,7 @@ pub fn parse_cucumber_json(text: &str) -> anyhow::Result<Vec<ScenarioResult>> {
 
 /// cucumber wraps a step's error in "Matched: <file:line>" and "Step panicked. Captured
 /// output:" lines; the report shows only the kit's own message.
-fn clean_error(message: &str) -> String {
+pub(crate) fn clean_error(message: &str) -> String {
     message
         .lines()
         .filter(|line| !line.trim_start().starts_with("Matched: "))
@@ -447,7 +458,8 @@ pub fn build_outcome(
     }
 }
 
-/// Writes `certification.md` and `outcome.json` into `dir`.
+/// Writes `certification.md`, `certification.html`, `outcome.json` and `manifest.json`
+/// into `dir`.
 pub fn write_reports(
     dir: &Path,
     catalogue: &Catalogue,
@@ -459,6 +471,12 @@ pub fn write_reports(
     std::fs::write(&path, markdown).with_context(|| format!("cannot write {}", path.display()))?;
     let path = dir.join("outcome.json");
     let json = serde_json::to_string_pretty(outcome)?;
+    std::fs::write(&path, json).with_context(|| format!("cannot write {}", path.display()))?;
+    let path = dir.join("certification.html");
+    let page = html::render(catalogue, outcome, context, &context.manifest);
+    std::fs::write(&path, page).with_context(|| format!("cannot write {}", path.display()))?;
+    let path = dir.join("manifest.json");
+    let json = serde_json::to_string_pretty(&context.manifest)?;
     std::fs::write(&path, json).with_context(|| format!("cannot write {}", path.display()))?;
     Ok(())
 }

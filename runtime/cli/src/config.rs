@@ -15,7 +15,10 @@ use clap::Parser;
 pub struct Cli {
     /// Serve one client on a local socket instead of stdio: a Unix domain socket path.
     /// The runtime accepts one connection; its end is treated like the end of stdin.
-    #[arg(long, value_name = "PATH")]
+    /// Or `http://IP:PORT`: JSON-RPC as `POST /rpc` bodies, SessionEvents on the SSE stream
+    /// `GET /events` (its end is the end of input), bearer token from
+    /// AGENT_RUNTIME_HTTP_TOKEN.
+    #[arg(long, value_name = "PATH|URL")]
     pub listen: Option<PathBuf>,
     /// OpenAI-style base URL of the LLM Gateway, including /v1 (required).
     #[arg(long, env = "LLM_GATEWAY_ENDPOINT")]

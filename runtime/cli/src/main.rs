@@ -61,8 +61,43 @@ async fn run(
             );
             serve_streams(config, tools, tokio::io::stdin(), tokio::io::stdout()).await
         }
-        Some(path) => serve_socket(config, tools, &path).await,
+        Some(path) => match path.to_str().and_then(|p| p.strip_prefix("http://")) {
+            Some(address) => serve_http(config, tools, address).await,
+            None => serve_socket(config, tools, &path).await,
+        },
     }
+}
+
+/// `--listen http://127.0.0.1:PORT`: the sandbox shape (POST /rpc, SSE GET /events, a
+/// bearer token from AGENT_RUNTIME_HTTP_TOKEN).
+async fn serve_http(
+    config: agent_host::HostConfig,
+    tools: Arc<LocalToolRouter>,
+    address: &str,
+) -> anyhow::Result<()> {
+    use agent_host::rpc::http::{TOKEN_ENV, serve_http};
+    use anyhow::Context;
+    let address: std::net::SocketAddr =
+        address.trim_end_matches('/').parse().with_context(|| {
+            format!(
+                "--listen http://{address}: expected http://IP:PORT, e.g. http://127.0.0.1:8700"
+            )
+        })?;
+    let token = std::env::var(TOKEN_ENV).unwrap_or_default();
+    if token.trim().is_empty() {
+        anyhow::bail!("{}", agent_host::rpc::http::HttpError::MissingToken);
+    }
+    let listener = tokio::net::TcpListener::bind(address)
+        .await
+        .with_context(|| format!("cannot listen on http://{address}"))?;
+    tracing::info!(version = env!("CARGO_PKG_VERSION"), %address, "agent-runtime listening on HTTP");
+    serve_http(listener, token, |outbound| {
+        let host = Host::new(config, tools, outbound);
+        spawn_signal_handler(Arc::clone(&host));
+        host
+    })
+    .await?;
+    Ok(())
 }
 
 async fn serve_streams<R, W>(

@@ -6,8 +6,8 @@
 //! `--test-threads N`, a name filter, ...) reach `main`; they are accepted and ignored, so
 //! `cargo test --workspace -- --nocapture` keeps working. `--list` (nextest's discovery)
 //! lists nothing. `CONFORMANCE_TAGS` narrows the run to a tag expression and
-//! `CONFORMANCE_REPORT_DIR` keeps the reports; `CONFORMANCE_TRANSPORT=socket` runs it over
-//! the Unix socket transport (`--listen`).
+//! `CONFORMANCE_REPORT_DIR` keeps the reports; `CONFORMANCE_TRANSPORT=socket` (or `http`)
+//! runs it over the Unix socket (or HTTP + SSE) transport (`--listen`).
 //!
 //! Last, a short crash campaign (`conformance::crash`) kills the runtime at random moments
 //! of a multi-step task and checks the resumed task; `cargo xtask crash` runs the long one.
@@ -15,7 +15,8 @@
 //! On Unix, a second, light run then certifies the JSON-RPC framing (REQ-RPC-001…013, 017)
 //! and the end of input (REQ-SES-017) over the socket transport, so the `--listen` path stays
 //! certified without doubling the time of `cargo test` (the full suite over the socket is
-//! `conformance --transport socket`).
+//! `conformance --transport socket`). A third light run does the same, plus the SessionEvent
+//! envelope (REQ-EVT-001), over the HTTP transport (`--listen http://…`).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -33,23 +34,36 @@ fn main() -> ExitCode {
         .ok()
         .filter(|t| !t.trim().is_empty());
     options.report_dir = std::env::var_os("CONFORMANCE_REPORT_DIR").map(PathBuf::from);
-    if std::env::var("CONFORMANCE_TRANSPORT").as_deref() == Ok("socket") {
-        options.transport = Transport::Socket;
+    match std::env::var("CONFORMANCE_TRANSPORT").as_deref() {
+        Ok("socket") => options.transport = Transport::Socket,
+        Ok("http") => options.transport = Transport::Http,
+        _ => {}
     }
     let mut runs = vec![("full suite", options.clone())];
+    let mut tags: Vec<String> = (1..=13)
+        .chain([17])
+        .map(|n| format!("@REQ-RPC-{n:03}"))
+        .collect();
+    tags.push("@REQ-SES-017".to_owned());
     if cfg!(unix) && options.transport == Transport::Stdio {
-        let mut socket = options;
+        let mut socket = options.clone();
         socket.transport = Transport::Socket;
         socket.report_dir = socket.report_dir.map(|dir| dir.join("socket"));
-        let mut tags: Vec<String> = (1..=13)
-            .chain([17])
-            .map(|n| format!("@REQ-RPC-{n:03}"))
-            .collect();
-        tags.push("@REQ-SES-017".to_owned());
         socket.tags = Some(tags.join(" or "));
         runs.push((
             "JSON-RPC framing and end of input over the socket transport",
             socket,
+        ));
+    }
+    if options.transport == Transport::Stdio {
+        let mut http = options;
+        http.transport = Transport::Http;
+        http.report_dir = http.report_dir.map(|dir| dir.join("http"));
+        tags.push("@REQ-EVT-001".to_owned());
+        http.tags = Some(tags.join(" or "));
+        runs.push((
+            "JSON-RPC framing, events and end of input over the HTTP transport",
+            http,
         ));
     }
 

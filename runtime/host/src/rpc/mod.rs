@@ -3,6 +3,7 @@
 
 pub mod dispatch;
 pub mod framing;
+pub mod http;
 pub mod outbound;
 pub mod server;
 

@@ -1,0 +1,201 @@
+//! The HTTP transport (the sandbox shape): the runtime is started with
+//! `--listen http://127.0.0.1:PORT` and `AGENT_RUNTIME_HTTP_TOKEN`, the kit opens the SSE
+//! stream `GET /events` and sends each request line as a `POST /rpc` body.
+//!
+//! The bridge turns this back into the byte streams the rest of the driver reads, so every
+//! scenario runs unchanged: each line the kit writes becomes one POST (concurrently, like
+//! requests over stdio); a `200` body and each SSE `data:` become one line of "stdout"; a
+//! `204` (notification) adds nothing; any other status becomes a non-JSON line, which the
+//! stdout checks report as a protocol violation. When the kit ends its input, the bridge
+//! waits for the requests in flight, then closes the event stream: the end of input.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use futures::StreamExt as _;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, DuplexStream};
+use tokio::sync::mpsc;
+use tokio::task::JoinSet;
+use tokio::time::Instant;
+
+use super::state::Shared;
+use super::{LISTEN_ARG, indent};
+
+/// The variable the kit sets to the bearer token the runtime must require.
+pub const TOKEN_ENV: &str = "AGENT_RUNTIME_HTTP_TOKEN";
+
+/// A loopback port that was free a moment ago (the runtime binds it next).
+pub(crate) fn free_port() -> anyhow::Result<u16> {
+    let listener = std::net::TcpListener::bind(("127.0.0.1", 0))
+        .context("cannot find a free loopback port for the runtime")?;
+    Ok(listener.local_addr()?.port())
+}
+
+/// A per-scenario token (loopback only, so unguessable enough without a CSPRNG).
+pub(crate) fn fresh_token() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default();
+    format!("kit-{nanos:x}-{:x}", std::process::id())
+}
+
+/// Opens the event stream (retrying, bounded by `timeout`, while the runtime is not
+/// listening yet) and starts the bridge. Returns the stream the kit writes request lines to
+/// and the stream it reads response and event lines from.
+pub(crate) async fn connect(
+    base: &str,
+    token: &str,
+    shared: &Arc<Shared>,
+    timeout: Duration,
+) -> anyhow::Result<(DuplexStream, DuplexStream)> {
+    let client = reqwest::Client::builder()
+        .no_proxy()
+        .build()
+        .context("cannot build the HTTP client")?;
+    let deadline = Instant::now() + timeout;
+    let mut delay = Duration::from_millis(2);
+    let events = loop {
+        let error = match client
+            .get(format!("{base}/events"))
+            .bearer_auth(token)
+            .header("accept", "text/event-stream")
+            .send()
+            .await
+        {
+            Ok(response) if response.status().is_success() => break response,
+            Ok(response) => bail!(
+                "GET {base}/events with the bearer token answered {} (a runtime certified over HTTP must serve its SessionEvents there)",
+                response.status()
+            ),
+            Err(error) if error.is_connect() => error,
+            Err(error) => return Err(error).context(format!("GET {base}/events failed")),
+        };
+        let exited = {
+            let state = shared.lock();
+            state.exit.map(|status| (status, state.stderr_tail(2000)))
+        };
+        if let Some((status, stderr)) = exited {
+            bail!(
+                "the runtime exited ({status}) before listening on {base} (a runtime certified over the HTTP transport must accept `{LISTEN_ARG} http://IP:PORT`)\n      last stderr:\n{}",
+                indent(&stderr)
+            );
+        }
+        if Instant::now() >= deadline {
+            let stderr = shared.lock().stderr_tail(2000);
+            bail!(
+                "timed out after {timeout:?} waiting for the runtime to listen on {base} ({error})\n      last stderr:\n{}",
+                indent(&stderr)
+            );
+        }
+        tokio::time::sleep(delay.min(deadline.saturating_duration_since(Instant::now()))).await;
+        delay = (delay * 2).min(Duration::from_millis(20));
+    };
+
+    // The contract requires the token: a request without it must be refused.
+    let unauthenticated = client
+        .post(format!("{base}/rpc"))
+        .header("content-type", "application/json")
+        .body(r#"{"jsonrpc":"2.0","id":0,"method":"GetSessionState","params":{}}"#)
+        .send()
+        .await
+        .with_context(|| format!("POST {base}/rpc without a token failed"))?;
+    if unauthenticated.status() != reqwest::StatusCode::UNAUTHORIZED {
+        bail!(
+            "POST {base}/rpc without a bearer token answered {} instead of 401 Unauthorized (the HTTP transport requires {TOKEN_ENV})",
+            unauthenticated.status()
+        );
+    }
+
+    let (requests_kit, requests_bridge) = tokio::io::duplex(1024 * 1024);
+    let (mut lines_bridge, lines_kit) = tokio::io::duplex(1024 * 1024);
+    let (line_tx, mut line_rx) = mpsc::unbounded_channel::<Vec<u8>>();
+
+    // One writer, so response and event lines never interleave.
+    tokio::spawn(async move {
+        while let Some(mut line) = line_rx.recv().await {
+            line.push(b'\n');
+            if lines_bridge.write_all(&line).await.is_err() {
+                break;
+            }
+        }
+        let _ = lines_bridge.shutdown().await;
+    });
+
+    let event_tx = line_tx.clone();
+    let sse = tokio::spawn(async move {
+        let mut body = events.bytes_stream();
+        let mut buffer: Vec<u8> = Vec::new();
+        let mut data: Vec<Vec<u8>> = Vec::new();
+        while let Some(Ok(chunk)) = body.next().await {
+            buffer.extend_from_slice(&chunk);
+            while let Some(end) = buffer.iter().position(|b| *b == b'\n') {
+                let mut line: Vec<u8> = buffer.drain(..=end).collect();
+                line.pop();
+                if line.last() == Some(&b'\r') {
+                    line.pop();
+                }
+                if line.is_empty() {
+                    if !data.is_empty() {
+                        let _ = event_tx.send(data.join(&b'\n'));
+                        data.clear();
+                    }
+                } else if let Some(value) = line.strip_prefix(b"data:") {
+                    data.push(value.strip_prefix(b" ").unwrap_or(value).to_vec());
+                }
+                // `event:`, `id:`, `retry:` and comments carry nothing the kit checks.
+            }
+        }
+    });
+
+    let base = base.to_owned();
+    let token = token.to_owned();
+    tokio::spawn(async move {
+        let mut reader = tokio::io::BufReader::with_capacity(256 * 1024, requests_bridge);
+        let mut in_flight = JoinSet::new();
+        loop {
+            let mut line = Vec::new();
+            match reader.read_until(b'\n', &mut line).await {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            }
+            if line.last() == Some(&b'\n') {
+                line.pop();
+            }
+            if line.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            let request = client
+                .post(format!("{base}/rpc"))
+                .bearer_auth(&token)
+                .header("content-type", "application/json")
+                .body(line);
+            let tx = line_tx.clone();
+            in_flight.spawn(async move {
+                let reply = match request.send().await {
+                    Ok(response) if response.status() == reqwest::StatusCode::NO_CONTENT => None,
+                    Ok(response) if response.status().is_success() => {
+                        response.bytes().await.ok().map(|b| b.to_vec())
+                    }
+                    Ok(response) => {
+                        let status = response.status();
+                        let body = response.text().await.unwrap_or_default();
+                        Some(format!("(HTTP {status} from POST /rpc) {body}").into_bytes())
+                    }
+                    Err(error) => Some(format!("(POST /rpc failed: {error})").into_bytes()),
+                };
+                if let Some(mut reply) = reply {
+                    while reply.last().is_some_and(u8::is_ascii_whitespace) {
+                        reply.pop();
+                    }
+                    let _ = tx.send(reply);
+                }
+            });
+        }
+        // End of input: answer what was sent, then close the event stream.
+        while in_flight.join_next().await.is_some() {}
+        sse.abort();
+    });
+    Ok((requests_kit, lines_kit))
+}
