@@ -173,6 +173,7 @@ impl Run<'_> {
             remove_env,
             cwd: None,
             socket: None,
+            http: false,
         };
         RuntimeDriver::start(&spec, self.options.timeout).await
     }
