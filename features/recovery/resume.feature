@@ -118,13 +118,3 @@ Feature: Crash recovery from the checkpoint
     When the client resumes the session
     And the client asks for the session state
     Then the session state reports the session as SESSION_RUNNING
-
-  @REQ-REC-012
-  Scenario: a checkpoint that cannot be written does not stop the task
-    Given the runtime's checkpoint directory cannot be written
-    And a running session
-    And the model will call ReadFile on "notes.txt"
-    And the model will then answer "The launch code is 4-8-15-16."
-    When the client starts the task "What is the launch code in notes.txt?"
-    Then the task ends with exactly one task_completed event
-    And the task_completed result is "The launch code is 4-8-15-16."
