@@ -27,6 +27,7 @@ pub mod events;
 pub mod governance;
 pub mod lifecycle;
 pub mod model;
+pub mod policy;
 pub mod rpc;
 pub mod session;
 pub mod task;
