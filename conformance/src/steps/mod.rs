@@ -31,6 +31,7 @@ pub mod policy;
 pub mod rpc;
 pub mod session;
 pub mod task;
+pub mod task_options;
 
 use std::fmt;
 use std::future::Future;

@@ -296,7 +296,12 @@ impl TaskRun {
                     );
                 }
             }
-            let offered = crate::routing::offered_tools(self.tools.available_tools(), &policy);
+            let mut offered = crate::routing::offered_tools(self.tools.available_tools(), &policy);
+            offered.retain(|tool| {
+                crate::routing::capability_for(&tool.tool_name).is_none_or(|capability| {
+                    crate::policy::task_options::offers(&self.options, capability)
+                })
+            });
             let llm_policy = &policy.bundle().llm_policy;
             let (body, estimated, dropped) =
                 self.build_request(&system_prompt, &offered, llm_policy);

@@ -98,7 +98,11 @@ impl TaskRun {
                     )),
                     // §8.6: expiry is checked before every tool call too.
                     (Some(_), _) if policy.is_expired() => Err(expired(&request)),
-                    (Some(capability), _) => Ok(policy.check_tool(capability, &request.arguments)),
+                    (Some(capability), _) => Ok(policy.check_tool_for_task(
+                        capability,
+                        &request.arguments,
+                        &self.options,
+                    )),
                 };
                 Planned {
                     call,
