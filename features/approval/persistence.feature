@@ -46,6 +46,17 @@ Feature: Approval decisions are persisted to the Approval Service
     And the task_completed result is "Done."
 
   @REQ-APR-011
+  Scenario: an Approval Service that hangs does not hold up the approved tool
+    Given the Approval Service hangs
+    And a running session
+    And the model will call ReadFile on "notes.txt"
+    And the model will then answer "Done."
+    When the client starts the task "What is the launch code in notes.txt?"
+    And the user approves the action
+    Then the ReadFile call runs and returns "The launch code is 4-8-15-16."
+    And the task_completed result is "Done."
+
+  @REQ-APR-011
   Scenario: without APPROVAL_SERVICE_URL no decision is sent
     Given the runtime is started with APPROVAL_SERVICE_URL set to ""
     And a running session

@@ -4,6 +4,7 @@
 //! show that persistence never holds up a tool.
 
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 use wiremock::matchers::{any, method, path};
@@ -30,21 +31,28 @@ pub const REQUIRED_FIELDS: &[&str] = &[
     "clientTimestamp",
 ];
 
-type Shared = Arc<Mutex<Vec<Value>>>;
+#[derive(Default)]
+struct State {
+    records: Vec<Value>,
+    /// How long every answer is held back (a hung service).
+    delay: Option<Duration>,
+}
+
+type Shared = Arc<Mutex<State>>;
 
 /// The Approval Service fake.
 pub struct ApprovalServiceFake {
     host: WiremockHost,
-    records: Shared,
+    state: Shared,
     faults: Arc<FaultQueue>,
 }
 
 impl ApprovalServiceFake {
     /// Starts on a fresh ephemeral loopback port with no records.
     pub async fn start() -> anyhow::Result<Self> {
-        let records: Shared = Arc::default();
+        let state: Shared = Arc::default();
         let faults = Arc::new(FaultQueue::default());
-        let store = Arc::clone(&records);
+        let store = Arc::clone(&state);
         let mocks = vec![
             faults.mock(),
             Mock::given(method("POST"))
@@ -60,7 +68,7 @@ impl ApprovalServiceFake {
         let host = WiremockHost::start(mocks).await?;
         Ok(Self {
             host,
-            records,
+            state,
             faults,
         })
     }
@@ -92,11 +100,25 @@ impl ApprovalServiceFake {
 
     /// Bodies of the accepted `POST /approvals`, in order.
     pub fn records(&self) -> Vec<Value> {
-        lock(&self.records).clone()
+        lock(&self.state).records.clone()
+    }
+
+    /// From now on every `POST /approvals` is answered only after `delay` (a hung service:
+    /// the connection is accepted, the answer does not come). `None` answers at once.
+    pub fn answer_after(&self, delay: Option<Duration>) {
+        lock(&self.state).delay = delay;
     }
 }
 
-fn create(records: &mut Vec<Value>, request: &Request) -> ResponseTemplate {
+fn create(state: &mut State, request: &Request) -> ResponseTemplate {
+    let template = record(&mut state.records, request);
+    match state.delay {
+        Some(delay) => template.set_delay(delay),
+        None => template,
+    }
+}
+
+fn record(records: &mut Vec<Value>, request: &Request) -> ResponseTemplate {
     let body: Value = match serde_json::from_slice(&request.body) {
         Ok(body @ Value::Object(_)) => body,
         _ => return json_template(422, &validation_error("the body must be a JSON object")),

@@ -238,6 +238,14 @@ async fn folder_exists(world: &mut ConformanceWorld, name: String) -> StepResult
     Ok(())
 }
 
+#[given("the Approval Service hangs")]
+async fn approvals_hang(world: &mut ConformanceWorld) -> StepResult {
+    // Longer than any bounded wait of the kit: a runtime that waits for it fails.
+    let fakes = world.fakes().await?;
+    fakes.approvals.answer_after(Some(Duration::from_secs(10)));
+    Ok(())
+}
+
 #[given("the Approval Service is down")]
 async fn approvals_down(world: &mut ConformanceWorld) -> StepResult {
     world.fakes().await?.approvals.go_down().await;

@@ -51,3 +51,18 @@ async fn faults_come_first_and_down_refuses_connections() {
     assert!(refused.is_err());
     assert_eq!(fake.records().len(), 1);
 }
+
+#[tokio::test]
+async fn a_hung_service_answers_only_after_its_delay() {
+    let fake = ApprovalServiceFake::start().await.unwrap();
+    fake.answer_after(Some(std::time::Duration::from_secs(30)));
+    let hung = client()
+        .post(format!("{}/approvals", fake.url()))
+        .json(&record())
+        .timeout(std::time::Duration::from_millis(200))
+        .send()
+        .await;
+    assert!(hung.is_err_and(|error| error.is_timeout()));
+    fake.answer_after(None);
+    assert_eq!(post(&fake, &record()).await, 201);
+}

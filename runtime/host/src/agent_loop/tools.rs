@@ -265,6 +265,8 @@ impl TaskRun {
         };
         let approval_id = approval.approval_id.clone();
         let (action_summary, risk_level) = (approval.action_summary.clone(), approval.risk_level);
+        // Registered before the event: the app may answer the moment it sees it.
+        let pending = self.session.approvals.register(&approval_id);
         self.session
             .events
             .emit(scope.clone(), EventBody::ApprovalRequested(approval));
@@ -272,7 +274,7 @@ impl TaskRun {
         let resolution = self
             .session
             .approvals
-            .wait(&approval_id, self.config.approval_timeout)
+            .wait_for(pending, self.config.approval_timeout)
             .await;
         if resolution.decision == Decision::TimedOut {
             self.session.events.emit(
