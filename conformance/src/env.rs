@@ -53,6 +53,7 @@ pub fn contract_env(
         ("LLM_GATEWAY_AUTH_TOKEN", GATEWAY_TOKEN.to_owned()),
         ("SESSION_SERVICE_URL", fakes.session.url()),
         ("WORKSPACE_SERVICE_URL", fakes.workspace.url()),
+        ("APPROVAL_SERVICE_URL", fakes.approvals.url()),
         ("CHECKPOINT_DIR", path(&dirs.checkpoints)),
         ("LOG_DIR", path(&dirs.logs)),
         ("LOG_LEVEL", "debug".to_owned()),

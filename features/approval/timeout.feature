@@ -24,3 +24,10 @@ Feature: An approval nobody answers
     And the approval times out
     And the user approves the action
     Then ApproveAction answers "expired" without an error
+
+  @REQ-APR-012
+  Scenario: the model learns that nobody answered, not that the user refused
+    When the client starts the task "What is the launch code in notes.txt?"
+    Then the runtime reports approval_resolved with decision "timed_out"
+    And the ReadFile call is denied with error code "APPROVAL_DENIED"
+    And the model is told no decision arrived in time, not that the user denied it

@@ -7,11 +7,13 @@
 //!   [`GatewayReply`] per request, each SSE body sent as one buffer.
 //! - [`StreamingGateway`] (axum): the same protocol sent event by event, plus delays,
 //!   stalls and disconnects ([`StreamStep`]).
-//! - [`SessionServiceFake`], [`WorkspaceFake`] (wiremock): the backend services.
+//! - [`SessionServiceFake`], [`WorkspaceFake`], [`ApprovalServiceFake`] (wiremock): the
+//!   backend services.
 //!
 //! Every fake can [`go_down`](SessionServiceFake::go_down): its port then refuses
 //! connections and stays reserved (see `port.rs`).
 
+mod approval;
 mod faults;
 mod gateway;
 mod host;
@@ -28,6 +30,7 @@ mod workspace;
 #[cfg(test)]
 mod tests;
 
+pub use approval::ApprovalServiceFake;
 pub use gateway::GatewayFake;
 pub use policy::default_policy_template;
 pub use recording::RecordedRequest;
@@ -43,6 +46,7 @@ pub struct Fakes {
     pub streaming_gateway: StreamingGateway,
     pub session: SessionServiceFake,
     pub workspace: WorkspaceFake,
+    pub approvals: ApprovalServiceFake,
 }
 
 /// The token [`Fakes::env_vars`] hands out; the fakes accept any token.
@@ -55,6 +59,7 @@ impl Fakes {
             streaming_gateway: StreamingGateway::start().await?,
             session: SessionServiceFake::start().await?,
             workspace: WorkspaceFake::start().await?,
+            approvals: ApprovalServiceFake::start().await?,
         })
     }
 
@@ -66,6 +71,7 @@ impl Fakes {
             ("LLM_GATEWAY_AUTH_TOKEN", FAKE_GATEWAY_TOKEN.to_string()),
             ("SESSION_SERVICE_URL", self.session.url()),
             ("WORKSPACE_SERVICE_URL", self.workspace.url()),
+            ("APPROVAL_SERVICE_URL", self.approvals.url()),
         ]
     }
 }

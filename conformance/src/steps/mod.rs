@@ -27,10 +27,12 @@ pub mod events;
 pub mod governance;
 pub mod lifecycle;
 pub mod model;
+pub mod policy;
 pub mod recovery;
 pub mod rpc;
 pub mod session;
 pub mod task;
+pub mod task_options;
 pub mod tools;
 pub mod tools_git;
 

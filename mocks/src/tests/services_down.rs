@@ -121,9 +121,11 @@ fn env_vars_name_the_runtime_variables() {
             "LLM_GATEWAY_ENDPOINT",
             "LLM_GATEWAY_AUTH_TOKEN",
             "SESSION_SERVICE_URL",
-            "WORKSPACE_SERVICE_URL"
+            "WORKSPACE_SERVICE_URL",
+            "APPROVAL_SERVICE_URL"
         ]
     );
     assert_eq!(vars[0].1, fakes.gateway.url());
+    assert_eq!(vars[4].1, fakes.approvals.url());
     runtime.block_on(async move { drop(fakes) });
 }

@@ -23,6 +23,12 @@ struct Table {
     resolved: HashMap<String, Decision>,
 }
 
+/// A registered approval, waiting for [`ApprovalBroker::wait_for`].
+pub struct Pending {
+    approval_id: String,
+    receiver: oneshot::Receiver<Resolution>,
+}
+
 #[derive(Default)]
 pub struct ApprovalBroker {
     table: Mutex<Table>,
@@ -36,10 +42,29 @@ impl ApprovalBroker {
         }
     }
 
-    /// Registers `approval_id` and waits for its resolution or the timeout.
-    pub async fn wait(&self, approval_id: &str, timeout: Duration) -> Resolution {
+    /// Registers `approval_id` so a decision can be delivered from now on. Call it before
+    /// the approval_requested event goes out: a client may answer as soon as it sees it.
+    pub fn register(&self, approval_id: &str) -> Pending {
         let (sender, receiver) = oneshot::channel();
         self.lock().pending.insert(approval_id.to_owned(), sender);
+        Pending {
+            approval_id: approval_id.to_owned(),
+            receiver,
+        }
+    }
+
+    /// Registers `approval_id` and waits for its resolution or the timeout.
+    pub async fn wait(&self, approval_id: &str, timeout: Duration) -> Resolution {
+        let pending = self.register(approval_id);
+        self.wait_for(pending, timeout).await
+    }
+
+    /// Waits for a registered approval's resolution or the timeout.
+    pub async fn wait_for(&self, pending: Pending, timeout: Duration) -> Resolution {
+        let Pending {
+            approval_id,
+            receiver,
+        } = pending;
         let resolution = match tokio::time::timeout(timeout, receiver).await {
             Ok(Ok(resolution)) => resolution,
             Ok(Err(_)) => Resolution {
@@ -52,10 +77,10 @@ impl ApprovalBroker {
             },
         };
         let mut table = self.lock();
-        table.pending.remove(approval_id);
+        table.pending.remove(&approval_id);
         table
             .resolved
-            .insert(approval_id.to_owned(), resolution.decision);
+            .insert(approval_id.clone(), resolution.decision);
         resolution
     }
 
@@ -118,6 +143,19 @@ mod tests {
             broker.resolve("zzz", Decision::Denied, None),
             ApproveActionStatus::NotFound
         );
+    }
+
+    #[tokio::test]
+    async fn a_decision_right_after_registration_is_not_lost() {
+        let broker = ApprovalBroker::default();
+        let pending = broker.register("a3");
+        // The client answers before the loop starts waiting.
+        assert_eq!(
+            broker.resolve("a3", Decision::Approved, None),
+            ApproveActionStatus::Accepted
+        );
+        let resolution = broker.wait_for(pending, Duration::from_secs(30)).await;
+        assert_eq!(resolution.decision, Decision::Approved);
     }
 
     #[tokio::test]

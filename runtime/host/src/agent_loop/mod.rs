@@ -36,6 +36,7 @@ pub struct Backends {
     pub sessions: SessionServiceClient,
     pub workspace: WorkspaceServiceClient,
     pub checkpoints: CheckpointStore,
+    pub approvals: crate::approval_service::ApprovalServiceClient,
 }
 
 impl Backends {
@@ -68,9 +69,16 @@ impl Backends {
             workspace: WorkspaceServiceClient::new(ServiceClient::new(
                 "Workspace Service",
                 &config.workspace_service_url,
-                http,
+                http.clone(),
                 retry,
             )),
+            approvals: crate::approval_service::ApprovalServiceClient::new(
+                config
+                    .approval_service_url
+                    .as_deref()
+                    .filter(|url| !url.trim().is_empty())
+                    .map(|url| ServiceClient::new("Approval Service", url, http, retry)),
+            ),
             checkpoints: CheckpointStore::new(config.checkpoint_dir.clone()),
         })
     }
@@ -284,16 +292,7 @@ impl TaskRun {
             let policy = self.session.policy();
             match policy.check_llm_call() {
                 Ok(()) => {}
-                Err(LlmDenial::Expired) => {
-                    self.emit(scope.clone(), EventBody::PolicyExpired(Empty {}));
-                    let _ = self.session.transition(SessionStatus::SessionPaused);
-                    return Ending::failed(
-                        "policy_expired",
-                        ErrorCode::PolicyExpired,
-                        "The session's policy has expired; resume the session to get a fresh policy.",
-                        true,
-                    );
-                }
+                Err(LlmDenial::Expired) => return self.policy_expired(&scope),
                 Err(LlmDenial::NotGranted) => {
                     return Ending::failed(
                         "capability_denied",
@@ -303,7 +302,12 @@ impl TaskRun {
                     );
                 }
             }
-            let offered = crate::routing::offered_tools(self.tools.available_tools(), &policy);
+            let mut offered = crate::routing::offered_tools(self.tools.available_tools(), &policy);
+            offered.retain(|tool| {
+                crate::routing::capability_for(&tool.tool_name).is_none_or(|capability| {
+                    crate::policy::task_options::offers(&self.options, capability)
+                })
+            });
             let llm_policy = &policy.bundle().llm_policy;
             let (body, estimated, dropped) =
                 self.build_request(&system_prompt, &offered, llm_policy);
@@ -602,6 +606,28 @@ impl TaskRun {
                 Ending::failed("llm_unavailable", ErrorCode::LlmUnavailable, message, true)
             }
         }
+    }
+
+    /// §8.6: the policy expired (seen before an LLM call or a tool call): `policy_expired`,
+    /// the session PAUSED (announced with `session_paused`), and the task ends recoverably so
+    /// that ResumeSession (a fresh bundle) and StartTask with the same taskId continue it.
+    fn policy_expired(&self, scope: &Scope) -> Ending {
+        let message = "The session's policy has expired; resume the session to get a fresh policy.";
+        self.emit(scope.clone(), EventBody::PolicyExpired(Empty {}));
+        if self
+            .session
+            .transition(SessionStatus::SessionPaused)
+            .is_ok()
+        {
+            self.emit(
+                Scope::task(&self.task_id),
+                EventBody::SessionPaused(SessionPaused {
+                    reason: "policy_expired".to_owned(),
+                    message: message.to_owned(),
+                }),
+            );
+        }
+        Ending::failed("policy_expired", ErrorCode::PolicyExpired, message, true)
     }
 
     /// Ends the task: terminal state, checkpoint, history upload, then exactly one

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use agent_protocol::approval::{ApprovalRequest, Decision};
 use agent_protocol::events::*;
-use agent_protocol::services::ArtifactUploadRequest;
+use agent_protocol::services::{ApprovalDecisionRecord, ArtifactUploadRequest};
 use agent_protocol::state::TaskStatus;
 use agent_protocol::tool::ToolLimits;
 use agent_protocol::{ErrorCode, ToolRequest, ToolResult, ToolStatus};
@@ -96,7 +96,13 @@ impl TaskRun {
                         ErrorCode::ToolNotFound,
                         format!("Unknown tool: {}", call.name),
                     )),
-                    (Some(capability), _) => Ok(policy.check_tool(capability, &request.arguments)),
+                    // §8.6: expiry is checked before every tool call too.
+                    (Some(_), _) if policy.is_expired() => Err(expired(&request)),
+                    (Some(capability), _) => Ok(policy.check_tool_for_task(
+                        capability,
+                        &request.arguments,
+                        &self.options,
+                    )),
                 };
                 Planned {
                     call,
@@ -137,6 +143,9 @@ impl TaskRun {
                     self.transition(TaskStatus::ExecutingTools);
                 }
                 match decision {
+                    (Decision::Approved, _) if self.session.policy().is_expired() => {
+                        expired(&plan.request)
+                    }
                     (Decision::Approved, _) => self.execute(plan.request.clone()).await,
                     (Decision::Denied, reason) => ToolResult::denied(
                         &plan.request,
@@ -150,7 +159,7 @@ impl TaskRun {
                         &plan.request,
                         ErrorCode::ApprovalDenied,
                         format!(
-                            "No approval decision arrived within {:.0} seconds, so the action was not run.",
+                            "No approval decision arrived in time (the limit is {} seconds), so the action was not run; nobody refused it.",
                             self.config.approval_timeout.as_secs_f64()
                         ),
                     ),
@@ -255,6 +264,9 @@ impl TaskRun {
             }),
         };
         let approval_id = approval.approval_id.clone();
+        let (action_summary, risk_level) = (approval.action_summary.clone(), approval.risk_level);
+        // Registered before the event: the app may answer the moment it sees it.
+        let pending = self.session.approvals.register(&approval_id);
         self.session
             .events
             .emit(scope.clone(), EventBody::ApprovalRequested(approval));
@@ -262,7 +274,7 @@ impl TaskRun {
         let resolution = self
             .session
             .approvals
-            .wait(&approval_id, self.config.approval_timeout)
+            .wait_for(pending, self.config.approval_timeout)
             .await;
         if resolution.decision == Decision::TimedOut {
             self.session.events.emit(
@@ -272,6 +284,21 @@ impl TaskRun {
                 }),
             );
         }
+        let identity = &self.session.identity;
+        self.backends.approvals.record(ApprovalDecisionRecord {
+            approval_id: approval_id.clone(),
+            session_id: identity.session_id.clone(),
+            task_id: self.task_id.clone(),
+            step_id: Some(request.step_id.clone()),
+            user_id: identity.user_id.clone(),
+            tenant_id: identity.tenant_id.clone(),
+            workspace_id: identity.workspace_id.clone(),
+            decision: resolution.decision,
+            reason: resolution.reason.clone(),
+            action_summary,
+            risk_level,
+            client_timestamp: crate::time::now_rfc3339(),
+        });
         self.session.events.emit(
             scope.clone(),
             EventBody::ApprovalResolved(ApprovalResolved {
@@ -328,6 +355,14 @@ impl TaskRun {
         }
         result
     }
+}
+
+fn expired(request: &ToolRequest) -> ToolResult {
+    ToolResult::denied(
+        request,
+        ErrorCode::PolicyExpired,
+        "The session's policy expired before this call could run, so nothing was done.",
+    )
 }
 
 /// What a person reads in the approval dialog.

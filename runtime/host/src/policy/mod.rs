@@ -25,6 +25,7 @@
 
 pub mod command;
 pub mod domain;
+pub mod task_options;
 
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};

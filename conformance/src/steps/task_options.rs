@@ -1,0 +1,84 @@
+//! Steps for `StartTask.taskOptions.approvalMode` and `allowNetwork` (system-design.md
+//! "Task"; architecture.md §6): options that can only tighten the policy.
+
+use anyhow::Context;
+use cucumber::{then, when};
+use serde_json::{Value, json};
+
+use super::task::wait_task_end;
+use super::{StepResult, barrier, expect_result, model_requests, show, str_at, task_events};
+use crate::world::{ConformanceWorld, TaskInfo};
+
+/// `options` is the JSON of `taskOptions`, e.g. `{"approvalMode": "always"}`.
+#[when(expr = "the client starts the task {string} with the task options {string}")]
+async fn starts_with_options(
+    world: &mut ConformanceWorld,
+    prompt: String,
+    options: String,
+) -> StepResult {
+    let options: Value = serde_json::from_str(&options)
+        .with_context(|| format!("the task options {options:?} are not JSON"))?;
+    let session_id = world.session()?.session_id.clone();
+    let runtime = world.runtime().await?;
+    let response = runtime
+        .request(
+            "StartTask",
+            Some(json!({"sessionId": session_id, "prompt": prompt, "taskOptions": options})),
+        )
+        .await?;
+    let response_seq = runtime.last_response_seq();
+    let task_id = str_at(expect_result(&response, "StartTask")?, &["taskId"])
+        .unwrap_or_default()
+        .to_owned();
+    world.task = Some(TaskInfo {
+        task_id,
+        prompt,
+        response: response.clone(),
+        response_seq,
+    });
+    world.last_response = Some(response);
+    world.last_method = Some("StartTask".to_owned());
+    Ok(())
+}
+
+#[then("the runtime asks for no approval")]
+async fn no_approval(world: &mut ConformanceWorld) -> StepResult {
+    wait_task_end(world).await?;
+    barrier(world).await?;
+    let task_id = world.task()?.task_id.clone();
+    let asked: Vec<Value> = task_events(&world.started_runtime()?.events(), &task_id)
+        .into_iter()
+        .filter(|e| e.event_type() == "approval_requested")
+        .map(|e| e.payload().clone())
+        .collect();
+    check!(
+        asked.is_empty(),
+        "no approval should have been asked for, but the runtime sent: {}",
+        show(&json!(asked))
+    );
+    Ok(())
+}
+
+#[then(regex = r"^the model (is|is not) offered HttpRequest$")]
+async fn offered_http(world: &mut ConformanceWorld, which: String) -> StepResult {
+    let requests = model_requests(world.started_fakes()?).await;
+    let body = &requests
+        .first()
+        .context("the model received no request")?
+        .body;
+    let offered = body
+        .get("tools")
+        .and_then(Value::as_array)
+        .is_some_and(|tools| {
+            tools
+                .iter()
+                .any(|t| str_at(t, &["function", "name"]) == Some("HttpRequest"))
+        });
+    check!(
+        offered == (which == "is"),
+        "HttpRequest should {}be offered to the model: tools = {}",
+        if which == "is" { "" } else { "not " },
+        show(body.get("tools").unwrap_or(&Value::Null))
+    );
+    Ok(())
+}

@@ -1,0 +1,133 @@
+Feature: Commands the policy allows and blocks
+  A RunCommand line is judged whole: every program it would start — across `;`, `&&`, `||`,
+  `|`, subshells, `$(…)`, backticks, redirection targets, `FOO=1` prefixes, `env`/`xargs`/
+  `timeout` wrappers, absolute or relative paths — must pass allowedCommands and
+  blockedCommands, and what cannot be proven safe is denied (local-agent-host.md §8.2, §8.4
+  and its open question in §13).
+
+  @REQ-POL-010
+  Scenario Outline: every program of "<line>" must be allowed (<construct>)
+    Given the policy allows the commands "ls, echo, cat, grep, wc, env, xargs, timeout" and blocks the commands ""
+    And a running session
+    And the model will run the command "<line>"
+    And the model will then answer "Done."
+    When the client starts the task "Run it."
+    Then the RunCommand call is denied
+    And the workspace has no file "pwned"
+
+    Examples:
+      | construct                  | line                              |
+      | sequence ;                 | ls; touch pwned                   |
+      | and-list &&                | ls && touch pwned                 |
+      | or-list \|\|               | ls \|\| touch pwned               |
+      | pipeline \|                | echo x \| touch pwned             |
+      | background &               | touch pwned & ls                  |
+      | subshell                   | (touch pwned)                     |
+      | brace group                | { touch pwned; }                  |
+      | command substitution       | echo $(touch pwned)               |
+      | substitution in quotes     | echo "$(touch pwned)"             |
+      | backticks                  | echo `touch pwned`                |
+      | redirection target         | ls > $(touch pwned)               |
+      | assignment prefix          | FOO=1 touch pwned                 |
+      | env wrapper                | env touch pwned                   |
+      | env wrapper with variables | env A=1 touch pwned               |
+      | xargs wrapper              | echo pwned \| xargs touch         |
+      | timeout wrapper            | timeout 5 touch pwned             |
+      | absolute binary path       | /usr/bin/touch pwned              |
+      | relative binary path       | ./touch pwned                     |
+      | quoted program name        | "tou"ch pwned                     |
+      | escaped program name       | tou\\ch pwned                     |
+      | if body                    | if ls; then touch pwned; fi       |
+      | newline-free loop body     | for f in a; do touch pwned; done  |
+
+  @REQ-POL-010
+  Scenario Outline: a line whose programs are all allowed runs (<construct>)
+    Given the policy allows the commands "ls, echo, cat, grep, wc, env, xargs, timeout" and blocks the commands ""
+    And a running session
+    And the model will run the command "<line>"
+    And the model will then answer "Done."
+    When the client starts the task "Run it."
+    Then the RunCommand call runs
+
+    Examples:
+      | construct            | line                          |
+      | one program          | ls                            |
+      | and-list             | echo hi && ls                 |
+      | pipeline             | echo hi \| grep h \| wc -l    |
+      | assignment prefix    | FOO=1 ls                      |
+      | env wrapper          | env A=1 ls                    |
+      | redirection          | echo hi > out.txt             |
+      | absolute binary path | /bin/ls                       |
+
+  @REQ-POL-011
+  Scenario Outline: a multi-word blocked command matches on its leading arguments (<construct>)
+    Given the policy allows the commands "" and blocks the commands "rm -rf, git push, curl"
+    And the workspace file "scratch/keep.txt" contains "keep me"
+    And a running session
+    And the model will run the command "<line>"
+    And the model will then answer "Done."
+    When the client starts the task "Clean up."
+    Then the RunCommand call is denied
+    And the workspace folder "scratch" still exists
+
+    Examples:
+      | construct             | line                               |
+      | the command itself    | rm -rf scratch                     |
+      | absolute binary path  | /bin/rm -rf scratch                |
+      | relative binary path  | ../../bin/rm -rf scratch           |
+      | after ;               | ls; rm -rf scratch                 |
+      | after &&              | true && rm -rf scratch             |
+      | in a pipeline         | echo \| rm -rf scratch             |
+      | in a subshell         | (rm -rf scratch)                   |
+      | command substitution  | echo $(rm -rf scratch)             |
+      | backticks             | echo `rm -rf scratch`              |
+      | assignment prefix     | FOO=1 rm -rf scratch               |
+      | env wrapper           | env rm -rf scratch                 |
+      | xargs wrapper         | echo scratch \| xargs rm -rf       |
+      | sh -c script          | sh -c 'rm -rf scratch'             |
+      | unknown argument      | rm -rf $TARGET                     |
+      | second blocked entry  | git push --force origin main       |
+      | single-word entry     | curl https://example.com/          |
+
+  @REQ-POL-011
+  Scenario Outline: a command that only shares the program of a blocked entry runs (<line>)
+    Given the policy allows the commands "" and blocks the commands "rm -rf, git push, curl"
+    And a running session
+    And the model will run the command "<line>"
+    And the model will then answer "Done."
+    When the client starts the task "Run it."
+    Then the RunCommand call runs
+
+    Examples:
+      | line                  |
+      | rm -f missing.txt     |
+      | git --version         |
+
+  @REQ-POL-012
+  Scenario Outline: a line the policy cannot prove safe is denied (<construct>)
+    Given the policy allows the commands "ls, echo, cat" and blocks the commands "rm -rf"
+    And a running session
+    And the model will run the command "<line>"
+    And the model will then answer "Done."
+    When the client starts the task "Run it."
+    Then the RunCommand call is denied
+
+    Examples:
+      | construct                  | line                      |
+      | here-document              | cat <<EOF                 |
+      | program from a variable    | $CMD -la                  |
+      | program from substitution  | $(echo ls)                |
+      | glob as the program        | /bin/l? -la               |
+      | process substitution       | cat <(ls)                 |
+      | unbalanced quote           | echo "ls                  |
+      | eval                       | eval ls                   |
+
+  @REQ-POL-017
+  Scenario: the reason for a denied command reaches the model
+    Given the policy allows the commands "ls, echo" and blocks the commands ""
+    And a running session
+    And the model will run the command "ls && touch pwned"
+    And the model will then answer "I may not run touch."
+    When the client starts the task "Run it."
+    Then the RunCommand call is denied with error code "CAPABILITY_DENIED"
+    And the model is told the RunCommand call was denied because of "touch"

@@ -1,0 +1,137 @@
+//! The Approval Service fake (local-agent-host.md §10.4, INTEROP.md §6) on wiremock: records
+//! every decision a runtime persists with `POST /approvals`, and can be made to fail
+//! ([`ApprovalServiceFake::fail_next`]) or disappear ([`ApprovalServiceFake::go_down`]) to
+//! show that persistence never holds up a tool.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use wiremock::matchers::{any, method, path};
+use wiremock::{Mock, Request, ResponseTemplate};
+
+use crate::faults::{FaultQueue, json_template};
+use crate::host::WiremockHost;
+use crate::recording::RecordedRequest;
+use crate::util::{lock, new_id, service_error, validation_error};
+
+/// Fields INTEROP.md §6 lists for the body; a record without one of them (or with one that
+/// is not a string, `reason` and `stepId` excepted) is refused with 422, as a real service
+/// validating its input would.
+pub const REQUIRED_FIELDS: &[&str] = &[
+    "approvalId",
+    "sessionId",
+    "taskId",
+    "userId",
+    "tenantId",
+    "workspaceId",
+    "decision",
+    "actionSummary",
+    "riskLevel",
+    "clientTimestamp",
+];
+
+#[derive(Default)]
+struct State {
+    records: Vec<Value>,
+    /// How long every answer is held back (a hung service).
+    delay: Option<Duration>,
+}
+
+type Shared = Arc<Mutex<State>>;
+
+/// The Approval Service fake.
+pub struct ApprovalServiceFake {
+    host: WiremockHost,
+    state: Shared,
+    faults: Arc<FaultQueue>,
+}
+
+impl ApprovalServiceFake {
+    /// Starts on a fresh ephemeral loopback port with no records.
+    pub async fn start() -> anyhow::Result<Self> {
+        let state: Shared = Arc::default();
+        let faults = Arc::new(FaultQueue::default());
+        let store = Arc::clone(&state);
+        let mocks = vec![
+            faults.mock(),
+            Mock::given(method("POST"))
+                .and(path("/approvals"))
+                .respond_with(move |request: &Request| create(&mut lock(&store), request)),
+            Mock::given(any())
+                .respond_with(|request: &Request| {
+                    let message = format!("No route for {} {}", request.method, request.url.path());
+                    json_template(404, &service_error("NOT_FOUND", &message, false))
+                })
+                .with_priority(u8::MAX),
+        ];
+        let host = WiremockHost::start(mocks).await?;
+        Ok(Self {
+            host,
+            state,
+            faults,
+        })
+    }
+
+    /// The service's base URL (no trailing slash), for `APPROVAL_SERVICE_URL`.
+    pub fn url(&self) -> String {
+        self.host.base_url()
+    }
+
+    /// See [`crate::SessionServiceFake::fail_next`].
+    pub fn fail_next(&self, count: usize, status: u16, body: Value) {
+        self.faults.push(count, status, body);
+    }
+
+    /// Drops failures not yet served.
+    pub fn clear_faults(&self) {
+        self.faults.clear();
+    }
+
+    /// Stops accepting connections (connection refused) and keeps the port reserved.
+    pub async fn go_down(&self) {
+        self.host.go_down().await;
+    }
+
+    /// Every request to any endpoint, in order (refused and failed ones included).
+    pub async fn requests(&self) -> Vec<RecordedRequest> {
+        self.host.requests().await
+    }
+
+    /// Bodies of the accepted `POST /approvals`, in order.
+    pub fn records(&self) -> Vec<Value> {
+        lock(&self.state).records.clone()
+    }
+
+    /// From now on every `POST /approvals` is answered only after `delay` (a hung service:
+    /// the connection is accepted, the answer does not come). `None` answers at once.
+    pub fn answer_after(&self, delay: Option<Duration>) {
+        lock(&self.state).delay = delay;
+    }
+}
+
+fn create(state: &mut State, request: &Request) -> ResponseTemplate {
+    let template = record(&mut state.records, request);
+    match state.delay {
+        Some(delay) => template.set_delay(delay),
+        None => template,
+    }
+}
+
+fn record(records: &mut Vec<Value>, request: &Request) -> ResponseTemplate {
+    let body: Value = match serde_json::from_slice(&request.body) {
+        Ok(body @ Value::Object(_)) => body,
+        _ => return json_template(422, &validation_error("the body must be a JSON object")),
+    };
+    let missing: Vec<&str> = REQUIRED_FIELDS
+        .iter()
+        .copied()
+        .filter(|field| !body.get(*field).is_some_and(Value::is_string))
+        .collect();
+    if !missing.is_empty() {
+        let message = format!("missing or non-string fields: {}", missing.join(", "));
+        return json_template(422, &validation_error(&message));
+    }
+    records.push(body);
+    json_template(201, &json!({"approvalRecordId": new_id("aprec")}))
+}
