@@ -8,10 +8,12 @@
 //! - [`StreamingGateway`] (axum): the same protocol sent event by event, plus delays,
 //!   stalls and disconnects ([`StreamStep`]).
 //! - [`SessionServiceFake`], [`WorkspaceFake`] (wiremock): the backend services.
+//! - [`BackendToolServiceFake`] (wiremock): remote tools, `POST /tools/{name}/invoke`.
 //!
 //! Every fake can [`go_down`](SessionServiceFake::go_down): its port then refuses
 //! connections and stays reserved (see `port.rs`).
 
+mod backend_tools;
 mod faults;
 mod gateway;
 mod host;
@@ -28,6 +30,7 @@ mod workspace;
 #[cfg(test)]
 mod tests;
 
+pub use backend_tools::{BackendToolReply, BackendToolServiceFake};
 pub use gateway::GatewayFake;
 pub use policy::default_policy_template;
 pub use recording::RecordedRequest;

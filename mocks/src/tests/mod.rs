@@ -1,5 +1,6 @@
 //! Tests of the fakes over real HTTP (reqwest), in the lib's one test binary.
 
+mod backend_tools;
 mod gateway;
 mod render;
 mod services_down;

@@ -298,6 +298,7 @@ impl Host {
                 policy_bundle_version: policy_version.clone(),
             }),
         );
+        crate::extensions::open(self.tools.as_ref(), &session).await;
         to_value(self.ready(&session, "compatible"))
     }
 
@@ -654,6 +655,7 @@ impl Host {
         if let Some(runner) = session.take_runner() {
             let _ = runner.await;
         }
+        crate::extensions::close(self.tools.as_ref()).await;
         let Ok(backends) = self.backends() else {
             return;
         };

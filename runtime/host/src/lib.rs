@@ -10,6 +10,7 @@ pub mod approval;
 pub mod config;
 pub mod error;
 pub mod events;
+pub mod extensions;
 pub mod host;
 pub mod llm;
 pub mod policy;

@@ -67,7 +67,10 @@ impl std::fmt::Debug for McpServerConfig {
         f.debug_struct("McpServerConfig")
             .field("name", &self.name)
             .field("endpoint", &self.endpoint)
-            .field("bearer_token", &self.bearer_token.as_ref().map(|_| "<redacted>"))
+            .field(
+                "bearer_token",
+                &self.bearer_token.as_ref().map(|_| "<redacted>"),
+            )
             .field("allowed_tools", &self.allowed_tools)
             .field("tool_approval_rules", &self.tool_approval_rules)
             .finish()

@@ -5,7 +5,9 @@
 //! [`ToolRouter`]: agent_protocol::ToolRouter
 
 pub mod args;
+pub mod backend;
 pub mod file;
+pub mod mcp;
 pub mod network;
 pub mod output;
 pub mod platform;

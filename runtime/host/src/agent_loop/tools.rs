@@ -17,7 +17,7 @@ use super::{TaskRun, millis};
 use crate::events::Scope;
 use crate::llm::ToolCall;
 use crate::policy::Verdict;
-use crate::routing::capability_for;
+use crate::routing::capability_in;
 
 struct Planned<'a> {
     call: &'a ToolCall,
@@ -33,7 +33,7 @@ impl TaskRun {
         let planned: Vec<Planned<'_>> = calls
             .iter()
             .map(|call| {
-                let capability = capability_for(&call.name);
+                let capability = capability_in(&call.name, &policy);
                 let parsed = serde_json::from_str::<Value>(&call.arguments);
                 let arguments = match &parsed {
                     Ok(Value::Object(map)) => map.clone(),
@@ -96,7 +96,9 @@ impl TaskRun {
                         ErrorCode::ToolNotFound,
                         format!("Unknown tool: {}", call.name),
                     )),
-                    (Some(capability), _) => Ok(policy.check_tool(capability, &request.arguments)),
+                    (Some(capability), _) => {
+                        Ok(policy.check_named_tool(&call.name, capability, &request.arguments))
+                    }
                 };
                 Planned {
                     call,

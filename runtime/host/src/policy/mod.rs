@@ -23,6 +23,7 @@
 
 pub mod command;
 pub mod domain;
+mod extensions;
 
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
