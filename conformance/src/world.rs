@@ -103,6 +103,8 @@ pub struct ConformanceWorld {
     pub task: Option<TaskInfo>,
     /// Counters captured at a moment (e.g. uploads when Shutdown was sent) to compare later.
     pub marks: BTreeMap<&'static str, usize>,
+    /// MCP server fakes by the name the policy gives them.
+    pub mcp_servers: Vec<(String, agent_mocks::McpServerFake)>,
 }
 
 impl std::fmt::Debug for ConformanceWorld {

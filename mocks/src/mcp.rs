@@ -83,25 +83,28 @@ impl McpServerFake {
             calls: Arc::clone(&calls),
         };
         let stop = CancellationToken::new();
-        let service: StreamableHttpService<Handler, LocalSessionManager> = StreamableHttpService::new(
-            move || Ok(handler.clone()),
-            Arc::default(),
-            StreamableHttpServerConfig::default().with_cancellation_token(stop.child_token()),
-        );
+        let service: StreamableHttpService<Handler, LocalSessionManager> =
+            StreamableHttpService::new(
+                move || Ok(handler.clone()),
+                Arc::default(),
+                StreamableHttpServerConfig::default().with_cancellation_token(stop.child_token()),
+            );
         let seen = Arc::clone(&tokens);
-        let router = axum::Router::new()
-            .nest_service("/mcp", service)
-            .layer(axum::middleware::from_fn(
-                move |request: axum::extract::Request, next: axum::middleware::Next| {
-                    let seen = Arc::clone(&seen);
-                    async move {
-                        if let Some(value) = request.headers().get("authorization") {
-                            lock(&seen).push(String::from_utf8_lossy(value.as_bytes()).into_owned());
+        let router =
+            axum::Router::new()
+                .nest_service("/mcp", service)
+                .layer(axum::middleware::from_fn(
+                    move |request: axum::extract::Request, next: axum::middleware::Next| {
+                        let seen = Arc::clone(&seen);
+                        async move {
+                            if let Some(value) = request.headers().get("authorization") {
+                                lock(&seen)
+                                    .push(String::from_utf8_lossy(value.as_bytes()).into_owned());
+                            }
+                            next.run(request).await
                         }
-                        next.run(request).await
-                    }
-                },
-            ));
+                    },
+                ));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let address = listener.local_addr()?;
         let shutdown = stop.clone();
