@@ -3,8 +3,8 @@
 //! `McpServer`). The runtime must reach it over plain http on loopback, which needs its test
 //! mode; the reference runtime's switch is `AGENT_RUNTIME_ALLOW_LOOPBACK_HTTP`.
 
-use agent_mocks::McpServerFake;
 use agent_mocks::policy::capability_entry;
+use agent_mocks::{BackendToolReply, BackendToolServiceFake, McpServerFake};
 use anyhow::Context as _;
 use cucumber::{given, then};
 use serde_json::{Value, json};
@@ -190,5 +190,65 @@ async fn warned(world: &mut ConformanceWorld, name: String) -> StepResult {
         "no warning event names the MCP server {name}; events: {}",
         event_types(&events)
     );
+    Ok(())
+}
+
+// ---- the Backend Tool Service (local-agent-host.md §7.6) ----------------------------------------
+
+#[given(
+    expr = "the Backend Tool Service runs the tool {string} answering {string} and the policy allows only it"
+)]
+async fn backend_tool(world: &mut ConformanceWorld, tool: String, answer: String) -> StepResult {
+    check!(
+        world.session.is_none(),
+        "the policy must be shaped before the session is created (put this step before \"a running session\")"
+    );
+    let fake = BackendToolServiceFake::start().await?;
+    fake.script(&tool, BackendToolReply::Succeeded(answer));
+    fake.script(
+        "Summarize",
+        BackendToolReply::Succeeded("a summary".to_owned()),
+    );
+    world.set_runtime_env("BACKEND_TOOL_SERVICE_URL", &fake.url())?;
+    world.backend_tools = Some(fake);
+    world.fakes().await?.session.update_policy(|bundle| {
+        let entry = capability_entry("BackendTool.Invoke", json!({"allowedToolNames": [tool]}));
+        match bundle.get_mut("capabilities").and_then(Value::as_array_mut) {
+            Some(capabilities) => capabilities.push(entry),
+            None => bundle["capabilities"] = json!([entry]),
+        }
+    });
+    Ok(())
+}
+
+#[then(
+    regex = r#"^the Backend Tool Service received (no invocation|only the invocation "(.+)" with the text "(.*)")$"#
+)]
+async fn backend_received(
+    world: &mut ConformanceWorld,
+    _what: String,
+    tool: String,
+    text: String,
+) -> StepResult {
+    wait_task_end(world).await?;
+    let fake = world
+        .backend_tools
+        .as_ref()
+        .context("no Backend Tool Service fake was started")?;
+    let seen = fake.invocations().await;
+    if tool.is_empty() {
+        check!(
+            seen.is_empty(),
+            "the Backend Tool Service was invoked: {seen:?}"
+        );
+    } else {
+        check!(
+            seen.len() == 1
+                && seen[0].0 == tool
+                && seen[0].1["toolName"] == json!(tool)
+                && seen[0].1["arguments"]["text"] == json!(text),
+            "expected one invocation of {tool} with the ToolRequest's arguments.text {text:?}; got {seen:?}"
+        );
+    }
     Ok(())
 }
