@@ -105,6 +105,10 @@ pub struct ConformanceWorld {
     pub task: Option<TaskInfo>,
     /// Counters captured at a moment (e.g. uploads when Shutdown was sent) to compare later.
     pub marks: BTreeMap<&'static str, usize>,
+    /// MCP server fakes by the name the policy gives them.
+    pub mcp_servers: Vec<(String, agent_mocks::McpServerFake)>,
+    /// The Backend Tool Service fake, when a scenario uses one.
+    pub backend_tools: Option<agent_mocks::BackendToolServiceFake>,
 }
 
 impl std::fmt::Debug for ConformanceWorld {

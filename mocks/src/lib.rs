@@ -9,14 +9,18 @@
 //!   stalls and disconnects ([`StreamStep`]).
 //! - [`SessionServiceFake`], [`WorkspaceFake`], [`ApprovalServiceFake`] (wiremock): the
 //!   backend services.
+//! - [`BackendToolServiceFake`] (wiremock): remote tools, `POST /tools/{name}/invoke`.
+//! - [`McpServerFake`] (rmcp + axum): an MCP server over streamable HTTP.
 //!
 //! Every fake can [`go_down`](SessionServiceFake::go_down): its port then refuses
 //! connections and stays reserved (see `port.rs`).
 
 mod approval;
+mod backend_tools;
 mod faults;
 mod gateway;
 mod host;
+mod mcp;
 pub mod policy;
 mod port;
 mod recording;
@@ -31,7 +35,9 @@ mod workspace;
 mod tests;
 
 pub use approval::ApprovalServiceFake;
+pub use backend_tools::{BackendToolReply, BackendToolServiceFake};
 pub use gateway::GatewayFake;
+pub use mcp::McpServerFake;
 pub use policy::default_policy_template;
 pub use recording::RecordedRequest;
 pub use session::SessionServiceFake;

@@ -24,6 +24,7 @@ macro_rules! fail {
 
 pub mod errors;
 pub mod events;
+pub mod extensions;
 pub mod governance;
 pub mod lifecycle;
 pub mod model;

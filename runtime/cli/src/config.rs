@@ -136,6 +136,16 @@ pub struct Cli {
         default_value_t = false
     )]
     allow_loopback_http: bool,
+    /// Base URL of the Backend Tool Service (BackendTool.Invoke tools); none offered when unset.
+    #[arg(long, env = "BACKEND_TOOL_SERVICE_URL")]
+    backend_tool_service_url: Option<String>,
+    /// Seconds each MCP server may take to initialize and list its tools at session start.
+    #[arg(
+        long,
+        env = "AGENT_RUNTIME_MCP_STARTUP_TIMEOUT_SECONDS",
+        default_value = "10"
+    )]
+    mcp_startup_timeout_seconds: f64,
     /// Largest accepted JSON-RPC line, in bytes.
     #[arg(long, env = "AGENT_RUNTIME_MAX_LINE_BYTES", default_value_t = 256 * 1024 * 1024)]
     max_line_bytes: usize,
@@ -185,10 +195,22 @@ fn default_checkpoint_dir() -> PathBuf {
 }
 
 impl Cli {
-    pub fn tool_options(&self) -> agent_tools::ToolOptions {
-        agent_tools::ToolOptions {
+    pub fn tool_options(&self) -> anyhow::Result<agent_tools::ToolOptions> {
+        let mcp = agent_tools::mcp::McpOptions {
+            startup_timeout: seconds(
+                "AGENT_RUNTIME_MCP_STARTUP_TIMEOUT_SECONDS",
+                self.mcp_startup_timeout_seconds,
+            )?,
+            ..Default::default()
+        };
+        Ok(agent_tools::ToolOptions {
             allow_loopback_http: self.allow_loopback_http,
-        }
+            backend_tool_service_url: self
+                .backend_tool_service_url
+                .clone()
+                .filter(|url| !url.trim().is_empty()),
+            mcp,
+        })
     }
 
     pub fn to_host_config(&self) -> anyhow::Result<HostConfig> {

@@ -22,6 +22,13 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::from(2);
         }
     };
+    let tool_options = match cli.tool_options() {
+        Ok(options) => options,
+        Err(error) => {
+            eprintln!("agent-runtime: {error:#}");
+            return std::process::ExitCode::from(2);
+        }
+    };
     let _guard = logging::init(&cli.log_level, host_config.log_dir.as_deref());
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -33,7 +40,7 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
-    let tools = Arc::new(LocalToolRouter::with_options(cli.tool_options()));
+    let tools = Arc::new(LocalToolRouter::with_options(tool_options));
     let outcome = runtime.block_on(run(host_config, tools, cli.listen.clone()));
     // The stdin reader sits in a blocking read that only the client can end; do not wait
     // for it (the client may keep stdin open after Shutdown).

@@ -11,6 +11,7 @@ pub mod approval_service;
 pub mod config;
 pub mod error;
 pub mod events;
+pub mod extensions;
 pub mod host;
 pub mod llm;
 pub mod policy;

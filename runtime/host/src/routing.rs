@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use agent_protocol::ToolDefinition;
+use agent_protocol::extensions::{BACKEND_TOOL_CAPABILITY, MCP_CAPABILITY, split_mcp_name};
 use serde_json::{Map, Value};
 
 use crate::config::HostConfig;
@@ -23,18 +24,34 @@ pub const TOOL_CAPABILITIES: &[(&str, &str)] = &[
     ("UploadArtifact", "Workspace.Upload"),
 ];
 
+/// The capability of a tool: from the table, or `Mcp.Invoke` for an MCP tool
+/// (`{server}/{tool}`, see `agent_protocol::extensions`).
 pub fn capability_for(tool_name: &str) -> Option<&'static str> {
     TOOL_CAPABILITIES
         .iter()
         .find(|(tool, _)| *tool == tool_name)
         .map(|(_, capability)| *capability)
+        .or_else(|| split_mcp_name(tool_name).map(|_| MCP_CAPABILITY))
+}
+
+/// [`capability_for`], plus `BackendTool.Invoke` for the tools the policy names in its
+/// `allowedToolNames` (local-agent-host.md §7.2, §7.6). Built-in names always win.
+pub fn capability_in(tool_name: &str, policy: &PolicyEnforcer) -> Option<&'static str> {
+    capability_for(tool_name).or_else(|| {
+        policy
+            .capability(BACKEND_TOOL_CAPABILITY)
+            .and_then(|entry| entry.allowed_tool_names.as_ref())
+            .filter(|names| names.iter().any(|name| name == tool_name))
+            .map(|_| BACKEND_TOOL_CAPABILITY)
+    })
 }
 
 /// The tools offered to the model: known to the router and granted by the policy.
 pub fn offered_tools(all: Vec<ToolDefinition>, policy: &PolicyEnforcer) -> Vec<ToolDefinition> {
     all.into_iter()
         .filter(|tool| {
-            capability_for(&tool.tool_name).is_some_and(|capability| policy.grants(capability))
+            capability_in(&tool.tool_name, policy)
+                .is_some_and(|capability| policy.grants(capability))
         })
         .collect()
 }
@@ -57,7 +74,7 @@ pub fn tool_timeout(
             .unwrap_or(config.shell_tool_timeout),
         // A push talks to a remote: a network request, not local file work.
         "Network.Http" | "Git.Push" => config.network_tool_timeout,
-        "BackendTool.Invoke" => config.remote_tool_timeout,
+        "BackendTool.Invoke" | "Mcp.Invoke" => config.remote_tool_timeout,
         _ => config.file_tool_timeout,
     };
     (tool, tool.saturating_add(MARGIN))

@@ -13,6 +13,7 @@ pub mod audit;
 pub mod checkpoint;
 pub mod error;
 pub mod events;
+pub mod extensions;
 pub mod jsonrpc;
 pub mod message;
 pub mod methods;

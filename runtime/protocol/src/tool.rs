@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::error::ErrorCode;
+use crate::extensions::{ExtensionConfig, ExtensionNotice};
 use crate::methods::FileChangeStatus;
 
 /// Limits the host passes with each request, taken from the policy scope and the runtime
@@ -187,5 +188,18 @@ pub struct ToolDefinition {
 #[async_trait]
 pub trait ToolRouter: Send + Sync {
     async fn execute(&self, request: ToolRequest) -> ToolResult;
+    /// The tools offered right now: the built-in ones and the extension tools whose server
+    /// is reachable. May change between calls (a server going down or coming back).
     fn available_tools(&self) -> Vec<ToolDefinition>;
+
+    /// Sets up a session's extension tools (MCP servers, Backend Tool Service) from the
+    /// settings the host read from the policy bundle; returns what a person should be told
+    /// (unreachable servers, rejected tools). Bounded in time by the implementation; a
+    /// server that does not answer never delays the others.
+    async fn open_extensions(&self, _config: ExtensionConfig) -> Vec<ExtensionNotice> {
+        Vec::new()
+    }
+
+    /// Ends what `open_extensions` started (closes MCP sessions). Called at session end.
+    async fn close_extensions(&self) {}
 }

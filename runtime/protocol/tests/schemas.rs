@@ -1169,6 +1169,24 @@ fn approval_policy_checkpoint_and_audit_satisfy_their_schemas() {
     // Unknown scope fields are kept and allowed (only the key check would flag them).
     let json = serde_json::to_value(&with_unknown_capability).unwrap();
     agent_schemas::validate("policy/PolicyBundle", &json).unwrap();
+    // MCP servers as the runtime reads them (agent_protocol::extensions).
+    let server = agent_protocol::extensions::McpServerConfig {
+        name: "docs".into(),
+        endpoint: "https://mcp.example.com/mcp".into(),
+        bearer_token: Some("t".into()),
+        allowed_tools: vec!["search".into()],
+        tool_approval_rules: [("search".to_owned(), "rule".to_owned())].into(),
+    };
+    let mut with_mcp = policy_bundle();
+    with_mcp.capabilities.push(CapabilityEntry {
+        name: "Mcp.Invoke".into(),
+        extra: object(json!({"mcpServers": [server]})),
+        ..CapabilityEntry::default()
+    });
+    let json = serde_json::to_value(&with_mcp).unwrap();
+    agent_schemas::validate("policy/PolicyBundle", &json).unwrap();
+    let read = agent_protocol::extensions::ExtensionConfig::from_bundle(&with_mcp).unwrap();
+    assert_eq!(read.mcp_servers, [server]);
 
     let checkpoint = Checkpoint {
         checkpoint_version: CHECKPOINT_VERSION.into(),

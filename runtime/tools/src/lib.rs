@@ -5,8 +5,10 @@
 //! [`ToolRouter`]: agent_protocol::ToolRouter
 
 pub mod args;
+pub mod backend;
 pub mod file;
 pub mod git;
+pub mod mcp;
 pub mod network;
 pub mod output;
 pub mod platform;

@@ -1,13 +1,16 @@
 //! The registry and dispatch (local-tool-runtime.md §3): unknown tools are TOOL_NOT_FOUND,
 //! every tool validates its own arguments before touching anything.
 
+use agent_protocol::extensions::{ExtensionConfig, ExtensionNotice, split_mcp_name};
 use agent_protocol::{ErrorCode, ToolDefinition, ToolRequest, ToolResult, ToolRouter};
 use async_trait::async_trait;
 
+use crate::backend::BackendTools;
 use crate::file::delete::DeleteFile;
 use crate::file::read::ReadFile;
 use crate::file::write::WriteFile;
 use crate::git::{GitCommit, GitDiff, GitPush, GitStatus};
+use crate::mcp::{McpClient, McpOptions};
 use crate::network::HttpRequest;
 use crate::network::ssrf::AddressPolicy;
 use crate::shell::RunCommand;
@@ -20,17 +23,25 @@ pub trait Tool: Send + Sync {
 }
 
 /// How the built-in tools are set up; `Default` is the production setting.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ToolOptions {
+    /// `BACKEND_TOOL_SERVICE_URL`: where `BackendTool.Invoke` tools run; none when unset.
+    pub backend_tool_service_url: Option<String>,
+    /// MCP client settings; its `allow_loopback_http` is overridden by the one below, so one
+    /// switch governs every plain-http loopback exception.
+    pub mcp: McpOptions,
     /// HttpRequest may reach loopback addresses (`127.0.0.0/8`, `::1`, `localhost`). Default
     /// `false`: local-tool-runtime.md §8.3 forbids them. Only for tests and the conformance
     /// kit, whose fake servers listen on `127.0.0.1`; every other local or internal address
-    /// (private, link-local, metadata, …) stays forbidden even then.
+    /// (private, link-local, metadata, …) stays forbidden even then. Also lets MCP
+    /// endpoints on loopback use plain http.
     pub allow_loopback_http: bool,
 }
 
 pub struct LocalToolRouter {
     tools: Vec<Box<dyn Tool>>,
+    mcp: McpClient,
+    backend: BackendTools,
 }
 
 impl LocalToolRouter {
@@ -44,7 +55,13 @@ impl LocalToolRouter {
         let policy = AddressPolicy {
             allow_loopback: options.allow_loopback_http,
         };
+        let mcp = McpOptions {
+            allow_loopback_http: options.allow_loopback_http,
+            ..options.mcp
+        };
         Self {
+            mcp: McpClient::new(mcp),
+            backend: BackendTools::new(options.backend_tool_service_url.clone()),
             tools: vec![
                 Box::new(ReadFile),
                 Box::new(WriteFile),
@@ -69,12 +86,17 @@ impl Default for LocalToolRouter {
 #[async_trait]
 impl ToolRouter for LocalToolRouter {
     async fn execute(&self, request: ToolRequest) -> ToolResult {
+        if split_mcp_name(&request.tool_name).is_some() {
+            return self.mcp.call(&request).await;
+        }
         match self
             .tools
             .iter()
             .find(|tool| tool.definition().tool_name == request.tool_name)
         {
             Some(tool) => tool.run(&request).await,
+            // Built-in names win: a remote tool can never stand in for a local one.
+            None if self.backend.serves(&request.tool_name) => self.backend.call(&request).await,
             None => ToolResult::failed(
                 &request,
                 ErrorCode::ToolNotFound,
@@ -84,7 +106,27 @@ impl ToolRouter for LocalToolRouter {
     }
 
     fn available_tools(&self) -> Vec<ToolDefinition> {
-        self.tools.iter().map(|tool| tool.definition()).collect()
+        let mut tools: Vec<ToolDefinition> =
+            self.tools.iter().map(|tool| tool.definition()).collect();
+        let remote: Vec<ToolDefinition> = self
+            .backend
+            .tools()
+            .into_iter()
+            .filter(|remote| !tools.iter().any(|tool| tool.tool_name == remote.tool_name))
+            .collect();
+        tools.extend(self.mcp.tools());
+        tools.extend(remote);
+        tools
+    }
+
+    async fn open_extensions(&self, config: ExtensionConfig) -> Vec<ExtensionNotice> {
+        self.backend.set_allowed(config.backend_tools);
+        self.mcp.open(config.mcp_servers).await
+    }
+
+    async fn close_extensions(&self) {
+        self.mcp.close().await;
+        self.backend.set_allowed(Vec::new());
     }
 }
 

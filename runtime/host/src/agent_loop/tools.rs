@@ -17,7 +17,7 @@ use super::{TaskRun, millis};
 use crate::events::Scope;
 use crate::llm::ToolCall;
 use crate::policy::Verdict;
-use crate::routing::capability_for;
+use crate::routing::capability_in;
 
 struct Planned<'a> {
     call: &'a ToolCall,
@@ -33,7 +33,7 @@ impl TaskRun {
         let planned: Vec<Planned<'_>> = calls
             .iter()
             .map(|call| {
-                let capability = capability_for(&call.name);
+                let capability = capability_in(&call.name, &policy);
                 let parsed = serde_json::from_str::<Value>(&call.arguments);
                 let arguments = match &parsed {
                     Ok(Value::Object(map)) => map.clone(),
@@ -99,6 +99,7 @@ impl TaskRun {
                     // §8.6: expiry is checked before every tool call too.
                     (Some(_), _) if policy.is_expired() => Err(expired(&request)),
                     (Some(capability), _) => Ok(policy.check_tool_for_task(
+                        &call.name,
                         capability,
                         &request.arguments,
                         &self.options,

@@ -27,6 +27,7 @@ impl Host {
         if let Some(runner) = session.take_runner() {
             let _ = runner.await;
         }
+        crate::extensions::close(self.tools.as_ref()).await;
         let Ok(backends) = self.backends() else {
             return;
         };

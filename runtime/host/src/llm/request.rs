@@ -4,6 +4,7 @@
 //! id, every `content` a string.
 
 use agent_protocol::ToolDefinition;
+use agent_protocol::extensions::to_wire_name;
 use agent_protocol::message::{ConversationMessage, Role};
 use agent_protocol::policy::LlmPolicy;
 use serde_json::{Value, json};
@@ -33,7 +34,7 @@ pub fn build_body<'a>(
                     json!({
                         "type": "function",
                         "function": {
-                            "name": tool.tool_name,
+                            "name": to_wire_name(&tool.tool_name),
                             "description": tool.description,
                             "parameters": tool.input_schema,
                         }
@@ -58,7 +59,7 @@ fn to_wire(message: &ConversationMessage) -> Value {
             "tool_calls": message.tool_calls.iter().map(|call| json!({
                 "id": call.id,
                 "type": "function",
-                "function": { "name": call.name, "arguments": call.arguments },
+                "function": { "name": to_wire_name(&call.name), "arguments": call.arguments },
             })).collect::<Vec<_>>(),
         }),
         Role::Tool => json!({

@@ -126,7 +126,8 @@ impl Accumulator {
                 } else {
                     call.id
                 },
-                name: call.name,
+                // MCP tools travel as `{server}__{tool}` (agent_protocol::extensions).
+                name: agent_protocol::extensions::from_wire_name(&call.name),
                 arguments: call.arguments,
             })
             .collect();

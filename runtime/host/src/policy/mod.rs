@@ -25,6 +25,7 @@
 
 pub mod command;
 pub mod domain;
+mod extensions;
 pub mod task_options;
 
 use std::collections::HashMap;

@@ -30,6 +30,7 @@ impl PolicyEnforcer {
     /// [`PolicyEnforcer::check_tool`], then tightened by the task's options.
     pub fn check_tool_for_task(
         &self,
+        tool_name: &str,
         capability: &str,
         arguments: &Map<String, Value>,
         options: &TaskOptions,
@@ -40,7 +41,7 @@ impl PolicyEnforcer {
                     .to_owned(),
             );
         }
-        let verdict = self.check_tool(capability, arguments);
+        let verdict = self.check_named_tool(tool_name, capability, arguments);
         match (options.approval_mode, verdict) {
             (Some(ApprovalMode::Always), Verdict::Allowed) => {
                 let entry = self.capabilities.get(capability);
@@ -143,7 +144,12 @@ mod tests {
         for (mode, network, capability, arguments, expected) in cases {
             let arguments = arguments.as_object().unwrap().clone();
             let got =
-                judge(policy.check_tool_for_task(capability, &arguments, &options(mode, network)));
+                judge(policy.check_tool_for_task(
+                    "any",
+                    capability,
+                    &arguments,
+                    &options(mode, network),
+                ));
             if got != expected {
                 failures.push(format!(
                     "{mode:?}/{network:?} {capability} {arguments:?}: expected {expected}, got {got}"

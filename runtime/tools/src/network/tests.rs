@@ -506,6 +506,7 @@ async fn the_router_offers_loopback_only_when_its_options_allow_it() {
     let call = || http_request(json!({"url": format!("http://{address}/")}));
     let open = LocalToolRouter::with_options(ToolOptions {
         allow_loopback_http: true,
+        ..ToolOptions::default()
     });
     let reached = open.execute(call()).await;
     assert_eq!(reached.status, ToolStatus::Succeeded, "{reached:?}");

@@ -1,0 +1,144 @@
+//! An MCP server fake (local-tool-runtime.md §9) on the official SDK `rmcp`, streamable
+//! HTTP on a loopback port (`{url}` ends in `/mcp`). It offers `echo` (answers
+//! `echo: {text}`) and `secret` (answers `the secret is 4-8-15-16`), and records every
+//! `tools/call` it receives and the `Authorization` header of every request.
+
+use std::sync::{Arc, Mutex};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::transport::streamable_http_server::{
+    StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
+};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::util::lock;
+
+type Calls = Arc<Mutex<Vec<(String, Value)>>>;
+type Tokens = Arc<Mutex<Vec<String>>>;
+
+#[derive(Clone)]
+struct Handler {
+    calls: Calls,
+}
+
+fn tool(name: &str, description: &str) -> Tool {
+    let schema = json!({"type": "object", "properties": {"text": {"type": "string"}}});
+    Tool::new(
+        name.to_owned(),
+        description.to_owned(),
+        Arc::new(schema.as_object().cloned().unwrap_or_default()),
+    )
+}
+
+impl ServerHandler for Handler {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(vec![
+            tool("echo", "Echo the text back"),
+            tool("secret", "Tell the secret"),
+        ]))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
+        lock(&self.calls).push((request.name.to_string(), arguments.clone()));
+        let text = match request.name.as_ref() {
+            "echo" => format!("echo: {}", arguments["text"].as_str().unwrap_or_default()),
+            "secret" => "the secret is 4-8-15-16".to_owned(),
+            other => return Err(ErrorData::invalid_params(format!("no tool {other}"), None)),
+        };
+        Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into())
+    }
+}
+
+pub struct McpServerFake {
+    url: String,
+    calls: Calls,
+    tokens: Tokens,
+    stop: CancellationToken,
+}
+
+impl McpServerFake {
+    pub async fn start() -> anyhow::Result<Self> {
+        let calls: Calls = Arc::default();
+        let tokens: Tokens = Arc::default();
+        let handler = Handler {
+            calls: Arc::clone(&calls),
+        };
+        let stop = CancellationToken::new();
+        let service: StreamableHttpService<Handler, LocalSessionManager> =
+            StreamableHttpService::new(
+                move || Ok(handler.clone()),
+                Arc::default(),
+                StreamableHttpServerConfig::default().with_cancellation_token(stop.child_token()),
+            );
+        let seen = Arc::clone(&tokens);
+        let router =
+            axum::Router::new()
+                .nest_service("/mcp", service)
+                .layer(axum::middleware::from_fn(
+                    move |request: axum::extract::Request, next: axum::middleware::Next| {
+                        let seen = Arc::clone(&seen);
+                        async move {
+                            if let Some(value) = request.headers().get("authorization") {
+                                lock(&seen)
+                                    .push(String::from_utf8_lossy(value.as_bytes()).into_owned());
+                            }
+                            next.run(request).await
+                        }
+                    },
+                ));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let address = listener.local_addr()?;
+        let shutdown = stop.clone();
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, router)
+                .with_graceful_shutdown(async move { shutdown.cancelled_owned().await })
+                .await;
+        });
+        Ok(Self {
+            url: format!("http://{address}/mcp"),
+            calls,
+            tokens,
+            stop,
+        })
+    }
+
+    /// The streamable-HTTP endpoint.
+    pub fn url(&self) -> String {
+        self.url.clone()
+    }
+
+    /// `(tool, arguments)` of every `tools/call`, in order.
+    pub fn calls(&self) -> Vec<(String, Value)> {
+        lock(&self.calls).clone()
+    }
+
+    /// Every `Authorization` header received.
+    pub fn authorizations(&self) -> Vec<String> {
+        lock(&self.tokens).clone()
+    }
+}
+
+impl Drop for McpServerFake {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}
