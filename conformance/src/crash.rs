@@ -272,7 +272,7 @@ async fn one_run(
         .await?;
     let jitter = rng.random_range(0..=3000);
     tokio::time::sleep(Duration::from_micros(jitter)).await;
-    first.stop().await;
+    first.kill().await;
     let moment = seen.last().map_or("start", |e| e.event_type()).to_owned();
     *report.kills_by_moment.entry(moment).or_default() += 1;
 

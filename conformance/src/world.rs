@@ -206,7 +206,7 @@ impl ConformanceWorld {
             .runtime
             .take()
             .context("the runtime was not started in this scenario, so it cannot be killed")?;
-        runtime.stop().await;
+        runtime.kill().await;
         self.crashed.push(runtime);
         Ok(())
     }

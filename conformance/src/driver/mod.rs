@@ -513,6 +513,21 @@ impl RuntimeDriver {
         self.shared.lock().exit
     }
 
+    /// A crash: SIGKILL first, with the input still open (closing it first would let the
+    /// runtime see end of input and shut down cleanly — deleting its checkpoint — before
+    /// the kill lands), then what [`stop`](Self::stop) does.
+    pub async fn kill(&mut self) {
+        if self.exit_status().is_none()
+            && let Some(kill) = self.kill.take()
+        {
+            self.shared
+                .update(|s| s.note(Direction::Note, "killed with SIGKILL by the kit (a crash)"));
+            let _ = kill.send(());
+        }
+        let _ = self.wait_until_exit("exit after SIGKILL", self.timeout).await;
+        self.stop().await;
+    }
+
     /// Kills the process if it still runs and waits (bounded) for it and for stdout to close,
     /// so the last lines it wrote are classified before the scenario is judged.
     pub async fn stop(&mut self) {
