@@ -26,6 +26,7 @@ pub mod errors;
 pub mod events;
 pub mod governance;
 pub mod lifecycle;
+pub mod loop_extra;
 pub mod model;
 pub mod recovery;
 pub mod rpc;

@@ -1,0 +1,18 @@
+Feature: Parallel tool results keep the call order
+  Approved tools of one answer run concurrently; whatever order they finish in, their results
+  enter the thread in the order the model made the calls (local-agent-host.md §4.2). The
+  first command here waits for a file the second writes, so it always finishes last.
+
+  @REQ-LOOP-028
+  Scenario: results enter the thread in call order when the calls finish in reverse order
+    Given the policy also grants Shell.Exec
+    And a running session
+    And the model will call these tools in one answer:
+      | tool       | arguments                                                                              |
+      | RunCommand | {"command": "while [ ! -e second-done ]; do sleep 0.05; done; echo first", "timeout": 10} |
+      | RunCommand | {"command": "echo done > second-done; echo second"}                                    |
+    And the model will then answer "Both commands ran."
+    When the client starts the task "Run both commands."
+    Then the tool calls complete in the reverse of the call order
+    And every tool call of the task succeeds
+    And the next model request carries the tool results in the call order
