@@ -9,10 +9,10 @@ Feature: Parallel tool results keep the call order
     And a running session
     And the model will call these tools in one answer:
       | tool       | arguments                                                                              |
-      | RunCommand | {"command": "while [ ! -e second-done ]; do sleep 0.05; done; echo first", "timeout": 10} |
-      | RunCommand | {"command": "echo done > second-done; echo second"}                                    |
+      | RunCommand | {"command": "while [ ! -e second-done ]; do sleep 0.05; done; echo result-one", "timeout": 10} |
+      | RunCommand | {"command": "echo done > second-done; echo result-two"}                                    |
     And the model will then answer "Both commands ran."
     When the client starts the task "Run both commands."
     Then the tool calls complete in the reverse of the call order
     And every tool call of the task succeeds
-    And the next model request carries the tool results in the call order
+    And the next model request carries the tool results "result-one" and "result-two" in the call order

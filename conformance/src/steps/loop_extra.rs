@@ -250,8 +250,17 @@ async fn reverse_completion(world: &mut ConformanceWorld) -> StepResult {
     Ok(())
 }
 
-#[then("the next model request carries the tool results in the call order")]
-async fn results_in_call_order(world: &mut ConformanceWorld) -> StepResult {
+/// The tool messages of the task's second model request answer `call_tool_1`, `call_tool_2`
+/// in that order, each with its own call's output (ids and contents both, so results paired
+/// with the wrong call fail too).
+#[then(
+    expr = "the next model request carries the tool results {string} and {string} in the call order"
+)]
+async fn results_in_call_order(
+    world: &mut ConformanceWorld,
+    first: String,
+    second: String,
+) -> StepResult {
     wait_task_end(world).await?;
     let task_id = world.task()?.task_id.clone();
     let requests: Vec<Value> = model_requests(world.started_fakes()?)
@@ -260,23 +269,35 @@ async fn results_in_call_order(world: &mut ConformanceWorld) -> StepResult {
         .filter(|r| r.header("x-task-id") == Some(task_id.as_str()))
         .map(|r| r.body)
         .collect();
-    let second = requests
+    let next = requests
         .get(1)
         .with_context(|| format!("the model received {} request(s)", requests.len()))?;
-    let messages = second
+    let messages = next
         .get("messages")
         .and_then(Value::as_array)
         .context("the model request has no messages")?;
-    let got: Vec<&str> = messages
+    let tools: Vec<(&str, &str)> = messages
         .iter()
         .filter(|m| str_at(m, &["role"]) == Some("tool"))
-        .filter_map(|m| str_at(m, &["tool_call_id"]))
+        .map(|m| {
+            (
+                str_at(m, &["tool_call_id"]).unwrap_or_default(),
+                str_at(m, &["content"]).unwrap_or_default(),
+            )
+        })
         .collect();
+    let ids: Vec<&str> = tools.iter().map(|(id, _)| *id).collect();
     let want = [call_id(1), call_id(2)];
     check!(
-        got == want,
-        "the tool results must follow the call order {want:?}, got {got:?}"
+        ids == want,
+        "the tool results must follow the call order {want:?}, got {ids:?}"
     );
+    for ((id, content), needle) in tools.iter().zip([&first, &second]) {
+        check!(
+            content.contains(needle.as_str()),
+            "the result of {id} must contain {needle:?}: {content:?}"
+        );
+    }
     Ok(())
 }
 
