@@ -111,6 +111,21 @@ async fn user_creates(world: &mut ConformanceWorld, name: String) -> StepResult 
     Ok(())
 }
 
+/// Waits for `tool_completed` of the `n`th scripted call (1-based).
+#[when(expr = "the runtime has reported the result of call {int}")]
+async fn call_reported(world: &mut ConformanceWorld, n: usize) -> StepResult {
+    let id = call_id(n);
+    let timeout = world.timeout();
+    world
+        .started_runtime()?
+        .wait_for_event(&format!("tool_completed for {id}"), timeout, |e| {
+            e.event_type() == "tool_completed"
+                && str_at(e.payload(), &["toolCallId"]) == Some(id.as_str())
+        })
+        .await?;
+    Ok(())
+}
+
 /// SIGTERM, as the OS sends at logout or when the app's process manager stops the runtime.
 #[when("the runtime receives SIGTERM")]
 async fn sigterm(world: &mut ConformanceWorld) -> StepResult {
