@@ -3,7 +3,8 @@ Feature: Cancelling a task while a tool runs
   thread, and only then does the task end with exactly one task_cancelled. A tool still
   running a grace period after CancelTask is force-cancelled: its process tree is killed, the
   thread records that it was stopped, and a warning says so (local-agent-host.md §4.5). The
-  commands are POSIX shell; they signal the kit through files in the workspace.
+  commands are POSIX shell; they signal the kit through files in the workspace, and each wait
+  is bounded (30 s) so no command outlives a failed scenario for long.
 
   Background:
     Given the policy also grants Shell.Exec
@@ -13,7 +14,7 @@ Feature: Cancelling a task while a tool runs
     Given a running session
     And the model will call RunCommand with:
       """
-      {"command": "touch started; while [ ! -e release ]; do sleep 0.05; done; echo finished"}
+      {"command": "touch started; for i in $(seq 600); do [ -e release ] && break; sleep 0.05; done; echo finished"}
       """
     And the model will then answer "Done."
     And the client has started the task "Run the command."
@@ -28,7 +29,7 @@ Feature: Cancelling a task while a tool runs
     Given a running session
     And the model will call RunCommand with:
       """
-      {"command": "touch started; while [ ! -e release ]; do sleep 0.05; done; echo finished"}
+      {"command": "touch started; for i in $(seq 600); do [ -e release ] && break; sleep 0.05; done; echo finished"}
       """
     And the client has started the task "Run the command."
     When the command has written the workspace file "started"
@@ -44,7 +45,7 @@ Feature: Cancelling a task while a tool runs
     Given a running session
     And the model will call RunCommand with:
       """
-      {"command": "touch started; while [ ! -e release ]; do sleep 0.05; done; echo finished-$((40 + 2))"}
+      {"command": "touch started; for i in $(seq 600); do [ -e release ] && break; sleep 0.05; done; echo finished-$((40 + 2))"}
       """
     And the model will then answer "It printed what it prints."
     And the client has started the task "Run the command."

@@ -10,7 +10,7 @@ Feature: Parallel tool results keep the call order
     And a running session
     And the model will call these tools in one answer:
       | tool       | arguments                                                                                  |
-      | RunCommand | {"command": "while [ ! -e release ]; do sleep 0.05; done; echo result-one", "timeout": 30} |
+      | RunCommand | {"command": "for i in $(seq 600); do [ -e release ] && break; sleep 0.05; done; echo result-one", "timeout": 30} |
       | RunCommand | {"command": "echo result-two"}                                                             |
     And the model will then answer "Both commands ran."
     And the client has started the task "Run both commands."
