@@ -39,6 +39,7 @@ pub const CONTRACT_VARIABLES: &[&str] = &[
     "AGENT_RUNTIME_MAX_REQUEST_MESSAGES",
     "AGENT_RUNTIME_RECENCY_WINDOW",
     "AGENT_RUNTIME_EVENT_RING_SIZE",
+    "AGENT_RUNTIME_FORCE_CANCEL_GRACE_SECONDS",
 ];
 
 /// `(variables to set, variables to remove)`. `overrides` (from `Given` steps) win.

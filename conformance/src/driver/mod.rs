@@ -297,6 +297,11 @@ impl RuntimeDriver {
         )
     }
 
+    /// The runtime's process id (to signal it, as the OS would at logout).
+    pub fn pid(&self) -> Option<u32> {
+        self.pid
+    }
+
     /// The default bound for waits.
     pub fn timeout(&self) -> Duration {
         self.timeout

@@ -27,6 +27,7 @@ pub mod events;
 pub mod extensions;
 pub mod governance;
 pub mod lifecycle;
+pub mod loop_extra;
 pub mod model;
 pub mod policy;
 pub mod recovery;

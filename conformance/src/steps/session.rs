@@ -337,7 +337,7 @@ async fn state_session_status(world: &mut ConformanceWorld, status: String) -> S
 
 // ---- teardown --------------------------------------------------------------------------------
 
-const UPLOADS_AT_SHUTDOWN: &str = "uploads at shutdown";
+pub(super) const UPLOADS_AT_SHUTDOWN: &str = "uploads at shutdown";
 
 async fn remember_uploads(world: &mut ConformanceWorld) -> anyhow::Result<()> {
     let count = world.fakes().await?.workspace.uploads().await.len();

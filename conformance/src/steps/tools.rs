@@ -21,7 +21,7 @@ use crate::driver::ReceivedEvent;
 use crate::world::ConformanceWorld;
 
 /// The `marks` key counting the tool calls scripted so far.
-const SCRIPTED_CALLS: &str = "tools.scripted_calls";
+pub(super) const SCRIPTED_CALLS: &str = "tools.scripted_calls";
 
 /// The id of the `n`th scripted call (1-based).
 pub fn call_id(n: usize) -> String {
