@@ -529,7 +529,9 @@ impl RuntimeDriver {
                 .update(|s| s.note(Direction::Note, "killed with SIGKILL by the kit (a crash)"));
             let _ = kill.send(());
         }
-        let _ = self.wait_until_exit("exit after SIGKILL", self.timeout).await;
+        let _ = self
+            .wait_until_exit("exit after SIGKILL", self.timeout)
+            .await;
         self.stop().await;
     }
 

@@ -180,13 +180,6 @@ async fn file_read_only(world: &mut ConformanceWorld, name: String) -> StepResul
     Ok(())
 }
 
-#[given(expr = "the workspace folder {string} exists")]
-async fn folder_exists(world: &mut ConformanceWorld, name: String) -> StepResult {
-    let path = world.dirs()?.workspace.join(&name);
-    std::fs::create_dir_all(&path).with_context(|| format!("cannot create {}", path.display()))?;
-    Ok(())
-}
-
 #[given(expr = "the model will call {word} with:")]
 async fn model_calls_with(world: &mut ConformanceWorld, tool: String, step: &Step) -> StepResult {
     let raw = step
@@ -314,30 +307,6 @@ async fn file_now_contains(world: &mut ConformanceWorld, name: String, want: Str
     check!(
         text == want,
         "{name} must hold exactly {want:?}, it holds {text:?}"
-    );
-    Ok(())
-}
-
-#[then(expr = "the workspace has no file {string}")]
-async fn no_file(world: &mut ConformanceWorld, name: String) -> StepResult {
-    wait_task_end(world).await?;
-    let path = world.dirs()?.workspace.join(&name);
-    check!(
-        !path.exists(),
-        "{} must not exist after the task",
-        path.display()
-    );
-    Ok(())
-}
-
-#[then(expr = "the workspace folder {string} still exists")]
-async fn folder_still_exists(world: &mut ConformanceWorld, name: String) -> StepResult {
-    wait_task_end(world).await?;
-    let path = world.dirs()?.workspace.join(&name);
-    check!(
-        path.is_dir(),
-        "the folder {} must still exist",
-        path.display()
     );
     Ok(())
 }

@@ -143,13 +143,12 @@ mod tests {
         let mut failures = Vec::new();
         for (mode, network, capability, arguments, expected) in cases {
             let arguments = arguments.as_object().unwrap().clone();
-            let got =
-                judge(policy.check_tool_for_task(
-                    "any",
-                    capability,
-                    &arguments,
-                    &options(mode, network),
-                ));
+            let got = judge(policy.check_tool_for_task(
+                "any",
+                capability,
+                &arguments,
+                &options(mode, network),
+            ));
             if got != expected {
                 failures.push(format!(
                     "{mode:?}/{network:?} {capability} {arguments:?}: expected {expected}, got {got}"
