@@ -19,15 +19,8 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let tokio = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(tokio) => tokio,
-        Err(error) => {
-            eprintln!("conformance: cannot start tokio: {error}");
-            return ExitCode::from(2);
-        }
+    let Some(tokio) = runtime() else {
+        return ExitCode::from(2);
     };
     let result = tokio.block_on(conformance::run(options));
     // Do not wait on a fake that would not stop: the verdict is already known.
@@ -60,15 +53,8 @@ fn crash(args: impl Iterator<Item = String>) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let tokio = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(tokio) => tokio,
-        Err(error) => {
-            eprintln!("conformance crash: cannot start tokio: {error}");
-            return ExitCode::from(2);
-        }
+    let Some(tokio) = runtime() else {
+        return ExitCode::from(2);
     };
     let report = tokio.block_on(conformance::crash::run_campaign(&options));
     tokio.shutdown_timeout(Duration::from_secs(2));
@@ -81,4 +67,12 @@ fn crash(args: impl Iterator<Item = String>) -> ExitCode {
     } else {
         ExitCode::from(1)
     }
+}
+
+fn runtime() -> Option<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .inspect_err(|error| eprintln!("conformance: cannot start tokio: {error}"))
+        .ok()
 }

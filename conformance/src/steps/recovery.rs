@@ -101,22 +101,28 @@ async fn resume_unknown(world: &mut ConformanceWorld) -> StepResult {
     Ok(())
 }
 
+/// CreateSession on the scenario's workspace, with `extra` params merged in.
+async fn create_session_with(world: &mut ConformanceWorld, extra: Value) -> anyhow::Result<Value> {
+    let workspace = world.dirs()?.workspace.display().to_string();
+    let mut params = json!({
+        "userId": "user_conformance",
+        "tenantId": "tenant_conformance",
+        "workspaceHint": {"localPaths": [workspace]},
+    });
+    if let (Some(params), Value::Object(extra)) = (params.as_object_mut(), extra) {
+        params.extend(extra);
+    }
+    world
+        .runtime()
+        .await?
+        .request("CreateSession", Some(params))
+        .await
+}
+
 #[when("the client creates a session continuing the previous one")]
 async fn create_continuing(world: &mut ConformanceWorld) -> StepResult {
     let previous = world.session()?.session_id.clone();
-    let workspace = world.dirs()?.workspace.display().to_string();
-    let runtime = world.runtime().await?;
-    let response = runtime
-        .request(
-            "CreateSession",
-            Some(json!({
-                "userId": "user_conformance",
-                "tenantId": "tenant_conformance",
-                "workspaceHint": {"localPaths": [workspace]},
-                "continueFromSessionId": previous,
-            })),
-        )
-        .await?;
+    let response = create_session_with(world, json!({ "continueFromSessionId": previous })).await?;
     let result = expect_result(&response, "CreateSession continuing a past session")?.clone();
     world.session = Some(SessionInfo {
         session_id: str_at(&result, &["sessionId"])
@@ -135,19 +141,7 @@ async fn create_continuing(world: &mut ConformanceWorld) -> StepResult {
 #[when("a new session can be created at once")]
 #[then("a new session can be created at once")]
 async fn fresh_session(world: &mut ConformanceWorld) -> StepResult {
-    let workspace = world.dirs()?.workspace.display().to_string();
-    let response = world
-        .runtime()
-        .await?
-        .request(
-            "CreateSession",
-            Some(json!({
-                "userId": "user_conformance",
-                "tenantId": "tenant_conformance",
-                "workspaceHint": {"localPaths": [workspace]},
-            })),
-        )
-        .await?;
+    let response = create_session_with(world, json!({})).await?;
     expect_result(&response, "CreateSession after a failed crash recovery")?;
     Ok(())
 }
@@ -313,5 +307,64 @@ async fn checkpoint_dir_unwritable(world: &mut ConformanceWorld) -> StepResult {
     std::fs::write(&blocker, "a file where the checkpoint directory should be")?;
     let dir = blocker.join("checkpoints");
     world.set_runtime_env("CHECKPOINT_DIR", &dir.display().to_string())?;
+    Ok(())
+}
+
+#[then("the checkpoint of the session holds the pending approval")]
+async fn checkpoint_holds_approval(world: &mut ConformanceWorld) -> StepResult {
+    let timeout = world.timeout();
+    let requested = world
+        .started_runtime()?
+        .wait_for_event("approval_requested", timeout, |e| {
+            e.event_type() == "approval_requested"
+        })
+        .await?;
+    let approval_id = str_at(requested.payload(), &["approvalId"])
+        .context("approval_requested carries no approvalId")?
+        .to_owned();
+    let (_, value) = read_checkpoint(world)?;
+    let pending = at(&value, &["pendingApprovals"])
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice);
+    check!(
+        pending
+            .iter()
+            .any(|a| str_at(a, &["approvalId"]) == Some(approval_id.as_str())),
+        "while approval {approval_id} waits, the checkpoint should list it in pendingApprovals (local-agent-host.md §9.2): {}",
+        show(at(&value, &["pendingApprovals"]).unwrap_or(&Value::Null))
+    );
+    Ok(())
+}
+
+#[then("every tool call in the model requests has its result")]
+async fn no_orphan_tool_calls(world: &mut ConformanceWorld) -> StepResult {
+    for (index, request) in model_requests(world.started_fakes()?)
+        .await
+        .iter()
+        .enumerate()
+    {
+        let messages = request
+            .body
+            .get("messages")
+            .and_then(Value::as_array)
+            .map_or(&[][..], Vec::as_slice);
+        let answered: Vec<&str> = messages
+            .iter()
+            .filter_map(|m| str_at(m, &["tool_call_id"]))
+            .collect();
+        let calls = messages
+            .iter()
+            .filter_map(|m| m.get("tool_calls").and_then(Value::as_array))
+            .flatten()
+            .filter_map(|call| str_at(call, &["id"]));
+        for call in calls {
+            check!(
+                answered.contains(&call),
+                "model request {} carries the tool call {call} without its result (real gateways reject such a request): {}",
+                index + 1,
+                show(&request.body)
+            );
+        }
+    }
     Ok(())
 }

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use agent_protocol::approval::Decision;
+use agent_protocol::approval::{ApprovalRequest, Decision};
 use agent_protocol::methods::ApproveActionStatus;
 use tokio::sync::oneshot;
 
@@ -20,6 +20,8 @@ pub struct Resolution {
 #[derive(Default)]
 struct Table {
     pending: HashMap<String, oneshot::Sender<Resolution>>,
+    /// The requests behind `pending`, for the checkpoint (§9.2 pending approvals).
+    requests: HashMap<String, ApprovalRequest>,
     resolved: HashMap<String, Decision>,
 }
 
@@ -53,6 +55,27 @@ impl ApprovalBroker {
         }
     }
 
+    /// [`register`](Self::register), keeping the request for [`pending`](Self::pending).
+    pub fn register_request(&self, request: &ApprovalRequest) -> Pending {
+        self.lock()
+            .requests
+            .insert(request.approval_id.clone(), request.clone());
+        self.register(&request.approval_id)
+    }
+
+    /// The requests still waiting for a decision, oldest id first.
+    pub fn pending(&self) -> Vec<ApprovalRequest> {
+        let table = self.lock();
+        let mut requests: Vec<ApprovalRequest> = table
+            .requests
+            .iter()
+            .filter(|(id, _)| table.pending.contains_key(*id))
+            .map(|(_, request)| request.clone())
+            .collect();
+        requests.sort_by(|a, b| a.approval_id.cmp(&b.approval_id));
+        requests
+    }
+
     /// Registers `approval_id` and waits for its resolution or the timeout.
     pub async fn wait(&self, approval_id: &str, timeout: Duration) -> Resolution {
         let pending = self.register(approval_id);
@@ -78,6 +101,7 @@ impl ApprovalBroker {
         };
         let mut table = self.lock();
         table.pending.remove(&approval_id);
+        table.requests.remove(&approval_id);
         table
             .resolved
             .insert(approval_id.clone(), resolution.decision);
@@ -93,6 +117,7 @@ impl ApprovalBroker {
     ) -> ApproveActionStatus {
         let mut table = self.lock();
         if let Some(sender) = table.pending.remove(approval_id) {
+            table.requests.remove(approval_id);
             table.resolved.insert(approval_id.to_owned(), decision);
             return match sender.send(Resolution { decision, reason }) {
                 Ok(()) => ApproveActionStatus::Accepted,
@@ -108,7 +133,11 @@ impl ApprovalBroker {
 
     /// Resolves every pending approval as cancelled (task cancellation, shutdown).
     pub fn cancel_all(&self) {
-        let pending: Vec<_> = self.lock().pending.drain().collect();
+        let pending: Vec<_> = {
+            let mut table = self.lock();
+            table.requests.clear();
+            table.pending.drain().collect()
+        };
         for (id, sender) in pending {
             self.lock().resolved.insert(id, Decision::Cancelled);
             let _ = sender.send(Resolution {

@@ -590,21 +590,27 @@ impl TaskRun {
                     "The LLM Gateway kept failing after {} retries ({reason}); the session is paused and can be resumed.",
                     self.backends.llm.max_retries()
                 );
-                if self
-                    .session
-                    .transition(SessionStatus::SessionPaused)
-                    .is_ok()
-                {
-                    self.emit(
-                        Scope::task(&self.task_id),
-                        EventBody::SessionPaused(SessionPaused {
-                            reason: "llm_unavailable".to_owned(),
-                            message: message.clone(),
-                        }),
-                    );
-                }
+                self.pause("llm_unavailable", &message);
                 Ending::failed("llm_unavailable", ErrorCode::LlmUnavailable, message, true)
             }
+        }
+    }
+
+    /// The session PAUSED, announced with `session_paused` (once: a session already
+    /// paused stays as it is).
+    fn pause(&self, reason: &str, message: &str) {
+        if self
+            .session
+            .transition(SessionStatus::SessionPaused)
+            .is_ok()
+        {
+            self.emit(
+                Scope::task(&self.task_id),
+                EventBody::SessionPaused(SessionPaused {
+                    reason: reason.to_owned(),
+                    message: message.to_owned(),
+                }),
+            );
         }
     }
 
@@ -614,19 +620,7 @@ impl TaskRun {
     fn policy_expired(&self, scope: &Scope) -> Ending {
         let message = "The session's policy has expired; resume the session to get a fresh policy.";
         self.emit(scope.clone(), EventBody::PolicyExpired(Empty {}));
-        if self
-            .session
-            .transition(SessionStatus::SessionPaused)
-            .is_ok()
-        {
-            self.emit(
-                Scope::task(&self.task_id),
-                EventBody::SessionPaused(SessionPaused {
-                    reason: "policy_expired".to_owned(),
-                    message: message.to_owned(),
-                }),
-            );
-        }
+        self.pause("policy_expired", message);
         Ending::failed("policy_expired", ErrorCode::PolicyExpired, message, true)
     }
 

@@ -57,7 +57,7 @@ pub fn checkpoint(session: &Session, store: &CheckpointStore) {
             session_tokens_used: inner.tokens_used,
             policy_bundle_version: policy.bundle().policy_bundle_version.clone(),
             checkpointed_at: now_rfc3339(),
-            pending_approvals: Vec::new(),
+            pending_approvals: session.approvals.pending(),
             workspace_root: session
                 .identity
                 .workspace_root

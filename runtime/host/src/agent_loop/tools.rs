@@ -267,7 +267,9 @@ impl TaskRun {
         let approval_id = approval.approval_id.clone();
         let (action_summary, risk_level) = (approval.action_summary.clone(), approval.risk_level);
         // Registered before the event: the app may answer the moment it sees it.
-        let pending = self.session.approvals.register(&approval_id);
+        let pending = self.session.approvals.register_request(&approval);
+        // A crash while the user decides keeps the request (§9.2 pending approvals).
+        super::persist::checkpoint(&self.session, &self.backends.checkpoints);
         self.session
             .events
             .emit(scope.clone(), EventBody::ApprovalRequested(approval));

@@ -109,6 +109,14 @@ impl Session {
             .collect();
         inner.task_count = task_ids.len() as u64;
         inner.tokens_used = checkpoint.session_tokens_used;
+        let mut thread = checkpoint.thread;
+        if let Some(task) = checkpoint
+            .task
+            .as_ref()
+            .filter(|task| task.status == CHECKPOINT_TASK_RUNNING)
+        {
+            thread = completed_steps_only(thread, &task.task_id, checkpoint.step_cursor.as_deref());
+        }
         inner.task = checkpoint.task.map(|task| TaskRecord {
             incomplete: task.status == CHECKPOINT_TASK_RUNNING,
             task_id: task.task_id,
@@ -119,7 +127,7 @@ impl Session {
             cancel: CancellationToken::new(),
             step_cursor: checkpoint.step_cursor,
         });
-        inner.thread = Thread::restore(&self.identity.session_id, checkpoint.thread);
+        inner.thread = Thread::restore(&self.identity.session_id, thread);
     }
 
     /// Seeds the thread of a new session with a past session's history (system-design.md
@@ -243,5 +251,79 @@ impl Session {
                     max_steps: task.max_steps,
                 }),
         }
+    }
+}
+
+/// The thread without what an interrupted task wrote after its last completed step (a
+/// checkpoint taken while an approval was pending holds the step's tool calls but not yet
+/// their results): the task resumes with the step after the cursor (§9.5), and an orphan
+/// tool call would make the gateway reject the request.
+fn completed_steps_only(
+    thread: Vec<ConversationMessage>,
+    task_id: &str,
+    cursor: Option<&str>,
+) -> Vec<ConversationMessage> {
+    let number = |step: &str| step.strip_prefix("step_")?.parse::<u32>().ok();
+    let last = cursor.and_then(number).unwrap_or(0);
+    thread
+        .into_iter()
+        .filter(|message| {
+            message.task_id.as_deref() != Some(task_id)
+                || message
+                    .step_id
+                    .as_deref()
+                    .and_then(number)
+                    .is_none_or(|step| step <= last)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agent_protocol::message::Role;
+
+    fn message(task: &str, step: Option<&str>) -> ConversationMessage {
+        ConversationMessage {
+            message_id: format!("{task}-{}", step.unwrap_or("prompt")),
+            session_id: "s".into(),
+            task_id: Some(task.into()),
+            step_id: step.map(str::to_owned),
+            role: Role::User,
+            content: String::new(),
+            token_count: None,
+            timestamp: String::new(),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+            tool_name: None,
+        }
+    }
+
+    #[test]
+    fn an_interrupted_step_is_dropped_and_everything_else_kept() {
+        let thread = vec![
+            message("t1", None),
+            message("t1", Some("step_001")),
+            message("t2", None),
+            message("t2", Some("step_001")),
+            message("t2", Some("step_002")),
+            message("t2", Some("step_003")),
+        ];
+        let kept: Vec<String> = completed_steps_only(thread.clone(), "t2", Some("step_002"))
+            .into_iter()
+            .map(|m| m.message_id)
+            .collect();
+        assert_eq!(
+            kept,
+            [
+                "t1-prompt",
+                "t1-step_001",
+                "t2-prompt",
+                "t2-step_001",
+                "t2-step_002"
+            ]
+        );
+        let kept = completed_steps_only(thread, "t2", None);
+        assert_eq!(kept.len(), 3, "no cursor: only the prompt of t2 stays");
     }
 }
