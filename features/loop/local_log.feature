@@ -10,3 +10,11 @@ Feature: Events are also logged locally
     And the model will answer "Logged and shown."
     When the client starts the task "Say something."
     Then the log directory holds task_started and task_completed of the task as JSON lines
+
+  @REQ-EVT-006
+  Scenario: the local event record does not depend on LOG_LEVEL
+    Given the runtime is started with LOG_LEVEL set to "warn"
+    And a running session
+    And the model will answer "Logged and shown."
+    When the client starts the task "Say something."
+    Then the log directory holds task_started and task_completed of the task as JSON lines

@@ -5,28 +5,41 @@ use std::path::Path;
 
 use tracing_appender::non_blocking::WorkerGuard;
 use tracing_subscriber::EnvFilter;
+use tracing_subscriber::Layer;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 
+/// The file under LOG_DIR is also the local record of every SessionEvent
+/// (local-agent-host.md §12, Phase 1–2), so it keeps `session_event` lines at any
+/// LOG_LEVEL; stderr follows LOG_LEVEL alone.
 pub fn init(level: &str, log_dir: Option<&Path>) -> Option<WorkerGuard> {
-    let filter = EnvFilter::try_new(level).unwrap_or_else(|_| EnvFilter::new("info"));
+    let filter = || EnvFilter::try_new(level).unwrap_or_else(|_| EnvFilter::new("info"));
+    let with_events = || match "session_event=info".parse() {
+        Ok(directive) => filter().add_directive(directive),
+        Err(_) => filter(),
+    };
     let stderr = tracing_subscriber::fmt::layer()
         .json()
-        .with_writer(std::io::stderr);
+        .with_writer(std::io::stderr)
+        .with_filter(filter());
     let (file, guard) =
         match log_dir.and_then(|dir| std::fs::create_dir_all(dir).ok().map(|()| dir)) {
             Some(dir) => {
                 let appender = tracing_appender::rolling::never(dir, "agent-runtime.log");
                 let (writer, guard) = tracing_appender::non_blocking(appender);
                 (
-                    Some(tracing_subscriber::fmt::layer().json().with_writer(writer)),
+                    Some(
+                        tracing_subscriber::fmt::layer()
+                            .json()
+                            .with_writer(writer)
+                            .with_filter(with_events()),
+                    ),
                     Some(guard),
                 )
             }
             None => (None, None),
         };
     let _ = tracing_subscriber::registry()
-        .with(filter)
         .with(stderr)
         .with(file)
         .try_init();
