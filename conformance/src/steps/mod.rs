@@ -30,6 +30,7 @@ pub mod lifecycle;
 pub mod loop_extra;
 pub mod model;
 pub mod policy;
+pub mod prompt;
 pub mod recovery;
 pub mod rpc;
 pub mod session;

@@ -1,0 +1,42 @@
+//! The system prompt's contents (local-agent-host.md §6.2: built once per session from the
+//! agent persona, tool guidance, the workspace paths and the OS family). Its wording is the
+//! runtime's; the kit checks the facts the model needs to act on the user's machine.
+
+use cucumber::then;
+use serde_json::Value;
+
+use super::{StepResult, model_requests, show, str_at};
+use crate::world::ConformanceWorld;
+
+#[then("every model request's system prompt names the project folder and the OS family")]
+async fn system_prompt_facts(world: &mut ConformanceWorld) -> StepResult {
+    let workspace = world.dirs()?.workspace.display().to_string();
+    let os = std::env::consts::OS.to_lowercase();
+    let requests = model_requests(world.started_fakes()?).await;
+    check!(!requests.is_empty(), "the model received no request");
+    let mut prompts = Vec::new();
+    for request in &requests {
+        let system = request
+            .body
+            .get("messages")
+            .and_then(Value::as_array)
+            .and_then(|messages| messages.first())
+            .filter(|m| str_at(m, &["role"]) == Some("system"))
+            .and_then(|m| str_at(m, &["content"]))
+            .unwrap_or_default()
+            .to_owned();
+        check!(
+            system.contains(&workspace) && system.to_lowercase().contains(&os),
+            "the system prompt should name the project folder {workspace:?} (workspaceHint.localPaths[0]) and the OS family {os:?} (clientInfo.osFamily): {}",
+            show(&Value::String(system))
+        );
+        prompts.push(system);
+    }
+    prompts.dedup();
+    check!(
+        prompts.len() == 1,
+        "the system prompt is built once per session, but the requests carry {} different ones",
+        prompts.len()
+    );
+    Ok(())
+}
