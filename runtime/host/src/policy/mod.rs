@@ -26,6 +26,7 @@
 pub mod command;
 pub mod domain;
 mod extensions;
+pub mod path_match;
 pub mod task_options;
 
 use std::collections::HashMap;
@@ -228,9 +229,9 @@ impl PolicyEnforcer {
     }
 
     fn inside_workspace(&self, path: &Path) -> bool {
-        self.workspace_root
-            .as_deref()
-            .is_some_and(|root| path.starts_with(resolve(root)))
+        self.workspace_root.as_deref().is_some_and(|root| {
+            path_match::starts_with(path, &resolve(root), path_match::FOLDS_CASE)
+        })
     }
 
     fn absolute(&self, path: &Path) -> PathBuf {
@@ -246,7 +247,7 @@ impl PolicyEnforcer {
     /// Prefix match on whole path components: `/proj` admits `/proj/a`, never `/proj2`.
     fn matches(&self, path: &Path, prefix: &str) -> bool {
         let prefix = resolve(&self.absolute(Path::new(prefix)));
-        path.starts_with(&prefix)
+        path_match::starts_with(path, &prefix, path_match::FOLDS_CASE)
     }
 }
 
