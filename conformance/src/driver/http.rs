@@ -166,6 +166,7 @@ pub(crate) async fn connect(
             if line.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
+            let expects_reply = expects_reply(&line);
             let request = client
                 .post(format!("{base}/rpc"))
                 .bearer_auth(&token)
@@ -183,6 +184,11 @@ pub(crate) async fn connect(
                         let body = response.text().await.unwrap_or_default();
                         Some(format!("(HTTP {status} from POST /rpc) {body}").into_bytes())
                     }
+                    // A notification expects nothing back: a POST cut short (the scenario
+                    // ended and the runtime was stopped while it was in flight) is no
+                    // protocol line. For a request, the failure is shown where its answer
+                    // was due.
+                    Err(_) if !expects_reply => None,
                     Err(error) => Some(format!("(POST /rpc failed: {error})").into_bytes()),
                 };
                 if let Some(mut reply) = reply {
@@ -198,4 +204,38 @@ pub(crate) async fn connect(
         sse.abort();
     });
     Ok((requests_kit, lines_kit))
+}
+
+/// Whether a POSTed line can have an answer: a request with an id, a batch holding one, or
+/// anything that is not valid JSON-RPC (which gets an error reply).
+fn expects_reply(line: &[u8]) -> bool {
+    let has_id = |value: &serde_json::Value| value.get("id").is_some();
+    match serde_json::from_slice::<serde_json::Value>(line) {
+        Ok(serde_json::Value::Object(object)) => object.contains_key("id"),
+        Ok(serde_json::Value::Array(items)) => items.is_empty() || items.iter().any(has_id),
+        _ => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::expects_reply;
+
+    #[test]
+    fn only_notifications_expect_no_reply() {
+        assert!(expects_reply(
+            br#"{"jsonrpc":"2.0","id":1,"method":"GetSessionState"}"#
+        ));
+        assert!(!expects_reply(
+            br#"{"jsonrpc":"2.0","method":"GetSessionState"}"#
+        ));
+        assert!(!expects_reply(
+            br#"[{"jsonrpc":"2.0","method":"a"},{"jsonrpc":"2.0","method":"b"}]"#
+        ));
+        assert!(expects_reply(
+            br#"[{"jsonrpc":"2.0","method":"a"},{"jsonrpc":"2.0","id":2,"method":"b"}]"#
+        ));
+        assert!(expects_reply(b"[]"));
+        assert!(expects_reply(b"not json"));
+    }
 }
