@@ -7,13 +7,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use wiremock::matchers::{any, method, path};
+use wiremock::matchers::{method, path};
 use wiremock::{Mock, Request, ResponseTemplate};
 
 use crate::faults::{FaultQueue, json_template};
 use crate::host::WiremockHost;
 use crate::recording::RecordedRequest;
-use crate::util::{lock, new_id, service_error, validation_error};
+use crate::util::{lock, new_id, validation_error};
 
 /// Fields INTEROP.md §6 lists for the body; a record without one of them (or with one that
 /// is not a string, `reason` and `stepId` excepted) is refused with 422, as a real service
@@ -58,12 +58,7 @@ impl ApprovalServiceFake {
             Mock::given(method("POST"))
                 .and(path("/approvals"))
                 .respond_with(move |request: &Request| create(&mut lock(&store), request)),
-            Mock::given(any())
-                .respond_with(|request: &Request| {
-                    let message = format!("No route for {} {}", request.method, request.url.path());
-                    json_template(404, &service_error("NOT_FOUND", &message, false))
-                })
-                .with_priority(u8::MAX),
+            crate::host::no_route(),
         ];
         let host = WiremockHost::start(mocks).await?;
         Ok(Self {

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
-use wiremock::matchers::{any, method, path_regex};
+use wiremock::matchers::{method, path_regex};
 use wiremock::{Mock, Request, ResponseTemplate};
 
 use crate::faults::json_template;
@@ -41,12 +41,7 @@ impl BackendToolServiceFake {
             Mock::given(method("POST"))
                 .and(path_regex(r"^/tools/[^/]+/invoke$"))
                 .respond_with(move |request: &Request| invoke(&lock(&answers), request)),
-            Mock::given(any())
-                .respond_with(|request: &Request| {
-                    let message = format!("No route for {} {}", request.method, request.url.path());
-                    json_template(404, &service_error("NOT_FOUND", &message, false))
-                })
-                .with_priority(u8::MAX),
+            crate::host::no_route(),
         ];
         Ok(Self {
             host: WiremockHost::start(mocks).await?,

@@ -86,3 +86,17 @@ async fn recorded(server: &MockServer) -> Vec<RecordedRequest> {
         .map(RecordedRequest::from_wiremock)
         .collect()
 }
+
+/// The lowest-priority route of every wiremock fake: an unknown endpoint is recorded and
+/// answered 404 in the services' error shape (wiremock's own 404 would be silent).
+pub(crate) fn no_route() -> Mock {
+    Mock::given(wiremock::matchers::any())
+        .respond_with(|request: &wiremock::Request| {
+            let message = format!("No route for {} {}", request.method, request.url.path());
+            crate::faults::json_template(
+                404,
+                &crate::util::service_error("NOT_FOUND", &message, false),
+            )
+        })
+        .with_priority(u8::MAX)
+}

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use wiremock::matchers::{any, method, path, path_regex};
+use wiremock::matchers::{method, path, path_regex};
 use wiremock::{Mock, MockBuilder, Request, ResponseTemplate};
 
 use crate::faults::{FaultQueue, json_template};
@@ -129,9 +129,7 @@ impl SessionServiceFake {
                     .and(path_regex(r"^/sessions/[^/]+/tasks/[^/]+/complete$")),
                 complete_task,
             ),
-            Mock::given(any())
-                .respond_with(not_found)
-                .with_priority(u8::MAX),
+            crate::host::no_route(),
         ];
         let host = WiremockHost::start(mocks).await?;
         Ok(Self {
@@ -425,11 +423,6 @@ fn complete_task(state: &mut State, request: &Request) -> ResponseTemplate {
         json!({"status": status, "completedAt": now_rfc3339()}),
     );
     json_template(200, task)
-}
-
-fn not_found(request: &Request) -> ResponseTemplate {
-    let message = format!("No route for {} {}", request.method, request.url.path());
-    json_template(404, &service_error("NOT_FOUND", &message, false))
 }
 
 /// Shallow merge of `extra`'s members into `target` (both objects).

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
-use wiremock::matchers::{any, method, path_regex};
+use wiremock::matchers::{method, path_regex};
 use wiremock::{Mock, Request, ResponseTemplate};
 
 use crate::faults::{FaultQueue, json_template};
@@ -45,12 +45,7 @@ impl WorkspaceFake {
             Mock::given(method("GET"))
                 .and(path_regex(r"^/workspaces/[^/]+/sessions/[^/]+/history$"))
                 .respond_with(move |request: &Request| history(&lock(&history_state), request)),
-            Mock::given(any())
-                .respond_with(|request: &Request| {
-                    let message = format!("No route for {} {}", request.method, request.url.path());
-                    json_template(404, &service_error("NOT_FOUND", &message, false))
-                })
-                .with_priority(u8::MAX),
+            crate::host::no_route(),
         ];
         let host = WiremockHost::start(mocks).await?;
         Ok(Self {
