@@ -211,6 +211,11 @@ impl ConformanceWorld {
         Ok(())
     }
 
+    /// The runtime processes this scenario killed, oldest first.
+    pub fn crashed_runtimes(&self) -> &[RuntimeDriver] {
+        &self.crashed
+    }
+
     /// The runtime, which must already run (for `Then` steps).
     pub fn started_runtime(&self) -> anyhow::Result<&RuntimeDriver> {
         self.runtime

@@ -118,3 +118,14 @@ Feature: Crash recovery from the checkpoint
     When the client resumes the session
     And the client asks for the session state
     Then the session state reports the session as SESSION_RUNNING
+
+  @REQ-REC-014
+  Scenario: event ids keep rising across a crash
+    Given the model will call ReadFile on "notes.txt"
+    And the model will begin answering "The code" and then pause
+    When the client starts the task "What is the launch code in notes.txt?"
+    And the model has begun streaming its answer
+    And the runtime process is killed
+    And the client resumes the session
+    Then every event of the resumed runtime has an id above every id the killed runtime sent
+    And GetEvents since the last id the killed runtime sent reports a gap

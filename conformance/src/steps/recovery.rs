@@ -368,3 +368,56 @@ async fn no_orphan_tool_calls(world: &mut ConformanceWorld) -> StepResult {
     }
     Ok(())
 }
+
+fn event_ids(runtime: &crate::driver::RuntimeDriver) -> Vec<u64> {
+    runtime
+        .events()
+        .iter()
+        .filter_map(|e| e.params.get("eventId").and_then(Value::as_u64))
+        .collect()
+}
+
+/// The highest eventId the killed processes sent: what the app tracks as its max.
+fn highest_id_before_crash(world: &ConformanceWorld) -> anyhow::Result<u64> {
+    world
+        .crashed_runtimes()
+        .iter()
+        .flat_map(event_ids)
+        .max()
+        .context("the killed runtime sent no SessionEvent before the crash")
+}
+
+#[then("every event of the resumed runtime has an id above every id the killed runtime sent")]
+async fn ids_rise_across_crash(world: &mut ConformanceWorld) -> StepResult {
+    let before = highest_id_before_crash(world)?;
+    let runtime = world.started_runtime()?;
+    runtime
+        .wait_for_event("session_resumed", runtime.timeout(), |e| {
+            e.event_type() == "session_resumed"
+        })
+        .await?;
+    let after = event_ids(runtime);
+    let reused: Vec<u64> = after.iter().copied().filter(|id| *id <= before).collect();
+    check!(
+        reused.is_empty(),
+        "eventId is monotonic per session (INTEROP.md §1) and the app keeps the highest it saw ({before}), but the resumed runtime sent ids {reused:?} (all its ids: {after:?})"
+    );
+    Ok(())
+}
+
+#[then("GetEvents since the last id the killed runtime sent reports a gap")]
+async fn replay_after_crash_gap(world: &mut ConformanceWorld) -> StepResult {
+    let before = highest_id_before_crash(world)?;
+    let response = world
+        .runtime()
+        .await?
+        .request("GetEvents", Some(json!({ "sinceId": before })))
+        .await?;
+    let result = expect_result(&response, "GetEvents")?;
+    check!(
+        result.get("gapDetected") == Some(&json!(true)),
+        "the events sent after the last checkpoint and before the crash cannot be replayed, so GetEvents since {before} must say gapDetected: true: {}",
+        show(result)
+    );
+    Ok(())
+}

@@ -186,6 +186,7 @@ fn checkpoint_write(c: &mut Criterion) {
             checkpointed_at: "2026-11-22T00:00:00Z".into(),
             pending_approvals: Vec::new(),
             workspace_root: None,
+            event_id_epoch: 0,
         };
         let bytes = serde_json::to_vec(&checkpoint).map_or(0, |b| b.len());
         group.throughput(Throughput::Bytes(bytes as u64));

@@ -5,6 +5,7 @@
 use std::collections::VecDeque;
 use std::sync::Mutex;
 
+use agent_protocol::checkpoint::EVENT_ID_EPOCH_SPAN;
 use agent_protocol::events::{EventBody, METHOD, SessionEvent};
 use agent_protocol::jsonrpc::Notification;
 use agent_protocol::methods::GetEventsResult;
@@ -49,21 +50,41 @@ pub struct EventSink {
     workspace_id: String,
     outbound: Outbound,
     capacity: usize,
+    /// The process's span of event ids (`Checkpoint.eventIdEpoch`): 0 for a new session,
+    /// one more for each restore in a new process.
+    epoch: u64,
     ring: Mutex<Ring>,
 }
 
 impl EventSink {
     pub fn new(session_id: &str, workspace_id: &str, outbound: Outbound, capacity: usize) -> Self {
+        Self::with_epoch(session_id, workspace_id, outbound, capacity, 0)
+    }
+
+    /// A sink whose ids start at `epoch × EVENT_ID_EPOCH_SPAN + 1`: above every id an
+    /// earlier process of the session can have sent.
+    pub fn with_epoch(
+        session_id: &str,
+        workspace_id: &str,
+        outbound: Outbound,
+        capacity: usize,
+        epoch: u64,
+    ) -> Self {
         Self {
             session_id: session_id.to_owned(),
             workspace_id: workspace_id.to_owned(),
             outbound,
             capacity: capacity.max(1),
+            epoch,
             ring: Mutex::new(Ring {
-                next_id: 1,
+                next_id: epoch.saturating_mul(EVENT_ID_EPOCH_SPAN).saturating_add(1),
                 events: VecDeque::new(),
             }),
         }
+    }
+
+    pub fn epoch(&self) -> u64 {
+        self.epoch
     }
 
     pub fn emit(&self, scope: Scope, body: EventBody) {
@@ -98,7 +119,7 @@ impl EventSink {
             Ok(ring) => ring,
             Err(poisoned) => poisoned.into_inner(),
         };
-        let latest_id = ring.next_id - 1;
+        let latest_id = ring.next_id.saturating_sub(1);
         let oldest_kept = ring
             .events
             .front()
@@ -145,5 +166,19 @@ mod tests {
         assert_eq!(recent.events.len(), 3);
         assert!(sink.since(5).events.is_empty());
         assert!(!sink.since(5).gap_detected);
+    }
+
+    #[tokio::test]
+    async fn a_restored_process_numbers_above_every_earlier_process() {
+        let (outbound, writer) = Outbound::new(tokio::io::sink());
+        tokio::spawn(writer);
+        let sink = EventSink::with_epoch("s", "w", outbound, 10, 2);
+        sink.emit(Scope::session(), chunk("resumed"));
+        let all = sink.since(0);
+        assert_eq!(all.latest_id, 2 * EVENT_ID_EPOCH_SPAN + 1);
+        assert_eq!(sink.epoch(), 2);
+        // What the app saw from the crashed process is not replayable here.
+        assert!(sink.since(57).gap_detected);
+        assert!(!sink.since(all.latest_id).gap_detected);
     }
 }

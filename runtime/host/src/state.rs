@@ -159,6 +159,7 @@ mod tests {
             checkpointed_at: "2026-01-01T00:00:00Z".into(),
             pending_approvals: vec![],
             workspace_root: None,
+            event_id_epoch: 0,
         }
     }
 
@@ -221,6 +222,7 @@ mod tests {
             checkpointed_at: "2026-01-01T00:00:00Z".into(),
             pending_approvals: vec![],
             workspace_root: None,
+            event_id_epoch: 0,
         };
         let path = store.write(&checkpoint).unwrap();
         assert!(path.starts_with(dir.path().join("cp")));

@@ -44,4 +44,14 @@ pub struct Checkpoint {
     /// The workspace root the session was created with, needed to rebuild the policy scope.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workspace_root: Option<String>,
+    /// How many times the session was restored in a new process: event ids of a process
+    /// start above every id an earlier process can have sent (see [`EVENT_ID_EPOCH_SPAN`]).
+    #[serde(default)]
+    pub event_id_epoch: u64,
 }
+
+/// Event ids one process may use: a process of epoch `e` numbers its events from
+/// `e × EVENT_ID_EPOCH_SPAN + 1`. Events sent after the last checkpoint and before a crash
+/// are in no checkpoint, so a resumed process cannot continue from the last id it knows;
+/// starting a new span keeps ids monotonic per session (INTEROP.md §1) whatever was lost.
+pub const EVENT_ID_EPOCH_SPAN: u64 = 1_000_000_000;

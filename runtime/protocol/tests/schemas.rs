@@ -1209,6 +1209,7 @@ fn approval_policy_checkpoint_and_audit_satisfy_their_schemas() {
         checkpointed_at: T.into(),
         pending_approvals: vec![approval_request(RiskLevel::High)],
         workspace_root: Some("/work/demo".into()),
+        event_id_epoch: 2,
     };
     check("checkpoint/Checkpoint", &checkpoint);
     for status in ["running", "completed", "failed", "cancelled"] {

@@ -63,6 +63,7 @@ pub fn checkpoint(session: &Session, store: &CheckpointStore) {
                 .workspace_root
                 .as_ref()
                 .map(|root| root.display().to_string()),
+            event_id_epoch: session.events.epoch(),
         }
     };
     if let Err(error) = store.write(&checkpoint) {

@@ -129,6 +129,9 @@ impl Host {
         session
             .transition(SessionStatus::SessionRunning)
             .map_err(|error| RpcError::internal(error.to_string()))?;
+        // The new event-id epoch is on disk before the first event carries it, so a crash
+        // of this process too can't make a third one reuse its ids.
+        crate::agent_loop::checkpoint(&session, &backends.checkpoints);
         *self.slot() = Slot::Active(Arc::clone(&session));
         tracing::info!(session_id, "session restored from its checkpoint");
         session.events.emit(
@@ -184,11 +187,12 @@ impl Host {
             feature_flags: serde_json::Map::new(),
             os_family: std::env::consts::OS.to_owned(),
         };
-        let events = EventSink::new(
+        let events = EventSink::with_epoch(
             &identity.session_id,
             &identity.workspace_id,
             self.outbound.clone(),
             self.config.event_ring_size,
+            checkpoint.event_id_epoch.saturating_add(1),
         );
         let session = Arc::new(Session::new(identity, bundle, events));
         session.restore(checkpoint);
