@@ -129,3 +129,19 @@ Feature: Crash recovery from the checkpoint
     And the client resumes the session
     Then every event of the resumed runtime has an id above every id the killed runtime sent
     And GetEvents since the last id the killed runtime sent reports a gap
+
+  @REQ-REC-015
+  Scenario: the patch preview of a resumed task keeps the changes made before the crash
+    Given the model will call WriteFile with:
+      """
+      {"path": "${WORKSPACE}/new.txt", "content": "brand new"}
+      """
+    And the model will begin answering "Written" and then pause
+    And the model will then answer "Written new.txt."
+    When the client starts the task "Write new.txt."
+    And the model has begun streaming its answer
+    And the runtime process is killed
+    And the client resumes the session
+    And the client continues the incomplete task
+    And the client asks for the patch preview of the task
+    Then the patch preview lists "new.txt" as added with a hunk containing "+brand new"

@@ -187,6 +187,7 @@ fn checkpoint_write(c: &mut Criterion) {
             pending_approvals: Vec::new(),
             workspace_root: None,
             event_id_epoch: 0,
+            file_changes: Vec::new(),
         };
         let bytes = serde_json::to_vec(&checkpoint).map_or(0, |b| b.len());
         group.throughput(Throughput::Bytes(bytes as u64));

@@ -160,6 +160,7 @@ mod tests {
             pending_approvals: vec![],
             workspace_root: None,
             event_id_epoch: 0,
+            file_changes: Vec::new(),
         }
     }
 
@@ -223,6 +224,7 @@ mod tests {
             pending_approvals: vec![],
             workspace_root: None,
             event_id_epoch: 0,
+            file_changes: Vec::new(),
         };
         let path = store.write(&checkpoint).unwrap();
         assert!(path.starts_with(dir.path().join("cp")));

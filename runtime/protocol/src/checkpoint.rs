@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use crate::approval::ApprovalRequest;
 use crate::message::ConversationMessage;
 use crate::state::SessionStatus;
+use crate::tool::FileChange;
 
 pub const CHECKPOINT_VERSION: &str = "1.0";
 
@@ -48,6 +49,10 @@ pub struct Checkpoint {
     /// start above every id an earlier process can have sent (see [`EVENT_ID_EPOCH_SPAN`]).
     #[serde(default)]
     pub event_id_epoch: u64,
+    /// Every write and delete the task's completed steps reported, so GetPatchPreview of a
+    /// resumed task still shows what was changed before the crash.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub file_changes: Vec<FileChange>,
 }
 
 /// Event ids one process may use: a process of epoch `e` numbers its events from

@@ -1210,6 +1210,14 @@ fn approval_policy_checkpoint_and_audit_satisfy_their_schemas() {
         pending_approvals: vec![approval_request(RiskLevel::High)],
         workspace_root: Some("/work/demo".into()),
         event_id_epoch: 2,
+        file_changes: all_file_change_statuses()
+            .into_iter()
+            .map(|status| FileChange {
+                path: format!("/work/demo/{status:?}.py"),
+                status,
+                hunks: "@@ -1 +1 @@\n-a\n+b\n".into(),
+            })
+            .collect(),
     };
     check("checkpoint/Checkpoint", &checkpoint);
     for status in ["running", "completed", "failed", "cancelled"] {

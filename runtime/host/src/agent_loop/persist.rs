@@ -64,6 +64,11 @@ pub fn checkpoint(session: &Session, store: &CheckpointStore) {
                 .as_ref()
                 .map(|root| root.display().to_string()),
             event_id_epoch: session.events.epoch(),
+            file_changes: inner
+                .task
+                .as_ref()
+                .map(|task| inner.patches.changes(&task.task_id).to_vec())
+                .unwrap_or_default(),
         }
     };
     if let Err(error) = store.write(&checkpoint) {

@@ -117,6 +117,11 @@ impl Session {
         {
             thread = completed_steps_only(thread, &task.task_id, checkpoint.step_cursor.as_deref());
         }
+        if let Some(task) = &checkpoint.task {
+            inner
+                .patches
+                .record(&task.task_id, &checkpoint.file_changes);
+        }
         inner.task = checkpoint.task.map(|task| TaskRecord {
             incomplete: task.status == CHECKPOINT_TASK_RUNNING,
             task_id: task.task_id,

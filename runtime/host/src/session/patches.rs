@@ -21,6 +21,11 @@ impl Patches {
         }
     }
 
+    /// The changes recorded for a task, in order (for its checkpoint).
+    pub fn changes(&self, task_id: &str) -> &[FileChange] {
+        self.by_task.get(task_id).map_or(&[], Vec::as_slice)
+    }
+
     /// One entry per file, in the order files were first touched. The status is the net
     /// effect (added then modified is added; added then deleted disappears; deleted then
     /// written again is modified); the hunks of successive changes follow each other, each
