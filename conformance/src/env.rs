@@ -40,6 +40,7 @@ pub const CONTRACT_VARIABLES: &[&str] = &[
     "AGENT_RUNTIME_RECENCY_WINDOW",
     "AGENT_RUNTIME_EVENT_RING_SIZE",
     "AGENT_RUNTIME_FORCE_CANCEL_GRACE_SECONDS",
+    "AGENT_RUNTIME_ALLOW_LOOPBACK_HTTP",
 ];
 
 /// `(variables to set, variables to remove)`. `overrides` (from `Given` steps) win.

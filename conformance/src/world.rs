@@ -109,6 +109,8 @@ pub struct ConformanceWorld {
     pub mcp_servers: Vec<(String, agent_mocks::McpServerFake)>,
     /// The Backend Tool Service fake, when a scenario uses one.
     pub backend_tools: Option<agent_mocks::BackendToolServiceFake>,
+    /// The web server fake HttpRequest scenarios call (`${WEB}` in arguments).
+    pub web: Option<agent_mocks::WebFake>,
 }
 
 impl std::fmt::Debug for ConformanceWorld {

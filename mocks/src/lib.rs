@@ -29,6 +29,7 @@ mod session;
 pub mod sse;
 mod streaming;
 mod util;
+mod web;
 mod workspace;
 
 #[cfg(test)]
@@ -44,6 +45,7 @@ pub use session::SessionServiceFake;
 pub use sse::{GatewayReply, ScriptedToolCall, Usage};
 pub use streaming::{Responder, StreamStep, StreamingGateway};
 pub use util::rfc3339_micros;
+pub use web::{WebFake, numbered_lines};
 pub use workspace::WorkspaceFake;
 
 /// All fakes, each on its own ephemeral 127.0.0.1 port.

@@ -38,6 +38,7 @@ pub mod task;
 pub mod task_options;
 pub mod tools;
 pub mod tools_git;
+pub mod tools_http;
 
 use std::fmt;
 use std::future::Future;

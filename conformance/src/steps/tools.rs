@@ -28,13 +28,21 @@ pub fn call_id(n: usize) -> String {
     format!("call_tool_{n}")
 }
 
-/// `text` with `${WORKSPACE}` and `${WORKSPACE_SERVICE}` replaced.
+/// `text` with `${WORKSPACE}`, `${WORKSPACE_SERVICE}` and `${WEB}` replaced.
 pub async fn expand(world: &mut ConformanceWorld, text: &str) -> anyhow::Result<String> {
     let workspace = world.dirs()?.workspace.display().to_string();
     let mut expanded = text.replace("${WORKSPACE}", &workspace);
     if expanded.contains("${WORKSPACE_SERVICE}") {
         let url = world.fakes().await?.workspace.url();
         expanded = expanded.replace("${WORKSPACE_SERVICE}", &url);
+    }
+    if expanded.contains("${WEB}") {
+        let url = world
+            .web
+            .as_ref()
+            .map(agent_mocks::WebFake::url)
+            .context("${WEB} needs the step \"a web server on loopback\" first")?;
+        expanded = expanded.replace("${WEB}", &url);
     }
     Ok(expanded)
 }
@@ -83,7 +91,7 @@ fn this_task_events(world: &ConformanceWorld) -> anyhow::Result<Vec<ReceivedEven
 
 /// The text the runtime reported as the call's result (`tool_completed.result`), which must
 /// have succeeded.
-async fn succeeded_result(world: &mut ConformanceWorld) -> anyhow::Result<String> {
+pub(super) async fn succeeded_result(world: &mut ConformanceWorld) -> anyhow::Result<String> {
     let payload = completed(world, 1).await?;
     check!(
         str_at(&payload, &["status"]) == Some("succeeded"),
@@ -476,9 +484,16 @@ async fn cut_80_20(world: &mut ConformanceWorld, budget: usize) -> StepResult {
         .and_then(|(_, rest)| rest.split_once("--- stderr ---\n"))
         .map(|(stdout, _)| stdout)
         .with_context(|| format!("no stdout section in {result:?}"))?;
+    check_cut_80_20("stdout section", stdout, budget)
+}
+
+/// `section` is cut by local-tool-runtime.md §7.1 for `budget` bytes: about 80% of them
+/// before the `[... truncated N bytes ...]` marker, about 20% after it.
+pub(super) fn check_cut_80_20(name: &str, section: &str, budget: usize) -> StepResult {
+    let stdout = section;
     let marker_at = stdout.find("\n[... truncated ").with_context(|| {
         format!(
-            "no truncation marker in the stdout section: {}",
+            "no truncation marker in the {name}: {}",
             crate::driver::excerpt(stdout)
         )
     })?;

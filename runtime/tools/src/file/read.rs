@@ -8,7 +8,7 @@ use serde_json::json;
 
 use super::io_failure;
 use crate::args::Args;
-use crate::platform;
+use crate::platform::{self, Os, encoding::DecodeError};
 use crate::router::Tool;
 
 /// How much of the start of a file is inspected for NUL bytes to call it binary.
@@ -30,7 +30,7 @@ impl Tool for ReadFile {
                     "path": { "type": "string", "description": "Absolute file path to read (relative paths resolve against the project folder)" },
                     "offset": { "type": "integer", "minimum": 1, "description": "Line number to start reading from (1-based). Default: 1" },
                     "limit": { "type": "integer", "minimum": 1, "description": "Maximum number of lines to return. Default: all" },
-                    "encoding": { "type": "string", "description": "File encoding. Default: utf-8" }
+                    "encoding": { "type": "string", "description": "File encoding (a standard label such as utf-8, utf-16le, windows-1252, latin-1). Default: utf-8, falling back to the OS default encoding, then latin-1; a byte order mark wins" }
                 }
             }),
         }
@@ -114,32 +114,31 @@ fn read(
         Ok(bytes) => bytes,
         Err(error) => return io_failure(request, path, &error),
     };
-    if bytes[..bytes.len().min(BINARY_SNIFF_BYTES)].contains(&0) {
+    // UTF-16 text is full of NUL bytes: a BOM or an explicit encoding says it is text.
+    if encoding.is_none()
+        && platform::encoding::bom(&bytes).is_none()
+        && bytes[..bytes.len().min(BINARY_SNIFF_BYTES)].contains(&0)
+    {
         return ToolResult::succeeded(request, format!("Binary file, {} bytes", bytes.len()));
     }
-    let text = match decode(&bytes, encoding) {
+    let text = match platform::encoding::decode(Os::current(), &bytes, encoding) {
         Ok(text) => text,
-        Err(message) => return ToolResult::failed(request, ErrorCode::InvalidRequest, message),
+        Err(error @ DecodeError::UnknownEncoding(_)) => {
+            return ToolResult::failed(
+                request,
+                ErrorCode::InvalidRequest,
+                format!("ReadFile: {error}"),
+            );
+        }
+        Err(error @ DecodeError::Malformed(_)) => {
+            return ToolResult::failed(
+                request,
+                ErrorCode::ToolExecutionFailed,
+                format!("ReadFile: {} {error}", path.display()),
+            );
+        }
     };
     ToolResult::succeeded(request, select_lines(&text, offset, limit))
-}
-
-/// utf-8 (BOM stripped) first; latin-1, which accepts every byte, as the last resort.
-fn decode(bytes: &[u8], encoding: Option<&str>) -> Result<String, String> {
-    let latin1 = |bytes: &[u8]| bytes.iter().map(|&b| char::from(b)).collect::<String>();
-    match encoding.map(str::to_ascii_lowercase).as_deref() {
-        None | Some("utf-8" | "utf8") => {
-            let bytes = bytes.strip_prefix(&[0xEF, 0xBB, 0xBF]).unwrap_or(bytes);
-            Ok(match std::str::from_utf8(bytes) {
-                Ok(text) => text.to_owned(),
-                Err(_) => latin1(bytes),
-            })
-        }
-        Some("latin-1" | "latin1" | "iso-8859-1") => Ok(latin1(bytes)),
-        Some(other) => Err(format!(
-            "ReadFile: unsupported encoding \"{other}\" (supported: utf-8, latin-1)"
-        )),
-    }
 }
 
 /// Lines `offset..offset+limit` (1-based), keeping their line endings.
@@ -244,6 +243,37 @@ mod tests {
                 .output_text
                 .as_deref(),
             Some("café")
+        );
+    }
+
+    #[tokio::test]
+    async fn utf16_files_are_text_and_an_explicit_encoding_is_honoured() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("u16"), b"\xFF\xFEo\0k\0\n\0").unwrap();
+        std::fs::write(dir.path().join("cp"), b"\x80 5").unwrap();
+        std::fs::write(dir.path().join("le"), b"h\0i\0").unwrap();
+        let text = |result: ToolResult| result.output_text.unwrap_or_default();
+        assert_eq!(text(run(dir.path(), json!({"path": "u16"})).await), "ok\n");
+        assert_eq!(
+            text(
+                run(
+                    dir.path(),
+                    json!({"path": "cp", "encoding": "windows-1252"})
+                )
+                .await
+            ),
+            "€ 5"
+        );
+        assert_eq!(
+            text(run(dir.path(), json!({"path": "le", "encoding": "utf-16le"})).await),
+            "hi"
+        );
+        let unknown = run(dir.path(), json!({"path": "cp", "encoding": "klingon"})).await;
+        assert_eq!(unknown.error.unwrap().code, ErrorCode::InvalidRequest);
+        let malformed = run(dir.path(), json!({"path": "cp", "encoding": "utf-16le"})).await;
+        assert_eq!(
+            malformed.error.unwrap().code,
+            ErrorCode::ToolExecutionFailed
         );
     }
 }

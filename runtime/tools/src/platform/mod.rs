@@ -1,8 +1,12 @@
 //! OS primitives the tools share (local-tool-runtime.md §6): path resolution here, shell
 //! resolution in [`shell`], process-tree termination in [`process`].
 
+pub mod encoding;
+pub mod paths;
 pub mod process;
 pub mod shell;
+
+pub use shell::Os;
 
 use std::path::{Component, Path, PathBuf};
 
@@ -17,50 +21,42 @@ pub enum PathError {
     #[error("the path is empty")]
     Empty,
     #[error(
+        "the path is {length} characters long, more than this system's limit of {limit}; use a shorter path"
+    )]
+    TooLong { length: usize, limit: usize },
+    #[error(
         "the path \"{raw}\" uses \"..\" to leave the project folder {root}; name the file by its absolute path instead"
     )]
     EscapesWorkspace { raw: String, root: String },
 }
 
-/// Expands `~`, makes the path absolute against `root`, and normalises `.` and `..`
-/// (local-tool-runtime.md §6.1). Symlinks are left for the file system to follow.
+/// Expands `~`, makes the path absolute against `root`, normalises `.`, `..` and the
+/// separators, and checks the OS's length limit (local-tool-runtime.md §6.1, [`paths`]).
+/// Symlinks are left for the file system to follow.
 pub fn resolve(raw: &str, root: Option<&Path>) -> Result<PathBuf, PathError> {
-    if raw.is_empty() {
-        return Err(PathError::Empty);
-    }
-    if raw.contains('\0') {
-        return Err(PathError::NulByte);
-    }
-    let expanded = match (raw.strip_prefix("~/"), home()) {
-        (Some(rest), Some(home)) => home.join(rest),
-        _ if raw == "~" => home().unwrap_or_else(|| PathBuf::from(raw)),
-        _ => PathBuf::from(raw),
-    };
-    let absolute = if expanded.is_absolute() {
-        expanded
-    } else {
-        match root {
-            Some(root) => root.join(expanded),
-            None => return Err(PathError::RelativeWithoutRoot(raw.to_owned())),
-        }
-    };
-    Ok(normalize(&absolute))
+    let root = root.map(|root| root.to_string_lossy());
+    let home = home().map(|home| home.to_string_lossy().into_owned());
+    paths::resolve_for(Os::current(), raw, root.as_deref(), home.as_deref()).map(PathBuf::from)
 }
 
 /// [`resolve`] plus the defence-in-depth rule of local-tool-runtime.md §8.1.2 for tools that
 /// change files: a path that climbs out of the project folder with `..` is refused (an
-/// absolute path elsewhere is the policy enforcer's call, not ours).
+/// absolute path elsewhere is the policy enforcer's call, not ours). Containment folds case
+/// where the OS does, so `..\PROJ\x` stays inside `C:\work\proj` on Windows.
 pub fn resolve_within(raw: &str, root: Option<&Path>) -> Result<PathBuf, PathError> {
+    let os = Os::current();
     let resolved = resolve(raw, root)?;
-    let climbs = Path::new(raw)
-        .components()
-        .any(|component| component == Component::ParentDir);
-    match root.map(normalize) {
-        Some(root) if climbs && !resolved.starts_with(&root) => Err(PathError::EscapesWorkspace {
+    let Some(root) = root.filter(|_| paths::climbs(os, raw)) else {
+        return Ok(resolved);
+    };
+    let root = normalize(root);
+    if paths::is_within(os, &resolved.to_string_lossy(), &root.to_string_lossy()) {
+        Ok(resolved)
+    } else {
+        Err(PathError::EscapesWorkspace {
             raw: raw.to_owned(),
             root: root.display().to_string(),
-        }),
-        _ => Ok(resolved),
+        })
     }
 }
 
