@@ -135,6 +135,10 @@ impl Host {
             Scope::session(),
             EventBody::SessionResumed(agent_protocol::events::Empty {}),
         );
+        // A new process has no extension connections yet: reopen them from the refreshed
+        // bundle exactly as CreateSession does, or the resumed task would lose its MCP and
+        // backend tools.
+        crate::extensions::open(self.tools.as_ref(), &session).await;
         to_value(self.ready(&session, "compatible"))
     }
 
