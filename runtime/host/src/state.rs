@@ -52,9 +52,11 @@ impl CheckpointStore {
         let path = self.path(&checkpoint.session_id);
         let text = serde_json::to_string(checkpoint)?;
         let bytes = crate::redact::global().redact_values(&text).into_owned();
-        write_atomically(&self.dir, &path, bytes.as_bytes()).map_err(|source| StateError::Write {
-            path: path.clone(),
-            source,
+        write_atomically(&self.dir, &path, bytes.as_bytes()).map_err(|source| {
+            StateError::Write {
+                path: path.clone(),
+                source,
+            }
         })?;
         Ok(path)
     }

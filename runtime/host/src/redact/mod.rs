@@ -46,9 +46,7 @@ pub const MIN_SECRET_LEN: usize = 8;
 pub enum RedactError {
     #[error("redaction rule {kind:?} has an invalid regular expression: {detail}")]
     BadPattern { kind: String, detail: String },
-    #[error(
-        "redaction rule kind {kind:?} is not a valid name (use letters, digits, `_` and `-`)"
-    )]
+    #[error("redaction rule kind {kind:?} is not a valid name (use letters, digits, `_` and `-`)")]
     BadKind { kind: String },
     #[error("line {line} of the redaction rules file: {detail}")]
     Line { line: usize, detail: String },

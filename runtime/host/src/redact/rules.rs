@@ -56,7 +56,10 @@ pub const DEFAULT_RULES: &[(&str, &str)] = &[
         // base64 body that follows it.
         r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?:[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY-----|(?:\s|\\n|\\r|[A-Za-z0-9+/=])*)",
     ),
-    ("api_key", r"\bsk-(?:proj-|ant-|live-|test-)?[A-Za-z0-9_\-]{16,}"),
+    (
+        "api_key",
+        r"\bsk-(?:proj-|ant-|live-|test-)?[A-Za-z0-9_\-]{16,}",
+    ),
     ("aws_access_key", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
     (
         "github_token",
@@ -98,11 +101,10 @@ pub fn parse(text: &str) -> Result<Vec<Rule>, RedactError> {
                 detail: "expected `kind = regular expression`".to_owned(),
             });
         };
-        let rule =
-            Rule::new(kind.trim(), pattern.trim()).map_err(|error| RedactError::Line {
-                line: index + 1,
-                detail: error.to_string(),
-            })?;
+        let rule = Rule::new(kind.trim(), pattern.trim()).map_err(|error| RedactError::Line {
+            line: index + 1,
+            detail: error.to_string(),
+        })?;
         rules.push(rule);
     }
     Ok(rules)

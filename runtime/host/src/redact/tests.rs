@@ -27,7 +27,10 @@ fn default_rules_replace_each_kind_of_secret() {
         let out = clean(&format!("before {secret} after"));
         assert!(out.contains(tag), "{secret} → {out}");
         assert!(!out.contains(secret), "{secret} survived: {out}");
-        assert!(out.starts_with("before ") && out.ends_with(" after"), "{out}");
+        assert!(
+            out.starts_with("before ") && out.ends_with(" after"),
+            "{out}"
+        );
     }
 }
 
@@ -62,7 +65,9 @@ fn clean_text_is_borrowed_and_marker_is_not_redacted_again() {
         redactor.redact("an ordinary sentence, max_tokens=50"),
         Cow::Borrowed(_)
     ));
-    let once = redactor.redact("secret=sk-abcdefghijklmnopqrst").into_owned();
+    let once = redactor
+        .redact("secret=sk-abcdefghijklmnopqrst")
+        .into_owned();
     assert_eq!(once, "secret=[REDACTED:api_key]");
     assert!(matches!(redactor.redact(&once), Cow::Borrowed(_)));
 }
@@ -93,7 +98,9 @@ fn rules_file_parses_comments_secret_groups_and_reports_bad_lines() {
         redactor.redact("TCK-123456 postgres://me:pw@db"),
         "[REDACTED:ticket] postgres://me:[REDACTED:db]@db"
     );
-    let error = rules::parse("ok = a\nbroken (\n").err().map(|e| e.to_string());
+    let error = rules::parse("ok = a\nbroken (\n")
+        .err()
+        .map(|e| e.to_string());
     assert_eq!(
         error.as_deref(),
         Some("line 2 of the redaction rules file: expected `kind = regular expression`")
@@ -107,8 +114,14 @@ fn environment_secrets_come_from_secret_named_variables() {
     let redactor = from_environment(
         None,
         [
-            ("LLM_GATEWAY_AUTH_TOKEN".to_owned(), "gw-token-abcdef".to_owned()),
-            ("AGENT_RUNTIME_HTTP_TOKEN".to_owned(), "http-token-xyz1".to_owned()),
+            (
+                "LLM_GATEWAY_AUTH_TOKEN".to_owned(),
+                "gw-token-abcdef".to_owned(),
+            ),
+            (
+                "AGENT_RUNTIME_HTTP_TOKEN".to_owned(),
+                "http-token-xyz1".to_owned(),
+            ),
             ("HOME".to_owned(), "/home/someone".to_owned()),
         ],
         ["header-secret-1".to_owned()],
@@ -129,7 +142,10 @@ fn request_bodies_are_redacted_and_flagged() {
         {"role": "user", "content": "my key is sk-abcdefghijklmnopqrstu"},
     ]});
     assert!(apply::request_body(&redactor, &mut body));
-    assert_eq!(body["messages"][1]["content"], "my key is [REDACTED:api_key]");
+    assert_eq!(
+        body["messages"][1]["content"],
+        "my key is [REDACTED:api_key]"
+    );
     // Already redacted earlier (in the thread): still flagged.
     assert!(apply::request_body(&redactor, &mut body));
     let mut plain = json!({"messages": [{"role": "user", "content": "hello"}]});
