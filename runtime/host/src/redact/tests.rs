@@ -151,3 +151,48 @@ fn request_bodies_are_redacted_and_flagged() {
     let mut plain = json!({"messages": [{"role": "user", "content": "hello"}]});
     assert!(!apply::request_body(&redactor, &mut plain));
 }
+
+#[test]
+fn tool_results_are_redacted_in_text_error_hunks_and_artifacts() {
+    use agent_protocol::methods::FileChangeStatus;
+    use agent_protocol::tool::{ArtifactData, FileChange, ToolError};
+    use agent_protocol::{ErrorCode, ToolResult, ToolStatus};
+    use base64::Engine as _;
+    let engine = base64::engine::general_purpose::STANDARD;
+    let secret = "AKIAIOSFODNN7EXAMPLE";
+    let mut result = ToolResult {
+        tool_name: "RunCommand".into(),
+        session_id: "s".into(),
+        task_id: "t".into(),
+        step_id: "st".into(),
+        status: ToolStatus::Failed,
+        output_text: Some(format!("out {secret}")),
+        artifact_uris: Vec::new(),
+        error: Some(ToolError {
+            code: ErrorCode::ToolExecutionFailed,
+            message: format!("err {secret}"),
+        }),
+        tool_call_id: None,
+        artifacts: vec![ArtifactData {
+            artifact_type: "tool_output".into(),
+            artifact_name: "out.txt".into(),
+            content_type: "text/plain".into(),
+            content_base64: engine.encode(format!("full {secret}")),
+        }],
+        file_changes: vec![FileChange {
+            path: "/w/a".into(),
+            status: FileChangeStatus::Modified,
+            hunks: format!("@@ -1 +1 @@\n-{secret}\n+x\n"),
+        }],
+    };
+    assert!(apply::tool_result(&Redactor::with_defaults(), &mut result));
+    let all = serde_json::to_string(&result).unwrap_or_default();
+    assert!(!all.contains(secret), "{all}");
+    let artifact = engine
+        .decode(&result.artifacts[0].content_base64)
+        .unwrap_or_default();
+    assert_eq!(
+        String::from_utf8_lossy(&artifact),
+        "full [REDACTED:aws_access_key]"
+    );
+}
