@@ -66,3 +66,19 @@ pub fn request_body(redactor: &Redactor, body: &mut Value) -> bool {
     }
     applied
 }
+
+/// Redacts every string of a JSON value in place (keys stay): for structured records such
+/// as audit and telemetry envelopes, merged just before they leave the process. True when
+/// something was replaced.
+pub fn json_value(redactor: &Redactor, value: &mut Value) -> bool {
+    match value {
+        Value::String(text) => redactor.redact_in_place(text),
+        Value::Array(items) => items
+            .iter_mut()
+            .fold(false, |changed, item| json_value(redactor, item) | changed),
+        Value::Object(map) => map
+            .values_mut()
+            .fold(false, |changed, item| json_value(redactor, item) | changed),
+        _ => false,
+    }
+}

@@ -15,9 +15,13 @@
 //! uploads, artifacts and model requests never hold it in clear; every model request is
 //! redacted again as a whole (the prompt included, §8.7) and says so in the
 //! [`REDACTION_HEADER`] header. Serialized sinks — stdout lines, checkpoint files, service
-//! request bodies, log lines — pass through the exact values as a last backstop, which is
-//! safe on JSON text. The process-wide instance ([`global`]) is what other modules (logging,
-//! audit delivery) call.
+//! request bodies — pass through the exact values as a last backstop, which is
+//! safe on JSON text. The process-wide instance ([`global`]) is what other modules call:
+//! logging per line, audit and telemetry delivery per envelope with
+//! `apply::json_value(&redact::global(), &mut envelope)` at merge time.
+//!
+//! Log lines get the rules too (stderr and LOG_DIR are read by people and support tools);
+//! the built-in rules are written so that a redacted JSON log line stays JSON.
 
 pub mod apply;
 pub mod rules;

@@ -196,3 +196,17 @@ fn tool_results_are_redacted_in_text_error_hunks_and_artifacts() {
         "full [REDACTED:aws_access_key]"
     );
 }
+
+#[test]
+fn json_values_are_redacted_leaf_by_leaf() {
+    let redactor = Redactor::with_defaults();
+    let mut record = json!({
+        "eventType": "tool_completed",
+        "payload": {"result": "key sk-abcdefghijklmnopqrstu", "n": 3, "list": ["password=abcd1234"]},
+    });
+    assert!(apply::json_value(&redactor, &mut record));
+    assert_eq!(record["payload"]["result"], "key [REDACTED:api_key]");
+    assert_eq!(record["payload"]["list"][0], "password=[REDACTED:password]");
+    assert_eq!(record["payload"]["n"], 3);
+    assert!(!apply::json_value(&redactor, &mut record));
+}
