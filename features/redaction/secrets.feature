@@ -94,3 +94,15 @@ Feature: Secrets never leave the runtime in clear
     When the client starts the task "What is in todo.txt?"
     Then the secret "TCK-493817" appears in none of the runtime's outputs
     And the last model request contains "before friday"
+
+  @REQ-RED-006
+  Scenario: a redaction rule of the policy bundle applies to outbound prompts
+    Given the policy's llmPolicy has the redaction rule "case_id" for "CASE-[0-9]{5}"
+    And the workspace file "case.txt" contains "customer CASE-48213 is waiting"
+    And a running session
+    And the model will call ReadFile on "case.txt"
+    And the model will then answer "Done."
+    When the client starts the task "What is in case.txt?"
+    Then the secret "CASE-48213" appears in none of the runtime's outputs
+    And the last model request contains "is waiting"
+    And the last model request has the header "x-redaction-applied" set to "true"

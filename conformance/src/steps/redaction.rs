@@ -39,6 +39,25 @@ async fn rules_file(world: &mut ConformanceWorld, step: &Step) -> StepResult {
     Ok(())
 }
 
+#[given(expr = "the policy's llmPolicy has the redaction rule {string} for {string}")]
+async fn policy_rule(world: &mut ConformanceWorld, kind: String, pattern: String) -> StepResult {
+    check!(
+        world.session.is_none(),
+        "the policy must be shaped before the session is created (put this step before \"a running session\")"
+    );
+    world.fakes().await?.session.update_policy(|bundle| {
+        let rule = serde_json::json!({"kind": kind, "pattern": pattern});
+        match bundle
+            .pointer_mut("/llmPolicy/redactionRules")
+            .and_then(Value::as_array_mut)
+        {
+            Some(rules) => rules.push(rule),
+            None => bundle["llmPolicy"]["redactionRules"] = serde_json::json!([rule]),
+        }
+    });
+    Ok(())
+}
+
 /// Every regular file under `dir`, recursively (a missing dir is empty).
 fn files_under(dir: &Path) -> Vec<PathBuf> {
     let mut found = Vec::new();

@@ -64,6 +64,7 @@ fn context_window(c: &mut Criterion) {
         max_input_tokens: Some(64_000),
         max_output_tokens: Some(4_000),
         max_session_tokens: None,
+        redaction_rules: Vec::new(),
     };
     for len in [10usize, 1_000, 10_000] {
         let messages = thread(len);

@@ -82,3 +82,19 @@ pub fn json_value(redactor: &Redactor, value: &mut Value) -> bool {
         _ => false,
     }
 }
+
+/// Takes up the redaction rules of the session's policy bundle (local-agent-host.md §8.7,
+/// Phase 2+); a rule that cannot be used is reported by a `warning` event.
+pub fn session_policy(session: &crate::session::Session) {
+    let problems = super::add_policy_rules(&session.policy().bundle().llm_policy.redaction_rules);
+    for message in problems {
+        tracing::warn!(%message, "redaction rule");
+        session.events.emit(
+            crate::events::Scope::session(),
+            agent_protocol::events::EventBody::Warning(agent_protocol::events::Warning {
+                code: agent_protocol::ErrorCode::PolicyBundleInvalid,
+                message,
+            }),
+        );
+    }
+}

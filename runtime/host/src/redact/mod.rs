@@ -227,6 +227,42 @@ pub fn add_values(values: Vec<String>) {
     *guard = Some(Arc::new(current.with_values(values)));
 }
 
+/// Adds the policy bundle's `llmPolicy.redactionRules` to the process-wide redactor (rules
+/// already there are kept once). Returns a readable message per rule that cannot be used.
+pub fn add_policy_rules(rules: &[agent_protocol::policy::RedactionRule]) -> Vec<String> {
+    let mut problems = Vec::new();
+    let mut parsed = Vec::new();
+    for rule in rules {
+        match Rule::new(&rule.kind, &rule.pattern) {
+            Ok(rule) => parsed.push(rule),
+            Err(error) => problems.push(format!(
+                "The policy's {error}; the other redaction rules still apply."
+            )),
+        }
+    }
+    if parsed.is_empty() {
+        return problems;
+    }
+    let mut guard = match GLOBAL.write() {
+        Ok(guard) => guard,
+        Err(poisoned) => poisoned.into_inner(),
+    };
+    let current = guard.as_ref().map(Arc::clone).unwrap_or_else(fallback);
+    let mut all = current.rules.clone();
+    for rule in parsed {
+        let known = all
+            .iter()
+            .any(|have| have.kind == rule.kind && have.regex.as_str() == rule.regex.as_str());
+        if !known {
+            all.push(rule);
+        }
+    }
+    if all.len() != current.rules.len() {
+        *guard = Some(Arc::new(Redactor::build(all, current.values.clone())));
+    }
+    problems
+}
+
 /// Names of environment variables whose values are credentials of this process.
 pub fn is_secret_variable(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();

@@ -210,3 +210,24 @@ fn json_values_are_redacted_leaf_by_leaf() {
     assert_eq!(record["payload"]["n"], 3);
     assert!(!apply::json_value(&redactor, &mut record));
 }
+
+#[test]
+fn policy_rules_join_the_global_redactor_and_bad_ones_are_reported() {
+    use agent_protocol::policy::RedactionRule;
+    let problems = add_policy_rules(&[
+        RedactionRule {
+            kind: "policy_case".into(),
+            pattern: r"\bCASE-[0-9]{5}\b".into(),
+        },
+        RedactionRule {
+            kind: "broken".into(),
+            pattern: "(".into(),
+        },
+    ]);
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(problems[0].contains("broken"), "{problems:?}");
+    assert_eq!(
+        global().redact("see CASE-12345"),
+        "see [REDACTED:policy_case]"
+    );
+}
