@@ -227,11 +227,16 @@ impl Cli {
             .redaction_rules_file
             .as_deref()
             .filter(|path| !path.as_os_str().is_empty());
-        Ok(agent_host::redact::from_environment(
-            rules_file,
-            std::env::vars(),
-            extra,
-        )?)
+        agent_host::redact::from_environment(rules_file, std::env::vars(), extra).with_context(
+            || {
+                format!(
+                    "AGENT_RUNTIME_REDACTION_RULES_FILE {}",
+                    rules_file
+                        .map(|path| path.display().to_string())
+                        .unwrap_or_default()
+                )
+            },
+        )
     }
 
     pub fn tool_options(&self) -> anyhow::Result<agent_tools::ToolOptions> {
