@@ -32,6 +32,7 @@ pub mod model;
 pub mod policy;
 pub mod prompt;
 pub mod recovery;
+pub mod redaction;
 pub mod rpc;
 pub mod session;
 pub mod task;

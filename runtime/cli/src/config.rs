@@ -158,6 +158,11 @@ pub struct Cli {
     /// Latest messages always kept when the context must be cut.
     #[arg(long, env = "AGENT_RUNTIME_RECENCY_WINDOW", default_value_t = 10)]
     recency_window: usize,
+    /// A file of extra redaction rules, one `kind = regular expression` per line (`#`
+    /// comments; a group named `secret` limits the replacement to it). The built-in rules
+    /// (API keys, tokens, JWTs, private keys, password assignments) always apply.
+    #[arg(long, env = "AGENT_RUNTIME_REDACTION_RULES_FILE")]
+    redaction_rules_file: Option<PathBuf>,
     /// Largest accepted taskOptions.maxSteps.
     #[arg(long, env = "AGENT_RUNTIME_MAX_STEPS_LIMIT", default_value_t = 1000)]
     max_steps_limit: u32,
@@ -195,6 +200,45 @@ fn default_checkpoint_dir() -> PathBuf {
 }
 
 impl Cli {
+    /// The process-wide redactor: default rules, the rules file, and as exact values the
+    /// gateway token, credential-like gateway headers and every `*_TOKEN`, `*_SECRET`,
+    /// `*_PASSWORD`, `*_API_KEY`, `*_CREDENTIALS` variable of the environment.
+    pub fn redactor(&self, config: &HostConfig) -> anyhow::Result<agent_host::redact::Redactor> {
+        let mut extra = vec![config.llm_gateway_auth_token.clone()];
+        extra.extend(
+            config
+                .llm_gateway_headers
+                .iter()
+                .filter(|(name, _)| {
+                    let name = name.to_ascii_lowercase();
+                    ["auth", "token", "key", "secret", "cookie"]
+                        .iter()
+                        .any(|word| name.contains(word))
+                })
+                .flat_map(|(_, value)| {
+                    let bare = value
+                        .strip_prefix("Bearer ")
+                        .or_else(|| value.strip_prefix("bearer "))
+                        .map(str::to_owned);
+                    std::iter::once(value.clone()).chain(bare)
+                }),
+        );
+        let rules_file = self
+            .redaction_rules_file
+            .as_deref()
+            .filter(|path| !path.as_os_str().is_empty());
+        agent_host::redact::from_environment(rules_file, std::env::vars(), extra).with_context(
+            || {
+                format!(
+                    "AGENT_RUNTIME_REDACTION_RULES_FILE {}",
+                    rules_file
+                        .map(|path| path.display().to_string())
+                        .unwrap_or_default()
+                )
+            },
+        )
+    }
+
     pub fn tool_options(&self) -> anyhow::Result<agent_tools::ToolOptions> {
         let mcp = agent_tools::mcp::McpOptions {
             startup_timeout: seconds(

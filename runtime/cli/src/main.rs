@@ -29,6 +29,13 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::from(2);
         }
     };
+    match cli.redactor(&host_config) {
+        Ok(redactor) => agent_host::redact::install(redactor),
+        Err(error) => {
+            eprintln!("agent-runtime: {error:#}");
+            return std::process::ExitCode::from(2);
+        }
+    }
     let _guard = logging::init(&cli.log_level, host_config.log_dir.as_deref());
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -1,6 +1,6 @@
 //! Micro-benchmarks of the agent host's per-step work: fitting the thread into the context
 //! window and building the request (10, 1 000 and 10 000 messages), parsing streamed
-//! chunks, and policy checks (a file read, a RunCommand line). Run with `cargo bench -p agent-host` (or `cargo xtask bench`).
+//! chunks, policy checks (a file read, a RunCommand line) and redaction of a tool output. Run with `cargo bench -p agent-host` (or `cargo xtask bench`).
 
 use std::hint::black_box;
 use std::path::PathBuf;
@@ -64,6 +64,7 @@ fn context_window(c: &mut Criterion) {
         max_input_tokens: Some(64_000),
         max_output_tokens: Some(4_000),
         max_session_tokens: None,
+        redaction_rules: Vec::new(),
     };
     for len in [10usize, 1_000, 10_000] {
         let messages = thread(len);
@@ -203,11 +204,32 @@ fn checkpoint_write(c: &mut Criterion) {
     group.finish();
 }
 
+/// Redaction of a 64 KiB tool output: clean (the common case, one `RegexSet` scan) and
+/// with a few secrets in it.
+fn redaction(c: &mut Criterion) {
+    let redactor = agent_host::redact::Redactor::with_defaults()
+        .with_values(["gateway-token-0123456789".to_owned()]);
+    let clean = "fn main() { println!(\"hello\"); } // ordinary source text\n".repeat(1100);
+    let dirty = format!(
+        "{clean}password=hunter22hunter\nsk-proj-abcdefghijklmnopqrstuv\ngateway-token-0123456789\n"
+    );
+    let mut group = c.benchmark_group("redaction");
+    group.throughput(Throughput::Bytes(clean.len() as u64));
+    group.bench_function("clean_64k", |b| {
+        b.iter(|| redactor.redact(black_box(&clean)).len())
+    });
+    group.bench_function("with_secrets_64k", |b| {
+        b.iter(|| redactor.redact(black_box(&dirty)).len())
+    });
+    group.finish();
+}
+
 criterion_group!(
     benches,
     context_window,
     sse_parsing,
     policy_check,
-    checkpoint_write
+    checkpoint_write,
+    redaction
 );
 criterion_main!(benches);

@@ -22,6 +22,14 @@ pub async fn open(tools: &dyn ToolRouter, session: &Session) {
     if config.is_empty() {
         return;
     }
+    // The servers' bearer tokens are credentials of this process from now on.
+    crate::redact::add_values(
+        config
+            .mcp_servers
+            .iter()
+            .filter_map(|server| server.bearer_token.clone())
+            .collect(),
+    );
     for notice in tools.open_extensions(config).await {
         warn(session, notice.message);
     }

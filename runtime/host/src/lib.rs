@@ -15,6 +15,7 @@ pub mod extensions;
 pub mod host;
 pub mod llm;
 pub mod policy;
+pub mod redact;
 pub mod routing;
 pub mod rpc;
 pub mod services;

@@ -116,12 +116,24 @@ impl ServiceClient {
         body: Option<&B>,
     ) -> Result<T, ServiceError> {
         let url = format!("{}{}", self.base_url, path);
+        // History and artifact uploads carry the thread: the runtime's own credentials are
+        // replaced in the serialized body as a last backstop (tool output was redacted
+        // before it entered the thread).
+        let payload = body
+            .and_then(|body| serde_json::to_string(body).ok())
+            .map(|text| crate::redact::global().redact_values(&text).into_owned());
         let mut attempt = 0;
         loop {
             attempt += 1;
             let mut request = self.http.request(method.clone(), &url);
-            if let Some(body) = body {
-                request = request.json(body);
+            match (&payload, body) {
+                (Some(payload), _) => {
+                    request = request
+                        .header(reqwest::header::CONTENT_TYPE, "application/json")
+                        .body(payload.clone());
+                }
+                (None, Some(body)) => request = request.json(body),
+                (None, None) => {}
             }
             let outcome = request.send().await;
             let retry_left = attempt <= self.retry.retries;

@@ -50,10 +50,13 @@ impl CheckpointStore {
 
     pub fn write(&self, checkpoint: &Checkpoint) -> Result<PathBuf, StateError> {
         let path = self.path(&checkpoint.session_id);
-        let bytes = serde_json::to_vec(checkpoint)?;
-        write_atomically(&self.dir, &path, &bytes).map_err(|source| StateError::Write {
-            path: path.clone(),
-            source,
+        let text = serde_json::to_string(checkpoint)?;
+        let bytes = crate::redact::global().redact_values(&text).into_owned();
+        write_atomically(&self.dir, &path, bytes.as_bytes()).map_err(|source| {
+            StateError::Write {
+                path: path.clone(),
+                source,
+            }
         })?;
         Ok(path)
     }

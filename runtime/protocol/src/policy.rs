@@ -81,6 +81,20 @@ pub struct LlmPolicy {
     pub max_output_tokens: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_session_tokens: Option<u64>,
+    /// Extra redaction rules for outbound prompts (local-agent-host.md §8.7, Phase 2+).
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub redaction_rules: Vec<RedactionRule>,
+}
+
+/// One redaction rule of the policy bundle: matches of `pattern` become `[REDACTED:kind]`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RedactionRule {
+    pub kind: String,
+    pub pattern: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

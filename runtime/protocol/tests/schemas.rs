@@ -24,7 +24,9 @@ use agent_protocol::events::{self, *};
 use agent_protocol::jsonrpc::{self, ErrorObject, Id, Notification, Request, Response};
 use agent_protocol::message::{ConversationMessage, MessageToolCall, Role};
 use agent_protocol::methods::{self, *};
-use agent_protocol::policy::{ApprovalRule, CapabilityEntry, LlmPolicy, PolicyBundle};
+use agent_protocol::policy::{
+    ApprovalRule, CapabilityEntry, LlmPolicy, PolicyBundle, RedactionRule,
+};
 use agent_protocol::services::*;
 use agent_protocol::state::{SessionStatus, TaskStatus};
 use agent_protocol::tool::{
@@ -652,6 +654,10 @@ fn policy_bundle() -> PolicyBundle {
             max_input_tokens: Some(64_000),
             max_output_tokens: Some(4_000),
             max_session_tokens: Some(250_000),
+            redaction_rules: vec![RedactionRule {
+                kind: "ticket".into(),
+                pattern: r"\bTCK-[0-9]{6}\b".into(),
+            }],
         },
         approval_rules: vec![ApprovalRule {
             approval_rule_id: "approval_shell_exec".into(),

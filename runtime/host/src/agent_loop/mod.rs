@@ -309,8 +309,12 @@ impl TaskRun {
                 })
             });
             let llm_policy = &policy.bundle().llm_policy;
-            let (body, estimated, dropped) =
+            let (mut body, estimated, dropped) =
                 self.build_request(&system_prompt, &offered, llm_policy);
+            // §8.7 (Phase 2): the outbound prompt is scrubbed as a whole — the user's prompt
+            // too — and the request says so in its context headers.
+            let redaction_applied =
+                crate::redact::apply::request_body(&crate::redact::global(), &mut body);
             if let Some(dropped) = dropped {
                 self.emit(
                     scope.clone(),
@@ -354,6 +358,7 @@ impl TaskRun {
                 session_id: self.session.id(),
                 task_id: &self.task_id,
                 step_id: &step_id,
+                redaction_applied,
             };
             let response = match self
                 .backends

@@ -172,6 +172,10 @@ impl TaskRun {
                 }
             }
         };
+        // Secrets leave the result before anything else sees it: the thread — and so every
+        // checkpoint, history upload and model request —, the event and the artifacts.
+        let mut result = result;
+        crate::redact::apply::tool_result(&crate::redact::global(), &mut result);
         let result = self.upload_artifacts(result, scope).await;
         self.session
             .lock()

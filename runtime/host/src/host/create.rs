@@ -156,6 +156,7 @@ impl Host {
                 policy_bundle_version: policy_version.clone(),
             }),
         );
+        crate::redact::apply::session_policy(&session);
         crate::extensions::open(self.tools.as_ref(), &session).await;
         to_value(self.ready(&session, "compatible"))
     }

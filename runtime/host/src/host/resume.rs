@@ -80,6 +80,7 @@ impl Host {
             })?;
         let bundle = refreshed_bundle(response, session.id())?;
         session.set_policy(bundle);
+        crate::redact::apply::session_policy(session);
         session
             .transition(SessionStatus::SessionRunning)
             .map_err(|error| RpcError::internal(error.to_string()))?;
@@ -138,6 +139,11 @@ impl Host {
             Scope::session(),
             EventBody::SessionResumed(agent_protocol::events::Empty {}),
         );
+        // A new process has no extension connections yet: reopen them from the refreshed
+        // bundle exactly as CreateSession does, or the resumed task would lose its MCP and
+        // backend tools.
+        crate::redact::apply::session_policy(&session);
+        crate::extensions::open(self.tools.as_ref(), &session).await;
         to_value(self.ready(&session, "compatible"))
     }
 

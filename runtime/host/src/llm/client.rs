@@ -35,6 +35,8 @@ pub struct CallIds<'a> {
     pub session_id: &'a str,
     pub task_id: &'a str,
     pub step_id: &'a str,
+    /// Content of this request was redacted: sent as `x-redaction-applied: true`.
+    pub redaction_applied: bool,
 }
 
 pub struct LlmClient {
@@ -122,6 +124,9 @@ impl LlmClient {
             .header("x-task-id", ids.task_id)
             .header("x-step-id", ids.step_id)
             .json(body);
+        if ids.redaction_applied {
+            request = request.header(crate::redact::REDACTION_HEADER, "true");
+        }
         for (name, value) in &self.settings.headers {
             request = request.header(name.as_str(), value.as_str());
         }

@@ -36,6 +36,12 @@ impl Outbound {
     }
 
     pub fn send_line(&self, line: String) {
+        // Last backstop: the runtime's own credentials never reach the client, even inside
+        // an error message.
+        let line = match crate::redact::global().redact_values(&line) {
+            std::borrow::Cow::Borrowed(_) => line,
+            std::borrow::Cow::Owned(clean) => clean,
+        };
         // A closed writer means the process is exiting: nothing left to tell.
         let _ = self.sender.send(Message::Line(line));
     }

@@ -1,0 +1,111 @@
+//! Redaction rules: the built-in defaults and the rules file format.
+//!
+//! A rules file (`AGENT_RUNTIME_REDACTION_RULES_FILE`) holds one rule per line:
+//!
+//! ```text
+//! # comment lines and blank lines are ignored
+//! kind = regular expression
+//! internal_ticket = \bTCK-[0-9]{6}\b
+//! db_url = postgres://[^:\s]+:(?P<secret>[^@\s]+)@
+//! ```
+//!
+//! `kind` (letters, digits, `_`, `-`) names the rule in the replacement `[REDACTED:kind]`.
+//! The expression uses the `regex` crate's syntax. When it has a group named `secret`, only
+//! that group is replaced (so `password=` stays readable); otherwise the whole match is.
+//! Expressions should not match `"` or `\`, so that redacting JSON text keeps it valid.
+
+use regex::Regex;
+
+use super::RedactError;
+
+/// One rule: matches of `regex` are replaced by `[REDACTED:kind]`.
+#[derive(Debug, Clone)]
+pub struct Rule {
+    pub kind: String,
+    pub regex: Regex,
+}
+
+impl Rule {
+    pub fn new(kind: &str, pattern: &str) -> Result<Self, RedactError> {
+        if kind.is_empty()
+            || !kind
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        {
+            return Err(RedactError::BadKind {
+                kind: kind.to_owned(),
+            });
+        }
+        let regex = Regex::new(pattern).map_err(|source| RedactError::BadPattern {
+            kind: kind.to_owned(),
+            detail: source.to_string(),
+        })?;
+        Ok(Self {
+            kind: kind.to_owned(),
+            regex,
+        })
+    }
+}
+
+/// The defaults: API keys and tokens with a recognisable shape, JWTs, PEM private keys and
+/// `password=`/`secret:`-style assignments. Values exclude `"` and `\` (see the module doc).
+pub const DEFAULT_RULES: &[(&str, &str)] = &[
+    (
+        "private_key",
+        // A whole PEM block, or (when output truncation cut its end) the header and the
+        // base64 body that follows it.
+        r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?:[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY-----|(?:\s|\\n|\\r|[A-Za-z0-9+/=])*)",
+    ),
+    (
+        "api_key",
+        r"\bsk-(?:proj-|ant-|live-|test-)?[A-Za-z0-9_\-]{16,}",
+    ),
+    ("aws_access_key", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
+    (
+        "github_token",
+        r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})",
+    ),
+    ("slack_token", r"\bxox[abposr]-[A-Za-z0-9\-]{10,}"),
+    (
+        "jwt",
+        r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",
+    ),
+    (
+        "bearer_token",
+        r"(?i)\bbearer\s+(?P<secret>[A-Za-z0-9._~+/\-]{12,}=*)",
+    ),
+    (
+        "password",
+        r#"(?i)\b(?:password|passwd|pwd|passphrase|secret|client[_\-]?secret|api[_\-]?key|access[_\-]?key|secret[_\-]?key|auth[_\-]?token|access[_\-]?token|private[_\-]?key)["']?\s*[:=]\s*["']?(?P<secret>[^\s"'\\,;\[][^\s"'\\,;]{3,})"#,
+    ),
+];
+
+pub fn defaults() -> Vec<Rule> {
+    DEFAULT_RULES
+        .iter()
+        .filter_map(|(kind, pattern)| Rule::new(kind, pattern).ok())
+        .collect()
+}
+
+/// Parses a rules file (format in the module doc); errors name the line.
+pub fn parse(text: &str) -> Result<Vec<Rule>, RedactError> {
+    let mut rules = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let Some((kind, pattern)) = line.split_once('=') else {
+            return Err(RedactError::Line {
+                line: index + 1,
+                detail: "expected `kind = regular expression`".to_owned(),
+            });
+        };
+        let rule = Rule::new(kind.trim(), pattern.trim()).map_err(|error| RedactError::Line {
+            line: index + 1,
+            detail: error.to_string(),
+        })?;
+        rules.push(rule);
+    }
+    Ok(rules)
+}
