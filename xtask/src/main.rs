@@ -7,7 +7,9 @@
 //! - `steps [--grep WORDS]`: the step vocabulary, with one use from `features/` each.
 //! - `lint`: undefined or ambiguous steps, untagged or duplicate scenarios, requirements
 //!   without a spec reference (and everything `coverage` checks).
-//! - `bench [--quick]`: criterion micro-benchmarks, cold start, certification wall time.
+//! - `bench [--runtime CMD] [--peer CMD] [--quick]`: whole-process figures (cold start,
+//!   memory, per-step overhead, streaming latency; A/B against a peer), criterion
+//!   micro-benchmarks, certification wall time. See BENCHMARKS.md.
 //! - `crash [--runs N] [--seed S] [--runtime CMD]`: the kit's crash campaign.
 //! - `demo [--yes]`: the reference runtime against mock-services with a scripted model,
 //!   rendered in the terminal; approvals answered with y/n.
@@ -54,7 +56,7 @@ enum Command {
     Steps(steps::Args),
     /// Reject undefined/ambiguous steps, untagged or duplicate scenarios, bad spec references.
     Lint(lint::Args),
-    /// Benchmarks: host micro-benchmarks, cold start and certification wall time.
+    /// Benchmarks: whole-process figures (A/B with --peer), micro-benchmarks, certification time.
     Bench(bench::Args),
     /// Crash campaign: SIGKILL at random moments of a task, resume in a new process, check.
     Crash(crash::Args),

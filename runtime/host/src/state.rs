@@ -37,11 +37,21 @@ pub enum CheckpointCorrupt {
 #[derive(Debug, Clone)]
 pub struct CheckpointStore {
     dir: PathBuf,
+    durable: bool,
 }
+
+/// Set to `1` to skip the fsyncs, for `cargo xtask bench` only: it runs a task with and
+/// without them to show the disk's share of the per-step time on its own line. Never set it
+/// for real sessions — a crash could then lose the last checkpoint.
+pub const BENCH_NO_FSYNC_ENV: &str = "AGENT_RUNTIME_BENCH_NO_FSYNC";
 
 impl CheckpointStore {
     pub fn new(dir: impl Into<PathBuf>) -> Self {
-        Self { dir: dir.into() }
+        let durable = std::env::var(BENCH_NO_FSYNC_ENV).map_or(true, |value| value != "1");
+        Self {
+            dir: dir.into(),
+            durable,
+        }
     }
 
     pub fn path(&self, session_id: &str) -> PathBuf {
@@ -52,7 +62,7 @@ impl CheckpointStore {
         let path = self.path(&checkpoint.session_id);
         let text = serde_json::to_string(checkpoint)?;
         let bytes = crate::redact::global().redact_values(&text).into_owned();
-        write_atomically(&self.dir, &path, bytes.as_bytes()).map_err(|source| {
+        write_atomically(&self.dir, &path, bytes.as_bytes(), self.durable).map_err(|source| {
             StateError::Write {
                 path: path.clone(),
                 source,
@@ -130,14 +140,18 @@ fn sanitize(session_id: &str) -> String {
         .collect()
 }
 
-fn write_atomically(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+fn write_atomically(dir: &Path, path: &Path, bytes: &[u8], durable: bool) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     let mut temp = tempfile::NamedTempFile::new_in(dir)?;
     temp.write_all(bytes)?;
-    temp.as_file().sync_all()?;
+    if durable {
+        temp.as_file().sync_all()?;
+    }
     temp.persist(path).map_err(|error| error.error)?;
     #[cfg(unix)]
-    std::fs::File::open(dir)?.sync_all()?;
+    if durable {
+        std::fs::File::open(dir)?.sync_all()?;
+    }
     Ok(())
 }
 

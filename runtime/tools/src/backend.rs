@@ -8,7 +8,7 @@
 //! fields (tool, session, task, step, call id) are taken from the request, never from the
 //! service; its body is read with the 10 MB cap of every remote answer.
 
-use std::sync::RwLock;
+use std::sync::{OnceLock, RwLock};
 use std::time::Duration;
 
 use agent_protocol::{ErrorCode, ToolDefinition, ToolRequest, ToolResult};
@@ -22,7 +22,9 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 
 pub struct BackendTools {
     base_url: Option<String>,
-    client: reqwest::Client,
+    /// Built on first use: building a client loads the TLS roots, which has no place in
+    /// the runtime's start-up when most sessions never call a backend tool.
+    client: OnceLock<reqwest::Client>,
     allowed: RwLock<Vec<String>>,
 }
 
@@ -31,12 +33,18 @@ impl BackendTools {
     pub fn new(base_url: Option<String>) -> Self {
         Self {
             base_url: base_url.map(|url| url.trim_end_matches('/').to_owned()),
-            client: reqwest::Client::builder()
-                .redirect(reqwest::redirect::Policy::none())
-                .build()
-                .unwrap_or_default(),
+            client: OnceLock::new(),
             allowed: RwLock::new(Vec::new()),
         }
+    }
+
+    fn client(&self) -> &reqwest::Client {
+        self.client.get_or_init(|| {
+            reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .unwrap_or_default()
+        })
     }
 
     pub fn set_allowed(&self, names: Vec<String>) {
@@ -92,7 +100,7 @@ impl BackendTools {
             .map_or(DEFAULT_TIMEOUT, Duration::from_millis);
         let exchange = async {
             let response = self
-                .client
+                .client()
                 .post(&url)
                 .json(request)
                 .send()

@@ -515,9 +515,10 @@ impl TaskRun {
         tools: &[agent_protocol::ToolDefinition],
         llm_policy: &agent_protocol::policy::LlmPolicy,
     ) -> (serde_json::Value, u64, Option<usize>) {
+        use crate::thread::tokens::count_repeated;
         use crate::thread::window::{Limits, fit, marker_text};
-        let tools_tokens = serde_json::to_string(tools).map_or(0, |json| estimate_tokens(&json));
-        let fixed_tokens = estimate_tokens(system_prompt) + tools_tokens;
+        let tools_tokens = serde_json::to_string(tools).map_or(0, |json| count_repeated(&json));
+        let fixed_tokens = count_repeated(system_prompt) + tools_tokens;
         let limits = Limits {
             max_input_tokens: llm_policy.max_input_tokens,
             fixed_tokens,

@@ -5,7 +5,7 @@
 //! The tables take a noticeable time to load, so they are loaded once, on first use or
 //! ahead of it by [`warm_up`] — never at process start-up.
 
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 use tiktoken_rs::CoreBPE;
 
@@ -42,6 +42,28 @@ pub fn count(text: &str) -> u64 {
     tokens + MESSAGE_OVERHEAD
 }
 
+/// [`count`] for texts sent again and again unchanged — the system prompt and the tool
+/// definitions of every request. Encoding them each step cost more than the rest of the
+/// step's bookkeeping; the last few texts and their counts are kept.
+pub fn count_repeated(text: &str) -> u64 {
+    const KEPT: usize = 4;
+    static RECENT: Mutex<Vec<(String, u64)>> = Mutex::new(Vec::new());
+    let lock = || match RECENT.lock() {
+        Ok(recent) => recent,
+        Err(poisoned) => poisoned.into_inner(),
+    };
+    if let Some((_, tokens)) = lock().iter().find(|(known, _)| known == text) {
+        return *tokens;
+    }
+    let tokens = count(text);
+    let mut recent = lock();
+    if recent.len() >= KEPT {
+        recent.remove(0);
+    }
+    recent.push((text.to_owned(), tokens));
+    tokens
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -53,5 +75,15 @@ mod tests {
         let long = count(&"hello world ".repeat(100));
         assert!((5..=8).contains(&short), "{short}");
         assert!(long > 150 && long < 400, "{long}");
+    }
+
+    #[test]
+    fn repeated_counts_equal_fresh_counts() {
+        for text in ["system prompt", "tools", "system prompt", "other", "tools"] {
+            assert_eq!(count_repeated(text), count(text));
+        }
+        let long = "lorem ipsum ".repeat(50);
+        assert_eq!(count_repeated(&long), count(&long));
+        assert_eq!(count_repeated(&long), count(&long));
     }
 }

@@ -1,0 +1,203 @@
+//! `cargo xtask bench`: the speed figures that live in benchmarks, never in timed tests.
+//!
+//! 1. Whole-process figures of a runtime (the release reference runtime unless `--runtime`)
+//!    against the fakes, and — with `--peer` — of another runtime, in alternating A/B runs:
+//!    cold start, spawn → CreateSession, peak RSS, per-step overhead (with the checkpoint
+//!    fsync on its own line), streaming latency chunk → `text_chunk` (`report`).
+//! 2. Criterion micro-benchmarks of the agent host's hot paths (`micro`).
+//! 3. The wall time of a full certification (last; `--no-certify` skips it).
+//!
+//! Results go to `target/bench-report.md`; `BENCHMARKS.md` explains the method and keeps the
+//! latest full run. `--quick` is a smoke run: few samples, short measurements.
+
+mod gateway;
+mod machine;
+mod micro;
+mod process;
+mod process_figures;
+mod report;
+mod stats;
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+
+use crate::certify::{cargo, target_dir};
+use process::RuntimeCommand;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The runtime command to measure (default: the release reference runtime, built first).
+    #[arg(long)]
+    runtime: Option<String>,
+    /// A second runtime command measured the same way, run by run alternating with the first.
+    #[arg(long)]
+    peer: Option<String>,
+    /// A short smoke run: few samples, short measurements.
+    #[arg(long)]
+    quick: bool,
+    /// Skip the criterion micro-benchmarks.
+    #[arg(long)]
+    no_micro: bool,
+    /// Skip the full certification's wall time.
+    #[arg(long)]
+    no_certify: bool,
+    /// Bound on every wait for the runtime, in seconds.
+    #[arg(long, default_value_t = 60)]
+    timeout_secs: u64,
+}
+
+/// How many samples of each whole-process figure.
+#[derive(Clone, Copy, Debug)]
+pub struct Plan {
+    pub cold_starts: usize,
+    pub create_sessions: usize,
+    pub step_runs: usize,
+    pub steps: usize,
+    pub memory_runs: usize,
+    /// ReadFile steps of the long session: two messages each, ≈ 1 000 messages at 500.
+    pub memory_steps: usize,
+    pub stream_runs: usize,
+    pub chunks: usize,
+}
+
+impl Plan {
+    pub const FULL: Plan = Plan {
+        cold_starts: 30,
+        create_sessions: 30,
+        step_runs: 5,
+        steps: 100,
+        memory_runs: 3,
+        memory_steps: 500,
+        stream_runs: 3,
+        chunks: 10_000,
+    };
+    pub const QUICK: Plan = Plan {
+        cold_starts: 3,
+        create_sessions: 3,
+        step_runs: 1,
+        steps: 10,
+        memory_runs: 1,
+        memory_steps: 20,
+        stream_runs: 1,
+        chunks: 200,
+    };
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let root = crate::workspace_root();
+    let mut packages = Vec::new();
+    if args.runtime.is_none() {
+        packages.extend(["-p", "agent-runtime"]);
+    }
+    if !args.no_certify {
+        packages.extend(["-p", "agent-runtime", "-p", "conformance"]);
+    }
+    if !packages.is_empty() {
+        println!("xtask: building the release runtime and kit");
+        let status = cargo()
+            .current_dir(&root)
+            .args(["build", "--release"])
+            .args(&packages)
+            .status()
+            .context("cannot run cargo")?;
+        if !status.success() {
+            bail!("the release build failed ({status})");
+        }
+    }
+    let reference = target_dir()
+        .join("release")
+        .join(format!("agent-runtime{}", std::env::consts::EXE_SUFFIX));
+    let a = match &args.runtime {
+        Some(line) => RuntimeCommand::parse(line)?,
+        None => RuntimeCommand {
+            program: reference,
+            args: Vec::new(),
+        },
+    };
+    let b = args
+        .peer
+        .as_deref()
+        .map(RuntimeCommand::parse)
+        .transpose()?;
+    let plan = if args.quick { Plan::QUICK } else { Plan::FULL };
+    let timeout = Duration::from_secs(args.timeout_secs);
+
+    let mut text = report::whole_process(&a, b.as_ref(), plan, timeout)?;
+    if !args.no_micro {
+        text.push_str(&micro::criterion_section(&root, args.quick)?);
+    }
+    if !args.no_certify {
+        text.push_str(&micro::certification_section(&root, &a.display())?);
+    }
+    let path = target_dir().join("bench-report.md");
+    std::fs::write(&path, &text).with_context(|| format!("cannot write {}", path.display()))?;
+    println!("{text}\nreport: {}", path.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The bench machinery end to end against the debug runtime, as a smoke run: every
+    /// figure must be in the report. No timing is asserted.
+    #[test]
+    fn quick_whole_process_run_reports_every_figure() {
+        let root = crate::workspace_root();
+        let status = cargo()
+            .current_dir(&root)
+            .args(["build", "-p", "agent-runtime"])
+            .status()
+            .unwrap_or_else(|error| panic!("cannot run cargo: {error}"));
+        assert!(status.success(), "building the debug runtime failed");
+        let runtime = RuntimeCommand {
+            program: target_dir()
+                .join("debug")
+                .join(format!("agent-runtime{}", std::env::consts::EXE_SUFFIX)),
+            args: Vec::new(),
+        };
+        let plan = Plan {
+            cold_starts: 2,
+            create_sessions: 2,
+            step_runs: 1,
+            steps: 5,
+            memory_runs: 1,
+            memory_steps: 8,
+            stream_runs: 1,
+            chunks: 50,
+        };
+        let text = report::whole_process(&runtime, Some(&runtime), plan, Duration::from_secs(30))
+            .unwrap_or_else(|error| panic!("the bench failed: {error:#}"));
+        for figure in [
+            "| CPU |",
+            "spawn → GetSessionState answered",
+            "spawn → CreateSession answered",
+            "per step, runtime time excluding the fake gateway",
+            "checkpoint fsync per step",
+            "text_chunk latency p50",
+            "text_chunk latency p99",
+        ] {
+            let row = text
+                .lines()
+                .find(|line| line.contains(figure))
+                .unwrap_or_else(|| panic!("no row for {figure:?} in\n{text}"));
+            assert!(
+                !row.contains("n/a") || figure.contains("RSS"),
+                "{figure:?} has no value: {row}"
+            );
+        }
+        // Every measured row carries a value for A, B and the pair-by-pair ratio.
+        let latency = text
+            .lines()
+            .find(|line| line.contains("text_chunk latency p99"))
+            .unwrap_or_default();
+        let cells: Vec<&str> = latency.split('|').map(str::trim).collect();
+        assert_eq!(cells.len(), 9, "{latency}");
+        for cell in [cells[3], cells[4], cells[5], cells[6]] {
+            assert!(cell.ends_with(" ms"), "{cell:?} in {latency}");
+        }
+        assert!(cells[7].contains('×'), "{latency}");
+    }
+}
