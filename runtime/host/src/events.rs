@@ -9,6 +9,7 @@ use agent_protocol::events::{EventBody, METHOD, SessionEvent};
 use agent_protocol::jsonrpc::Notification;
 use agent_protocol::methods::GetEventsResult;
 
+use crate::audit::Outlets;
 use crate::rpc::Outbound;
 use crate::time::now_rfc3339;
 
@@ -50,6 +51,8 @@ pub struct EventSink {
     outbound: Outbound,
     capacity: usize,
     ring: Mutex<Ring>,
+    /// Audit, telemetry and the local run store (crate::audit).
+    outlets: Option<Outlets>,
 }
 
 impl EventSink {
@@ -63,10 +66,21 @@ impl EventSink {
                 next_id: 1,
                 events: VecDeque::new(),
             }),
+            outlets: None,
         }
     }
 
+    pub fn with_outlets(mut self, outlets: Outlets) -> Self {
+        self.outlets = Some(outlets);
+        self
+    }
+
+    pub fn outlets(&self) -> Option<&Outlets> {
+        self.outlets.as_ref()
+    }
+
     pub fn emit(&self, scope: Scope, body: EventBody) {
+        let warning_scope = scope.clone();
         let mut ring = match self.ring.lock() {
             Ok(ring) => ring,
             Err(poisoned) => poisoned.into_inner(),
@@ -86,10 +100,18 @@ impl EventSink {
         if let Ok(json) = serde_json::to_string(&event) {
             tracing::info!(target: "session_event", event = %json, "{}", event.event_type());
         }
+        let warning = self
+            .outlets
+            .as_ref()
+            .and_then(|outlets| outlets.record(&event));
         if ring.events.len() == self.capacity {
             ring.events.pop_front();
         }
         ring.events.push_back(event);
+        drop(ring);
+        if let Some(warning) = warning {
+            self.emit(warning_scope, warning);
+        }
     }
 
     /// Events after `since_id` still in the ring; `gap_detected` when some were dropped.

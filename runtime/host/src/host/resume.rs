@@ -189,7 +189,8 @@ impl Host {
             &identity.workspace_id,
             self.outbound.clone(),
             self.config.event_ring_size,
-        );
+        )
+        .with_outlets(self.outlets(&identity));
         let session = Arc::new(Session::new(identity, bundle, events));
         session.restore(checkpoint);
         session
