@@ -220,7 +220,8 @@ impl Writer {
     }
 
     /// The current file becomes `<stem>.<n>.jsonl` (n one more than the last), then the
-    /// directory is trimmed to the total cap, oldest rotated files first.
+    /// directory is trimmed, oldest files first, to leave a whole file's room under the
+    /// total cap.
     fn rotate(&self) {
         let next = rotated(&self.config.dir, &self.stem)
             .last()
@@ -252,8 +253,14 @@ impl Writer {
         });
         let mut total: u64 = files.iter().map(|(_, _, len)| len).sum();
         let current = self.current();
+        // Room for a whole new current file, so the directory never exceeds the total cap
+        // while it grows.
+        let budget = self
+            .config
+            .max_total_bytes
+            .saturating_sub(self.config.max_file_bytes);
         for (_, path, len) in files {
-            if total <= self.config.max_total_bytes {
+            if total <= budget {
                 break;
             }
             if path == current {
