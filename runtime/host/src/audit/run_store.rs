@@ -194,10 +194,10 @@ impl Writer {
         if file.is_none() {
             *file = self.open_current();
         }
-        if let Some((handle, written)) = file {
-            if handle.write_all(text.as_bytes()).is_ok() {
-                *written += size;
-            }
+        if let Some((handle, written)) = file
+            && handle.write_all(text.as_bytes()).is_ok()
+        {
+            *written += size;
         }
     }
 
