@@ -164,7 +164,8 @@ fn non_empty(text: &str) -> Option<String> {
 }
 
 /// The SessionEvent's payload with `sessionEventId` (to find it in GetEvents and the local
-/// record), without tool output and with long argument strings summarised.
+/// record), without tool output or a task's result and with long strings (file contents in
+/// tool arguments) summarised.
 fn payload(event: &SessionEvent) -> Value {
     let mut payload = match serde_json::to_value(&event.body) {
         Ok(Value::Object(mut map)) => match map.remove("payload") {
@@ -174,9 +175,8 @@ fn payload(event: &SessionEvent) -> Value {
         _ => Map::new(),
     };
     payload.remove("result");
-    if let Some(arguments) = payload.get_mut("arguments") {
-        summarise(arguments);
-    }
+    // Tool arguments ride in tool_requested and in approval_requested's details.
+    payload.values_mut().for_each(summarise);
     payload.insert("sessionEventId".into(), json!(event.event_id));
     Value::Object(payload)
 }
