@@ -9,6 +9,8 @@
 //!   stalls and disconnects ([`StreamStep`]).
 //! - [`SessionServiceFake`], [`WorkspaceFake`], [`ApprovalServiceFake`] (wiremock): the
 //!   backend services.
+//! - [`EventServiceFake`] (wiremock): the Audit and Telemetry Services, `POST /audit/events`
+//!   and `POST /telemetry/events`.
 //! - [`BackendToolServiceFake`] (wiremock): remote tools, `POST /tools/{name}/invoke`.
 //! - [`McpServerFake`] (rmcp + axum): an MCP server over streamable HTTP.
 //!
@@ -16,6 +18,7 @@
 //! connections and stays reserved (see `port.rs`).
 
 mod approval;
+pub mod audit;
 mod backend_tools;
 mod faults;
 mod gateway;
@@ -36,6 +39,7 @@ mod workspace;
 mod tests;
 
 pub use approval::ApprovalServiceFake;
+pub use audit::{EventService, EventServiceFake};
 pub use backend_tools::{BackendToolReply, BackendToolServiceFake};
 pub use gateway::GatewayFake;
 pub use mcp::McpServerFake;
@@ -55,6 +59,8 @@ pub struct Fakes {
     pub session: SessionServiceFake,
     pub workspace: WorkspaceFake,
     pub approvals: ApprovalServiceFake,
+    pub audit: EventServiceFake,
+    pub telemetry: EventServiceFake,
 }
 
 /// The token [`Fakes::env_vars`] hands out; the fakes accept any token.
@@ -68,6 +74,8 @@ impl Fakes {
             session: SessionServiceFake::start().await?,
             workspace: WorkspaceFake::start().await?,
             approvals: ApprovalServiceFake::start().await?,
+            audit: EventServiceFake::start(EventService::Audit).await?,
+            telemetry: EventServiceFake::start(EventService::Telemetry).await?,
         })
     }
 
@@ -80,6 +88,8 @@ impl Fakes {
             ("SESSION_SERVICE_URL", self.session.url()),
             ("WORKSPACE_SERVICE_URL", self.workspace.url()),
             ("APPROVAL_SERVICE_URL", self.approvals.url()),
+            ("AUDIT_SERVICE_URL", self.audit.url()),
+            ("TELEMETRY_SERVICE_URL", self.telemetry.url()),
         ]
     }
 }

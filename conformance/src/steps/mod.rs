@@ -22,6 +22,7 @@ macro_rules! fail {
     };
 }
 
+pub mod audit;
 pub mod errors;
 pub mod events;
 pub mod extensions;

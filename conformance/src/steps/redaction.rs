@@ -2,7 +2,7 @@
 //! workspace files, in command output and in the runtime's environment must not leave the
 //! runtime in clear. The kit looks for them in everything it can observe: the protocol
 //! stream, stderr, the files under LOG_DIR and CHECKPOINT_DIR, and every request body the
-//! fakes received (the LLM Gateway's, the Session, Workspace and Approval services' —
+//! fakes received (the LLM Gateway's, the Session, Workspace, Approval, Audit and Telemetry services' —
 //! including the decoded content of uploaded artifacts).
 //!
 //! The redaction flag rides in the model request's headers (INTEROP.md §2 relays the body
@@ -119,6 +119,8 @@ async fn observed_outputs(world: &mut ConformanceWorld) -> anyhow::Result<Vec<(S
         ("Workspace Service", fakes.workspace.requests().await),
         ("Session Service", fakes.session.requests().await),
         ("Approval Service", fakes.approvals.requests().await),
+        ("Audit Service", fakes.audit.requests().await),
+        ("Telemetry Service", fakes.telemetry.requests().await),
     ];
     for (service, requests) in services {
         for request in requests {

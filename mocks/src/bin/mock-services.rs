@@ -10,7 +10,8 @@ use agent_mocks::{Fakes, GatewayReply, RecordedRequest};
 use anyhow::Context;
 use clap::Parser;
 
-/// Start the fake LLM Gateway, Session Service and Workspace Service on loopback ports.
+/// Start the fake LLM Gateway, Session, Workspace, Approval, Audit and Telemetry Services on
+/// loopback ports.
 ///
 /// Paste the printed `export` lines into the shell that starts the runtime.
 ///
@@ -89,7 +90,7 @@ async fn main() -> anyhow::Result<()> {
         if reply_count == 1 { "y" } else { "ies" }
     );
 
-    let mut seen = [0usize; 4];
+    let mut seen = [0usize; 7];
     let mut ticker = tokio::time::interval(Duration::from_millis(300));
     loop {
         tokio::select! {
@@ -105,8 +106,8 @@ async fn main() -> anyhow::Result<()> {
 }
 
 /// Prints requests that arrived since the last call, one line each.
-async fn echo_new(fakes: &Fakes, seen: &mut [usize; 4]) {
-    let lists: [(&str, Vec<RecordedRequest>); 4] = [
+async fn echo_new(fakes: &Fakes, seen: &mut [usize; 7]) {
+    let lists: [(&str, Vec<RecordedRequest>); 7] = [
         ("gateway", fakes.gateway.all_requests().await),
         (
             "streaming-gateway",
@@ -114,6 +115,9 @@ async fn echo_new(fakes: &Fakes, seen: &mut [usize; 4]) {
         ),
         ("session", fakes.session.requests().await),
         ("workspace", fakes.workspace.requests().await),
+        ("approval", fakes.approvals.requests().await),
+        ("audit", fakes.audit.requests().await),
+        ("telemetry", fakes.telemetry.requests().await),
     ];
     for ((service, requests), seen) in lists.iter().zip(seen.iter_mut()) {
         for request in requests.iter().skip(*seen) {

@@ -1,6 +1,7 @@
 //! Tests of the fakes over real HTTP (reqwest), in the lib's one test binary.
 
 mod approval;
+mod audit;
 mod backend_tools;
 mod gateway;
 mod render;

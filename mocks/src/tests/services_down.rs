@@ -122,10 +122,14 @@ fn env_vars_name_the_runtime_variables() {
             "LLM_GATEWAY_AUTH_TOKEN",
             "SESSION_SERVICE_URL",
             "WORKSPACE_SERVICE_URL",
-            "APPROVAL_SERVICE_URL"
+            "APPROVAL_SERVICE_URL",
+            "AUDIT_SERVICE_URL",
+            "TELEMETRY_SERVICE_URL"
         ]
     );
     assert_eq!(vars[0].1, fakes.gateway.url());
     assert_eq!(vars[4].1, fakes.approvals.url());
+    assert_eq!(vars[5].1, fakes.audit.url());
+    assert_eq!(vars[6].1, fakes.telemetry.url());
     runtime.block_on(async move { drop(fakes) });
 }

@@ -166,6 +166,8 @@ pub struct Cli {
     /// Largest accepted taskOptions.maxSteps.
     #[arg(long, env = "AGENT_RUNTIME_MAX_STEPS_LIMIT", default_value_t = 1000)]
     max_steps_limit: u32,
+    #[command(flatten)]
+    audit: crate::audit_args::AuditArgs,
 }
 
 fn seconds(name: &str, value: f64) -> anyhow::Result<Duration> {
@@ -332,6 +334,7 @@ impl Cli {
         config.recency_window = self.recency_window;
         config.event_ring_size = self.event_ring_size;
         config.max_steps_limit = self.max_steps_limit.max(config.default_max_steps);
+        config.audit = self.audit.to_config()?;
         Ok(config)
     }
 }

@@ -3,6 +3,7 @@
 //! so it is a drop-in), wires the agent host to the tool runtime and serves JSON-RPC on
 //! stdin/stdout until Shutdown, end of input or SIGTERM.
 
+mod audit_args;
 mod config;
 mod logging;
 

@@ -47,6 +47,8 @@ pub struct HostConfig {
     pub max_request_messages: usize,
     /// Latest thread messages kept in every request when the context must be cut.
     pub recency_window: usize,
+    /// Audit and telemetry delivery, and the local run store.
+    pub audit: crate::audit::AuditConfig,
 }
 
 impl HostConfig {
@@ -89,6 +91,7 @@ impl HostConfig {
             force_cancel_grace: Duration::from_secs(10),
             max_request_messages: 50,
             recency_window: 10,
+            audit: crate::audit::AuditConfig::default(),
         }
     }
 }

@@ -10,6 +10,7 @@ use agent_protocol::events::{EventBody, METHOD, SessionEvent};
 use agent_protocol::jsonrpc::Notification;
 use agent_protocol::methods::GetEventsResult;
 
+use crate::audit::Outlets;
 use crate::rpc::Outbound;
 use crate::time::now_rfc3339;
 
@@ -54,6 +55,8 @@ pub struct EventSink {
     /// one more for each restore in a new process.
     epoch: u64,
     ring: Mutex<Ring>,
+    /// Audit, telemetry and the local run store (crate::audit).
+    outlets: Option<Outlets>,
 }
 
 impl EventSink {
@@ -80,6 +83,7 @@ impl EventSink {
                 next_id: epoch.saturating_mul(EVENT_ID_EPOCH_SPAN).saturating_add(1),
                 events: VecDeque::new(),
             }),
+            outlets: None,
         }
     }
 
@@ -87,7 +91,17 @@ impl EventSink {
         self.epoch
     }
 
+    pub fn with_outlets(mut self, outlets: Outlets) -> Self {
+        self.outlets = Some(outlets);
+        self
+    }
+
+    pub fn outlets(&self) -> Option<&Outlets> {
+        self.outlets.as_ref()
+    }
+
     pub fn emit(&self, scope: Scope, body: EventBody) {
+        let warning_scope = scope.clone();
         let mut ring = match self.ring.lock() {
             Ok(ring) => ring,
             Err(poisoned) => poisoned.into_inner(),
@@ -107,10 +121,18 @@ impl EventSink {
         if let Ok(json) = serde_json::to_string(&event) {
             tracing::info!(target: "session_event", event = %json, "{}", event.event_type());
         }
+        let warning = self
+            .outlets
+            .as_ref()
+            .and_then(|outlets| outlets.record(&event));
         if ring.events.len() == self.capacity {
             ring.events.pop_front();
         }
         ring.events.push_back(event);
+        drop(ring);
+        if let Some(warning) = warning {
+            self.emit(warning_scope, warning);
+        }
     }
 
     /// Events after `since_id` still in the ring; `gap_detected` when some were dropped.

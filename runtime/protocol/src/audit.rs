@@ -39,3 +39,10 @@ pub struct AuditEvent {
     pub severity: Severity,
     pub payload: Value,
 }
+
+/// The body of `POST /audit/events` and `POST /telemetry/events` as the reference runtime
+/// sends it (schema `audit/AuditEventBatch`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AuditEventBatch {
+    pub events: Vec<AuditEvent>,
+}

@@ -17,7 +17,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use agent_protocol::approval::{ApprovalRequest, Decision, RiskLevel};
-use agent_protocol::audit::{AuditEvent, Severity};
+use agent_protocol::audit::{AuditEvent, AuditEventBatch, Severity};
 use agent_protocol::checkpoint::{CHECKPOINT_VERSION, Checkpoint, CheckpointTask};
 use agent_protocol::error::{ErrorCode, ErrorShape};
 use agent_protocol::events::{self, *};
@@ -1260,6 +1260,30 @@ fn approval_policy_checkpoint_and_audit_satisfy_their_schemas() {
             },
         );
     }
+    let envelope = |event_type: &str, payload: Value| AuditEvent {
+        event_id: "evt_1".into(),
+        event_type: event_type.into(),
+        timestamp: T.into(),
+        tenant_id: Some("tenant_abc".into()),
+        user_id: Some("user_123".into()),
+        workspace_id: Some("ws_456".into()),
+        session_id: Some("sess_789".into()),
+        task_id: None,
+        step_id: None,
+        component: "LocalAgentHost".into(),
+        bounded_context: "ObservabilityAudit".into(),
+        severity: Severity::Warning,
+        payload,
+    };
+    check(
+        "audit/AuditEventBatch",
+        &AuditEventBatch {
+            events: vec![
+                envelope("events_dropped", json!({"droppedCount": 3})),
+                envelope("session_started", json!({"sessionEventId": 1})),
+            ],
+        },
+    );
 }
 
 #[test]
@@ -1415,6 +1439,7 @@ const MAPPED: &[(&str, Parse)] = &[
     ("approval/ApprovalRequest", parse::<ApprovalRequest>),
     ("artifacts/SessionHistory", parse::<ArtifactUploadRequest>),
     ("audit/AuditEvent", parse::<AuditEvent>),
+    ("audit/AuditEventBatch", parse::<AuditEventBatch>),
     ("checkpoint/Checkpoint", parse::<Checkpoint>),
     ("error/ErrorShape", parse::<ErrorShape>),
     ("events/SessionEvent", parse::<SessionEvent>),

@@ -136,7 +136,8 @@ impl Host {
             &identity.workspace_id,
             self.outbound.clone(),
             self.config.event_ring_size,
-        );
+        )
+        .with_outlets(self.outlets(&identity));
         let policy_version = bundle.policy_bundle_version.clone();
         let session = Arc::new(Session::new(identity, bundle, events));
         if let Some(history) = history {

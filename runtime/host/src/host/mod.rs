@@ -105,6 +105,20 @@ impl Host {
         &self.config
     }
 
+    /// Audit/telemetry delivery and the run store of a session (crate::audit).
+    fn outlets(&self, identity: &Identity) -> crate::audit::Outlets {
+        crate::audit::Outlets::start(
+            &self.config.audit,
+            self.config.log_dir.as_ref(),
+            crate::audit::Ids {
+                tenant_id: identity.tenant_id.clone(),
+                user_id: identity.user_id.clone(),
+                workspace_id: identity.workspace_id.clone(),
+                session_id: identity.session_id.clone(),
+            },
+        )
+    }
+
     pub fn shutdown_finished(&self) -> watch::Receiver<bool> {
         self.shutdown_done.subscribe()
     }

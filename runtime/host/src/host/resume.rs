@@ -199,7 +199,8 @@ impl Host {
             self.outbound.clone(),
             self.config.event_ring_size,
             checkpoint.event_id_epoch.saturating_add(1),
-        );
+        )
+        .with_outlets(self.outlets(&identity));
         let session = Arc::new(Session::new(identity, bundle, events));
         session.restore(checkpoint);
         session

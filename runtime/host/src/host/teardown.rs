@@ -13,6 +13,11 @@ impl Host {
         tokio::spawn(async move {
             if let Some(session) = host.current() {
                 host.teardown(&session, reason).await;
+                // The session's last events (its end included) go out before the process
+                // does, within the configured bound.
+                if let Some(outlets) = session.events.outlets() {
+                    outlets.flush().await;
+                }
             }
             host.shutdown_done.send_replace(true);
         });

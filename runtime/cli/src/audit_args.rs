@@ -1,0 +1,121 @@
+//! Audit and telemetry delivery and the local run store (agent_host::audit): environment
+//! variables and flags. Every bound is configurable so a certification runs in milliseconds.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use agent_host::audit::AuditConfig;
+use anyhow::{Context, bail};
+
+#[derive(Debug, clap::Args)]
+pub struct AuditArgs {
+    /// Base URL of the Audit Service (POST /audit/events); no audit delivery when unset.
+    #[arg(long, env = "AUDIT_SERVICE_URL")]
+    audit_service_url: Option<String>,
+    /// Base URL of the Telemetry Service (POST /telemetry/events); none when unset.
+    #[arg(long, env = "TELEMETRY_SERVICE_URL")]
+    telemetry_service_url: Option<String>,
+    /// Most envelopes in one audit/telemetry POST.
+    #[arg(long, env = "AGENT_RUNTIME_AUDIT_BATCH_SIZE", default_value_t = 50)]
+    audit_batch_size: usize,
+    /// Longest wait before a partial batch is sent, in seconds.
+    #[arg(
+        long,
+        env = "AGENT_RUNTIME_AUDIT_FLUSH_INTERVAL_SECONDS",
+        default_value = "2"
+    )]
+    audit_flush_interval_seconds: f64,
+    /// Envelopes waiting per service; more are dropped, counted and reported.
+    #[arg(long, env = "AGENT_RUNTIME_AUDIT_QUEUE_BOUND", default_value_t = 1000)]
+    audit_queue_bound: usize,
+    /// Retries of a failed batch after the first attempt.
+    #[arg(long, env = "AGENT_RUNTIME_AUDIT_RETRIES", default_value_t = 3)]
+    audit_retries: u32,
+    /// Base delay between batch retries, in seconds (doubles each time).
+    #[arg(
+        long,
+        env = "AGENT_RUNTIME_AUDIT_RETRY_DELAY_SECONDS",
+        default_value = "0.5"
+    )]
+    audit_retry_delay_seconds: f64,
+    /// Timeout of one audit/telemetry POST, in seconds.
+    #[arg(
+        long,
+        env = "AGENT_RUNTIME_AUDIT_TIMEOUT_SECONDS",
+        default_value = "10"
+    )]
+    audit_timeout_seconds: f64,
+    /// How long Shutdown waits for the last batches, in seconds.
+    #[arg(
+        long,
+        env = "AGENT_RUNTIME_AUDIT_SHUTDOWN_FLUSH_SECONDS",
+        default_value = "3"
+    )]
+    audit_shutdown_flush_seconds: f64,
+    /// Directory of the local run/trace store [default: LOG_DIR/runs; none without LOG_DIR].
+    #[arg(long, env = "AGENT_RUNTIME_RUN_STORE_DIR")]
+    run_store_dir: Option<PathBuf>,
+    /// Size at which a run file is rotated, in bytes.
+    #[arg(long, env = "AGENT_RUNTIME_RUN_STORE_MAX_FILE_BYTES", default_value_t = 5 * 1024 * 1024)]
+    run_store_max_file_bytes: u64,
+    /// Total size of the run store directory, oldest files deleted first, in bytes.
+    #[arg(long, env = "AGENT_RUNTIME_RUN_STORE_MAX_TOTAL_BYTES", default_value_t = 50 * 1024 * 1024)]
+    run_store_max_total_bytes: u64,
+    /// Events waiting to be written to the run store; text chunks give way first.
+    #[arg(
+        long,
+        env = "AGENT_RUNTIME_RUN_STORE_QUEUE_BOUND",
+        default_value_t = 1024
+    )]
+    run_store_queue_bound: usize,
+}
+
+fn seconds(name: &str, value: f64) -> anyhow::Result<Duration> {
+    Duration::try_from_secs_f64(value)
+        .with_context(|| format!("{name} must be a non-negative number of seconds, got {value}"))
+}
+
+fn url(value: &Option<String>) -> Option<String> {
+    value.clone().filter(|url| !url.trim().is_empty())
+}
+
+impl AuditArgs {
+    pub fn to_config(&self) -> anyhow::Result<AuditConfig> {
+        if self.audit_batch_size == 0 {
+            bail!("AGENT_RUNTIME_AUDIT_BATCH_SIZE must be at least 1");
+        }
+        if self.audit_queue_bound == 0 {
+            bail!("AGENT_RUNTIME_AUDIT_QUEUE_BOUND must be at least 1");
+        }
+        if self.run_store_max_file_bytes == 0 || self.run_store_max_total_bytes == 0 {
+            bail!("the run store's size caps must be at least 1 byte");
+        }
+        Ok(AuditConfig {
+            audit_service_url: url(&self.audit_service_url),
+            telemetry_service_url: url(&self.telemetry_service_url),
+            batch_size: self.audit_batch_size,
+            flush_interval: seconds(
+                "AGENT_RUNTIME_AUDIT_FLUSH_INTERVAL_SECONDS",
+                self.audit_flush_interval_seconds,
+            )?,
+            queue_bound: self.audit_queue_bound,
+            retries: self.audit_retries,
+            retry_delay: seconds(
+                "AGENT_RUNTIME_AUDIT_RETRY_DELAY_SECONDS",
+                self.audit_retry_delay_seconds,
+            )?,
+            request_timeout: seconds(
+                "AGENT_RUNTIME_AUDIT_TIMEOUT_SECONDS",
+                self.audit_timeout_seconds,
+            )?,
+            shutdown_flush_timeout: seconds(
+                "AGENT_RUNTIME_AUDIT_SHUTDOWN_FLUSH_SECONDS",
+                self.audit_shutdown_flush_seconds,
+            )?,
+            run_store_dir: self.run_store_dir.clone(),
+            run_store_max_file_bytes: self.run_store_max_file_bytes,
+            run_store_max_total_bytes: self.run_store_max_total_bytes,
+            run_store_queue_bound: self.run_store_queue_bound,
+        })
+    }
+}
