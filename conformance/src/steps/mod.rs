@@ -22,13 +22,19 @@ macro_rules! fail {
     };
 }
 
+pub mod agent_loop;
+pub mod approvals;
+pub mod cancellation;
 pub mod errors;
 pub mod events;
 pub mod extensions;
+pub mod gateway;
 pub mod governance;
 pub mod lifecycle;
 pub mod loop_extra;
 pub mod model;
+pub mod model_requests;
+pub mod pause;
 pub mod policy;
 pub mod prompt;
 pub mod recovery;
@@ -36,6 +42,7 @@ pub mod rpc;
 pub mod session;
 pub mod task;
 pub mod task_options;
+pub mod thread;
 pub mod tools;
 pub mod tools_git;
 
