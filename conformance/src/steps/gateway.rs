@@ -31,32 +31,6 @@ async fn gateway_no_usage(world: &mut ConformanceWorld) -> StepResult {
     Ok(())
 }
 
-#[given(expr = "the gateway answers the next request with status {int}")]
-async fn gateway_status(world: &mut ConformanceWorld, status: u16) -> StepResult {
-    push_status(
-        world,
-        1,
-        status,
-        Vec::new(),
-        "The gateway is having trouble",
-    )
-    .await?;
-    Ok(())
-}
-
-#[given(expr = "the gateway answers the next {int} requests with status {int}")]
-async fn gateway_statuses(world: &mut ConformanceWorld, count: usize, status: u16) -> StepResult {
-    push_status(
-        world,
-        count,
-        status,
-        Vec::new(),
-        "The gateway is having trouble",
-    )
-    .await?;
-    Ok(())
-}
-
 #[given(expr = "the gateway answers the next request with status {int} and Retry-After {string}")]
 async fn gateway_retry_after(
     world: &mut ConformanceWorld,

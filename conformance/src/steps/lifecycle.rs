@@ -196,20 +196,6 @@ pub(super) async fn task_requests(world: &ConformanceWorld) -> anyhow::Result<Ve
 
 // ---- Given: the runtime and the services ------------------------------------------------------
 
-#[given("the Workspace Service cannot be reached")]
-async fn workspace_down(world: &mut ConformanceWorld) -> StepResult {
-    world.fakes().await?.workspace.go_down().await;
-    Ok(())
-}
-
-#[given(expr = "the Workspace Service answers every upload with status {int}")]
-async fn workspace_fails(world: &mut ConformanceWorld, status: u16) -> StepResult {
-    let body =
-        json!({"code": "INTERNAL_ERROR", "message": "Internal server error", "retryable": true});
-    world.fakes().await?.workspace.fail_next(50, status, body);
-    Ok(())
-}
-
 // ---- Given: the model --------------------------------------------------------------------------
 
 #[given(expr = "the model will call ReadFile on {string} in every answer")]

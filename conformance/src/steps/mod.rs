@@ -28,6 +28,7 @@ pub mod cancellation;
 pub mod errors;
 pub mod events;
 pub mod extensions;
+pub mod faults;
 pub mod gateway;
 pub mod governance;
 pub mod lifecycle;

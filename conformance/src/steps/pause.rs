@@ -1,5 +1,6 @@
 //! Steps for pausing and resuming a session and continuing its incomplete task
 //! (local-agent-host.md §3.3, §9).
+use agent_mocks::FaultControl;
 use anyhow::Context;
 use cucumber::{given, then, when};
 use serde_json::{Value, json};

@@ -5,6 +5,7 @@
 //! "a running session". Calls the model makes here have fixed ids, one per tool, so a
 //! `Then` step can name "the RunCommand call".
 
+use agent_mocks::FaultControl;
 use std::time::Duration;
 
 use agent_mocks::policy::{capability_entry, set_capability};
@@ -235,20 +236,6 @@ async fn long_policies(world: &mut ConformanceWorld) -> StepResult {
 async fn folder_exists(world: &mut ConformanceWorld, name: String) -> StepResult {
     let path = world.dirs()?.workspace.join(&name);
     std::fs::create_dir_all(&path).with_context(|| format!("cannot create {}", path.display()))?;
-    Ok(())
-}
-
-#[given("the Approval Service hangs")]
-async fn approvals_hang(world: &mut ConformanceWorld) -> StepResult {
-    // Longer than any bounded wait of the kit: a runtime that waits for it fails.
-    let fakes = world.fakes().await?;
-    fakes.approvals.answer_after(Some(Duration::from_secs(10)));
-    Ok(())
-}
-
-#[given("the Approval Service is down")]
-async fn approvals_down(world: &mut ConformanceWorld) -> StepResult {
-    world.fakes().await?.approvals.go_down().await;
     Ok(())
 }
 

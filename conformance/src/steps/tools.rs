@@ -7,6 +7,7 @@
 //! and `${WORKSPACE_SERVICE}` for the Workspace Service fake's base URL (a loopback address).
 //! The model's calls get the ids `call_tool_1`, `call_tool_2`, … in the order scripted.
 
+use agent_mocks::FaultControl;
 use agent_mocks::GatewayReply;
 use agent_mocks::policy::{capability_entry, set_capability};
 use anyhow::Context;
