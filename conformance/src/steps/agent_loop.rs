@@ -4,9 +4,9 @@ use anyhow::Context;
 use cucumber::then;
 use serde_json::{Value, json};
 
+use super::common::this_task_events;
 use super::lifecycle::{
-    messages, multi_call_id, of_type, only_terminal, quoted_names, task_requests, this_task_events,
-    u64_at,
+    messages, multi_call_id, of_type, only_terminal, quoted_names, task_requests, u64_at,
 };
 use super::task::wait_task_end;
 use super::{StepResult, TASK_TERMINAL_EVENTS, barrier, event_types, show, str_at};

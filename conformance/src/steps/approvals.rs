@@ -3,10 +3,8 @@
 use cucumber::{then, when};
 use serde_json::{Value, json};
 
-use super::governance::{
-    WRITE_CALL_ID, approval_id, approval_request, approve_action, decide, this_task_events,
-    tool_completed, wait_task_event,
-};
+use super::common::{this_task_events, tool_completed, wait_task_event};
+use super::governance::{WRITE_CALL_ID, approval_id, approval_request, approve_action, decide};
 use super::task::{READ_CALL_ID, wait_task_end};
 use super::{StepResult, at, barrier, expect_result, show, str_at};
 use crate::world::ConformanceWorld;

@@ -4,7 +4,8 @@ use anyhow::Context;
 use cucumber::then;
 use serde_json::{Value, json};
 
-use super::lifecycle::{messages, of_type, only_terminal, task_requests, this_task_events, u64_at};
+use super::common::this_task_events;
+use super::lifecycle::{messages, of_type, only_terminal, task_requests, u64_at};
 use super::task::wait_task_end;
 use super::{
     StepResult, TASK_TERMINAL_EVENTS, event_types, expect_result, show, str_at, task_events,

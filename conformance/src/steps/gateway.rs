@@ -5,9 +5,10 @@ use anyhow::Context;
 use cucumber::{given, then};
 use serde_json::{Value, json};
 
+use super::common::{this_task_events, wait_task_event, workspace_path};
 use super::governance::{
     READ_A_CALL_ID, READ_B_CALL_ID, WRITE_CALL_ID, delta_chunk, parse_rfc3339, push_status,
-    task_failure, text_chunks, this_task_events, wait_task_event, workspace_path,
+    task_failure, text_chunks,
 };
 use super::task::{READ_CALL_ID, wait_task_end};
 use super::{StepResult, event_types, push_model_reply, push_model_stream, show, str_at};

@@ -11,9 +11,9 @@ use anyhow::{Context, anyhow};
 use cucumber::{given, then};
 use serde_json::{Value, json};
 
+use super::common::{edit_policy, tool_completed, wait_task_event, workspace_path};
 use super::task::{READ_CALL_ID, wait_task_end};
-use super::{StepResult, event_types, model_requests, push_model_reply, show, str_at, task_events};
-use crate::driver::ReceivedEvent;
+use super::{StepResult, model_requests, push_model_reply, show, str_at};
 use crate::world::ConformanceWorld;
 
 /// The ids of the two calls of a parallel answer.
@@ -23,52 +23,6 @@ pub(super) const READ_B_CALL_ID: &str = "call_read_b";
 pub(super) const WRITE_CALL_ID: &str = "call_write_1";
 
 // ---- helpers -----------------------------------------------------------------------------------
-
-/// The absolute path of a workspace file, as a model would name it (ReadFile takes absolute
-/// paths, local-tool-runtime.md §4.1).
-pub(super) fn workspace_path(world: &mut ConformanceWorld, name: &str) -> anyhow::Result<String> {
-    Ok(world.dirs()?.workspace.join(name).display().to_string())
-}
-
-async fn edit_policy(
-    world: &mut ConformanceWorld,
-    edit: impl FnOnce(&mut Value),
-) -> anyhow::Result<()> {
-    check!(
-        world.session.is_none(),
-        "the policy must be shaped before the session is created (put this step before \"a running session\")"
-    );
-    world.fakes().await?.session.update_policy(edit);
-    Ok(())
-}
-
-/// This task's events so far.
-pub(super) fn this_task_events(world: &ConformanceWorld) -> anyhow::Result<Vec<ReceivedEvent>> {
-    let task_id = world.task()?.task_id.clone();
-    Ok(task_events(&world.started_runtime()?.events(), &task_id))
-}
-
-/// Waits (bounded) for an event of this task.
-pub(super) async fn wait_task_event(
-    world: &ConformanceWorld,
-    what: &str,
-    predicate: impl Fn(&ReceivedEvent) -> bool,
-) -> anyhow::Result<ReceivedEvent> {
-    let task_id = world.task()?.task_id.clone();
-    let timeout = world.timeout();
-    let runtime = world.started_runtime()?;
-    runtime
-        .wait_for_event(what, timeout, |e| {
-            e.str_field("taskId") == Some(task_id.as_str()) && predicate(e)
-        })
-        .await
-        .with_context(|| {
-            format!(
-                "the task's events so far: {}",
-                event_types(&task_events(&runtime.events(), &task_id))
-            )
-        })
-}
 
 /// The task's terminal event, which must be task_failed.
 pub(super) async fn task_failure(world: &mut ConformanceWorld) -> anyhow::Result<Value> {
@@ -80,18 +34,6 @@ pub(super) async fn task_failure(world: &mut ConformanceWorld) -> anyhow::Result
         show(end.payload())
     );
     Ok(end.payload().clone())
-}
-
-/// The tool_completed event of one call.
-pub(super) async fn tool_completed(
-    world: &ConformanceWorld,
-    call_id: &str,
-) -> anyhow::Result<Value> {
-    let event = wait_task_event(world, &format!("tool_completed for {call_id}"), |e| {
-        e.event_type() == "tool_completed" && str_at(e.payload(), &["toolCallId"]) == Some(call_id)
-    })
-    .await?;
-    Ok(event.payload().clone())
 }
 
 /// Every request body the model received.

@@ -12,10 +12,11 @@ use anyhow::{Context, anyhow};
 use cucumber::{given, when};
 use serde_json::{Value, json};
 
+use super::common::{this_task_events, workspace_path};
 use super::task::{start_task, wait_task_end};
 use super::{
     StepResult, TASK_TERMINAL_EVENTS, barrier, eventually, expect_result, model_requests,
-    push_model_reply, push_model_stream, show, str_at, task_events,
+    push_model_reply, push_model_stream, show, str_at,
 };
 use crate::driver::ReceivedEvent;
 use crate::world::{ConformanceWorld, TaskInfo};
@@ -24,11 +25,6 @@ use crate::world::{ConformanceWorld, TaskInfo};
 const EVERY_CALL_ID: &str = "call_again";
 
 // ---- helpers ---------------------------------------------------------------------------------
-
-/// Absolute path of a workspace file (ReadFile takes absolute paths).
-fn workspace_path(world: &mut ConformanceWorld, name: &str) -> anyhow::Result<String> {
-    Ok(world.dirs()?.workspace.join(name).display().to_string())
-}
 
 /// Writes a workspace file unless the scenario already wrote it.
 fn ensure_workspace_file(
@@ -131,11 +127,6 @@ async fn send_cancel(world: &mut ConformanceWorld, params: Value) -> anyhow::Res
     world.last_response = Some(response);
     world.last_method = Some("CancelTask".to_owned());
     Ok(())
-}
-
-pub(super) fn this_task_events(world: &ConformanceWorld) -> anyhow::Result<Vec<ReceivedEvent>> {
-    let task_id = world.task()?.task_id.clone();
-    Ok(task_events(&world.started_runtime()?.events(), &task_id))
 }
 
 pub(super) fn of_type<'a>(events: &'a [ReceivedEvent], kind: &str) -> Vec<&'a ReceivedEvent> {

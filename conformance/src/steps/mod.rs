@@ -25,6 +25,7 @@ macro_rules! fail {
 pub mod agent_loop;
 pub mod approvals;
 pub mod cancellation;
+pub mod common;
 pub mod errors;
 pub mod events;
 pub mod extensions;

@@ -4,10 +4,8 @@ use anyhow::Context;
 use cucumber::then;
 use serde_json::{Value, json};
 
-use super::governance::{
-    READ_A_CALL_ID, READ_B_CALL_ID, messages, model_bodies, this_task_events, tool_completed,
-    tool_message, wait_task_event, workspace_path,
-};
+use super::common::{this_task_events, tool_completed, wait_task_event, workspace_path};
+use super::governance::{READ_A_CALL_ID, READ_B_CALL_ID, messages, model_bodies, tool_message};
 use super::task::{READ_CALL_ID, wait_task_end};
 use super::{StepResult, at, event_types, model_requests, show, str_at};
 use crate::world::ConformanceWorld;

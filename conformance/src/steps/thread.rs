@@ -5,9 +5,8 @@ use anyhow::Context;
 use cucumber::{given, then};
 use serde_json::{Value, json};
 
-use super::lifecycle::{
-    messages, model_reads_n_times, of_type, read_call, task_requests, this_task_events, u64_at,
-};
+use super::common::this_task_events;
+use super::lifecycle::{messages, model_reads_n_times, of_type, read_call, task_requests, u64_at};
 use super::task::wait_task_end;
 use super::{StepResult, at, model_requests, push_model_reply, show, str_at};
 use crate::world::ConformanceWorld;
