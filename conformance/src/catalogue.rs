@@ -124,6 +124,79 @@ impl Catalogue {
     }
 }
 
+/// A normative statement the kit deliberately does not certify (`features/not-certified.toml`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NotCertified {
+    pub id: String,
+    pub level: Level,
+    pub spec: String,
+    pub statement: String,
+    /// Why it is not certified (phase, UI-only, not observable from the process boundary…).
+    pub reason: String,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NotCertifiedFile {
+    #[serde(default)]
+    not_certified: Vec<NotCertified>,
+}
+
+/// Reads `not-certified.toml`; a missing file is an empty list.
+pub fn load_not_certified(path: &Path) -> anyhow::Result<Vec<NotCertified>> {
+    if !path.exists() {
+        return Ok(Vec::new());
+    }
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let file: NotCertifiedFile =
+        toml::from_str(&text).with_context(|| format!("{} is not valid", path.display()))?;
+    Ok(file.not_certified)
+}
+
+/// What is wrong with the not-certified list: a malformed or repeated id, an id the catalogue
+/// also lists, an id a scenario tags (stale: it is certified now), an empty reason or spec.
+pub fn not_certified_problems(
+    list: &[NotCertified],
+    catalogue: &Catalogue,
+    scenarios: &[ScenarioRef],
+) -> Vec<String> {
+    let mut problems = Vec::new();
+    let mut seen = BTreeSet::new();
+    for entry in list {
+        let id = entry.id.as_str();
+        if !is_requirement_id(id) {
+            problems.push(format!(
+                "not-certified id {id:?} is not of the form REQ-<AREA>-<NNN>"
+            ));
+        }
+        if !seen.insert(id) {
+            problems.push(format!("not-certified {id} is listed twice"));
+        }
+        if catalogue.get(id).is_some() {
+            problems.push(format!(
+                "{id} is both in the catalogue and not certified: keep one"
+            ));
+        }
+        for scenario in scenarios
+            .iter()
+            .filter(|s| s.requirement_tags().any(|t| t == id))
+        {
+            problems.push(format!(
+                "stale not-certified entry {id}: {}:{} \"{}\" tags it (move it to requirements.toml)",
+                scenario.file, scenario.line, scenario.name
+            ));
+        }
+        if entry.reason.trim().is_empty() || entry.spec.trim().is_empty() {
+            problems.push(format!(
+                "not-certified {id} needs a spec reference and a reason"
+            ));
+        }
+    }
+    problems
+}
+
 /// `RPC` for `REQ-RPC-001`; the empty string when the id has no area part.
 pub fn area_of(id: &str) -> &str {
     id.strip_prefix(REQUIREMENT_PREFIX)
@@ -353,6 +426,33 @@ impl Coverage {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn not_certified_entries_must_stay_uncertified_and_unique() {
+        let catalogue: Catalogue = toml::from_str(
+            "[[area]]\nid = \"A\"\ntitle = \"a\"\nfeature = \"a.feature\"\n[[requirement]]\nid = \"REQ-A-001\"\nlevel = \"MUST\"\nspec = \"s\"\nstatement = \"x\"\n",
+        )
+        .unwrap();
+        let entry = |id: &str| NotCertified {
+            id: id.to_owned(),
+            level: Level::Must,
+            spec: "s".to_owned(),
+            statement: "x".to_owned(),
+            reason: "r".to_owned(),
+        };
+        let scenarios = scan_feature_text(
+            "a.feature",
+            "Feature: f\n  @REQ-A-901\n  Scenario: s\n    Given x\n",
+        );
+        assert!(not_certified_problems(&[entry("REQ-A-902")], &catalogue, &scenarios).is_empty());
+        let stale = not_certified_problems(&[entry("REQ-A-901")], &catalogue, &scenarios);
+        assert!(stale.iter().any(|p| p.starts_with("stale")), "{stale:?}");
+        let both = not_certified_problems(&[entry("REQ-A-001")], &catalogue, &scenarios);
+        assert!(both.iter().any(|p| p.contains("both")), "{both:?}");
+        let twice =
+            not_certified_problems(&[entry("REQ-A-902"), entry("REQ-A-902")], &catalogue, &[]);
+        assert!(twice.iter().any(|p| p.contains("twice")), "{twice:?}");
+    }
 
     #[test]
     fn ids_and_areas() {

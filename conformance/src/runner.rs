@@ -298,6 +298,7 @@ pub async fn run(options: RunOptions) -> anyhow::Result<Outcome> {
         stats: summary,
         transcripts_dir,
         transport: options.transport.label().to_owned(),
+        not_certified: crate::catalogue::load_not_certified(&features.join("not-certified.toml"))?,
         manifest: report::manifest::Manifest {
             runtime: report::manifest::RuntimeInfo {
                 command: options.runtime.display.clone(),

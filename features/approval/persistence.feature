@@ -47,7 +47,7 @@ Feature: Approval decisions are persisted to the Approval Service
 
   @REQ-APR-011
   Scenario: an Approval Service that hangs does not hold up the approved tool
-    Given the Approval Service hangs
+    Given the Approval Service is slow by 10 s
     And a running session
     And the model will call ReadFile on "notes.txt"
     And the model will then answer "Done."

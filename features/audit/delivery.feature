@@ -92,7 +92,7 @@ Feature: Audit and telemetry delivery
 
   @REQ-AUD-007
   Scenario: an Audit Service answering 500 is retried and the task goes on
-    Given the Audit Service answers the next 3 requests with status 500
+    Given the Audit Service answers 500 to the next 3 requests
     And a running session
     And the model will answer "Hello."
     When the client starts the task "Say hello."
@@ -101,7 +101,7 @@ Feature: Audit and telemetry delivery
 
   @REQ-AUD-007
   Scenario: an Audit Service that hangs does not slow the task
-    Given the Audit Service hangs
+    Given the Audit Service is slow by 10 s
     And a running session
     And the model will call ReadFile on "notes.txt"
     And the model will then answer "Done."
@@ -113,7 +113,7 @@ Feature: Audit and telemetry delivery
   Scenario: a full delivery queue drops, counts and reports what it dropped
     Given the runtime is started with AGENT_RUNTIME_AUDIT_QUEUE_BOUND set to "1"
     And the runtime is started with AGENT_RUNTIME_AUDIT_BATCH_SIZE set to "1"
-    And the Audit Service holds each answer for 2 seconds
+    And the Audit Service is slow by 2 s
     And a running session
     And the model will call ReadFile on "notes.txt"
     And the model will then answer "Done."

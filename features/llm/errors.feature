@@ -6,7 +6,7 @@ Feature: Gateway errors and broken streams
   @REQ-LLM-007
   Scenario Outline: a gateway answering <status> is retried and the task goes on
     Given a running session
-    And the gateway answers the next request with status <status>
+    And the LLM Gateway answers <status> to the next 1 request
     And the model will then answer "Back on track."
     When the client starts the task "Try once more."
     Then the task_completed result is "Back on track."

@@ -6,7 +6,7 @@ Feature: Pausing when the gateway stays down, and resuming
   Background:
     Given the runtime is started with LLM_MAX_RETRIES set to "1"
     And a running session
-    And the gateway answers the next 2 requests with status 503
+    And the LLM Gateway answers 503 to the next 2 requests
 
   @REQ-LLM-009
   Scenario: when the retries run out the session pauses and the task fails recoverably

@@ -7,7 +7,7 @@ Feature: Backend faults in the loop
   @REQ-SES-020
   Scenario Outline: CreateSession tries the failing Session Service <attempts> times, then fails readably
     Given the runtime is started with AGENT_RUNTIME_SERVICE_RETRIES set to "<retries>"
-    And the Session Service answers every request with status 503
+    And the Session Service answers 503 to every request
     When the client creates a session
     Then the request fails with error code "SERVICE_UNAVAILABLE"
     And the error message is a readable sentence
@@ -22,7 +22,7 @@ Feature: Backend faults in the loop
   Scenario: a failed history upload is retried, warned about, and made good by the next one
     Given the runtime is started with AGENT_RUNTIME_SERVICE_RETRIES set to "1"
     And a running session
-    And the Workspace Service answers the next 2 requests with status 503
+    And the Workspace Service answers 503 to the next 2 requests
     And the model will answer "First answer."
     And the model will then answer "Second answer."
     When the client starts the task "First question."

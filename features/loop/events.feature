@@ -21,7 +21,7 @@ Feature: Replaying events and surviving a lost history upload
 
   @REQ-LOOP-026
   Scenario: a task whose history cannot be saved still completes, with a warning
-    Given the Workspace Service cannot be reached
+    Given the Workspace Service is down
     And a running session
     And the model will answer "Saved or not, here is the answer."
     When the client starts the task "Answer even if saving fails."

@@ -64,7 +64,7 @@ Feature: Requests the state machines refuse
   @REQ-LOOP-006
   Scenario: StartTask after Shutdown has begun is refused
     Given the runtime is started with AGENT_RUNTIME_SERVICE_RETRY_DELAY_SECONDS set to "0.5"
-    And the Workspace Service answers every upload with status 503
+    And the Workspace Service answers 503 to every request
     And a running session
     When the client sends Shutdown without params
     And the client tries to start the task "One more thing."

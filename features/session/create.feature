@@ -65,8 +65,8 @@ Feature: Creating a session
     @REQ-SES-010
     Examples: the Session Service fails
       | situation                          | setup                                                | code                | retry     |
-      | the Session Service answers 500    | the Session Service answers every request with status 500 | SERVICE_UNAVAILABLE | retryable |
-      | the Session Service answers 503    | the Session Service answers every request with status 503 | SERVICE_UNAVAILABLE | retryable |
+      | the Session Service answers 500    | the Session Service answers 500 to every request | SERVICE_UNAVAILABLE | retryable |
+      | the Session Service answers 503    | the Session Service answers 503 to every request | SERVICE_UNAVAILABLE | retryable |
 
   @REQ-SES-005
   Scenario: the incompatibility error tells the user the Session Service's reason

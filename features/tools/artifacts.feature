@@ -19,7 +19,7 @@ Feature: Artifacts and the patch preview
 
   @REQ-TOOL-025
   Scenario: a failed upload leaves the result without a URI and is reported by a warning
-    Given the Workspace Service answers every upload with status 500
+    Given the Workspace Service answers 500 to every request
     And a running session
     And the model will call WriteFile with:
       """

@@ -4,7 +4,6 @@
 //! show that persistence never holds up a tool.
 
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use serde_json::{Value, json};
 use wiremock::matchers::{method, path};
@@ -12,7 +11,6 @@ use wiremock::{Mock, Request, ResponseTemplate};
 
 use crate::faults::{FaultQueue, json_template};
 use crate::host::WiremockHost;
-use crate::recording::RecordedRequest;
 use crate::util::{lock, new_id, validation_error};
 
 /// Fields INTEROP.md §6 lists for the body; a record without one of them (or with one that
@@ -34,8 +32,6 @@ pub const REQUIRED_FIELDS: &[&str] = &[
 #[derive(Default)]
 struct State {
     records: Vec<Value>,
-    /// How long every answer is held back (a hung service).
-    delay: Option<Duration>,
 }
 
 type Shared = Arc<Mutex<State>>;
@@ -47,17 +43,22 @@ pub struct ApprovalServiceFake {
     faults: Arc<FaultQueue>,
 }
 
+crate::faults::fault_control!(ApprovalServiceFake);
+
 impl ApprovalServiceFake {
     /// Starts on a fresh ephemeral loopback port with no records.
     pub async fn start() -> anyhow::Result<Self> {
         let state: Shared = Arc::default();
         let faults = Arc::new(FaultQueue::default());
         let store = Arc::clone(&state);
+        let pace = Arc::clone(&faults);
         let mocks = vec![
             faults.mock(),
             Mock::given(method("POST"))
                 .and(path("/approvals"))
-                .respond_with(move |request: &Request| create(&mut lock(&store), request)),
+                .respond_with(move |request: &Request| {
+                    pace.slowed(record(&mut lock(&store).records, request))
+                }),
             crate::host::no_route(),
         ];
         let host = WiremockHost::start(mocks).await?;
@@ -73,43 +74,9 @@ impl ApprovalServiceFake {
         self.host.base_url()
     }
 
-    /// See [`crate::SessionServiceFake::fail_next`].
-    pub fn fail_next(&self, count: usize, status: u16, body: Value) {
-        self.faults.push(count, status, body);
-    }
-
-    /// Drops failures not yet served.
-    pub fn clear_faults(&self) {
-        self.faults.clear();
-    }
-
-    /// Stops accepting connections (connection refused) and keeps the port reserved.
-    pub async fn go_down(&self) {
-        self.host.go_down().await;
-    }
-
-    /// Every request to any endpoint, in order (refused and failed ones included).
-    pub async fn requests(&self) -> Vec<RecordedRequest> {
-        self.host.requests().await
-    }
-
     /// Bodies of the accepted `POST /approvals`, in order.
     pub fn records(&self) -> Vec<Value> {
         lock(&self.state).records.clone()
-    }
-
-    /// From now on every `POST /approvals` is answered only after `delay` (a hung service:
-    /// the connection is accepted, the answer does not come). `None` answers at once.
-    pub fn answer_after(&self, delay: Option<Duration>) {
-        lock(&self.state).delay = delay;
-    }
-}
-
-fn create(state: &mut State, request: &Request) -> ResponseTemplate {
-    let template = record(&mut state.records, request);
-    match state.delay {
-        Some(delay) => template.set_delay(delay),
-        None => template,
     }
 }
 

@@ -86,25 +86,6 @@ impl EventServiceFake {
         self.host.base_url()
     }
 
-    /// See [`crate::SessionServiceFake::fail_next`].
-    pub fn fail_next(&self, count: usize, status: u16, body: Value) {
-        self.faults.push(count, status, body);
-    }
-
-    pub fn clear_faults(&self) {
-        self.faults.clear();
-    }
-
-    /// Stops accepting connections (connection refused) and keeps the port reserved.
-    pub async fn go_down(&self) {
-        self.host.go_down().await;
-    }
-
-    /// Every request to any endpoint, in order (refused and failed ones included).
-    pub async fn requests(&self) -> Vec<RecordedRequest> {
-        self.host.requests().await
-    }
-
     /// Accepted bodies, as they came.
     pub fn batches(&self) -> Vec<Value> {
         lock(&self.state).batches.clone()
@@ -154,5 +135,25 @@ fn accept(state: &mut State, request: &Request) -> ResponseTemplate {
     match state.delay {
         Some(delay) => template.set_delay(delay),
         None => template,
+    }
+}
+
+/// The shared fault vocabulary. "Slow" records the envelopes at once and answers late
+/// (what a slow collector does), so delivery that waits for the answer is what slows down.
+impl crate::faults::FaultControl for EventServiceFake {
+    fn fail_next(&self, count: usize, status: u16, body: Value) {
+        self.faults.push(count, status, body);
+    }
+    fn clear_faults(&self) {
+        self.faults.clear();
+    }
+    fn slow_by(&self, delay: Option<Duration>) {
+        self.answer_after(delay);
+    }
+    async fn go_down(&self) {
+        self.host.go_down().await;
+    }
+    async fn requests(&self) -> Vec<RecordedRequest> {
+        self.host.requests().await
     }
 }

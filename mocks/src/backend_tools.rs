@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use wiremock::matchers::{method, path_regex};
 use wiremock::{Mock, Request, ResponseTemplate};
 
-use crate::faults::json_template;
+use crate::faults::{FaultQueue, json_template};
 use crate::host::WiremockHost;
 use crate::recording::RecordedRequest;
 use crate::util::{lock, service_error};
@@ -31,21 +31,30 @@ type Script = Arc<Mutex<HashMap<String, BackendToolReply>>>;
 pub struct BackendToolServiceFake {
     host: WiremockHost,
     script: Script,
+    faults: Arc<FaultQueue>,
 }
+
+crate::faults::fault_control!(BackendToolServiceFake);
 
 impl BackendToolServiceFake {
     pub async fn start() -> anyhow::Result<Self> {
         let script: Script = Arc::default();
         let answers = Arc::clone(&script);
+        let faults = Arc::new(FaultQueue::default());
+        let pace = Arc::clone(&faults);
         let mocks = vec![
+            faults.mock(),
             Mock::given(method("POST"))
                 .and(path_regex(r"^/tools/[^/]+/invoke$"))
-                .respond_with(move |request: &Request| invoke(&lock(&answers), request)),
+                .respond_with(move |request: &Request| {
+                    pace.slowed(invoke(&lock(&answers), request))
+                }),
             crate::host::no_route(),
         ];
         Ok(Self {
             host: WiremockHost::start(mocks).await?,
             script,
+            faults,
         })
     }
 
@@ -75,11 +84,6 @@ impl BackendToolServiceFake {
                 (tool, request.body)
             })
             .collect()
-    }
-
-    /// Stops accepting connections (connection refused) and keeps the port reserved.
-    pub async fn go_down(&self) {
-        self.host.go_down().await;
     }
 }
 

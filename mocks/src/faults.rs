@@ -3,19 +3,68 @@
 //! balancer does not care about the route). Mounted in wiremock at the highest priority so it
 //! wins over every route; wiremock matches and responds under one lock, so the matcher's
 //! "armed?" check and the responder's "take one" cannot be interleaved by another request.
+//!
+//! [`FaultControl`] is the one fault vocabulary of every backend fake (fail, slow, down,
+//! requests); [`fault_control!`] implements it for a wiremock fake with a `host` and a
+//! `faults` field, so adding a fake to the vocabulary is one line.
 
 use std::collections::VecDeque;
+use std::future::Future;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 use wiremock::matchers::any;
 use wiremock::{Match, Mock, Request, Respond, ResponseTemplate};
 
+use crate::recording::RecordedRequest;
 use crate::util::{lock, sane_status};
+
+/// The fault controls every backend fake offers, whatever it serves.
+pub trait FaultControl {
+    /// The next `count` requests to any endpoint answer `status` with `body` (JSON; a JSON
+    /// string is sent as plain text, `null` as an empty body). Calls accumulate in order.
+    fn fail_next(&self, count: usize, status: u16, body: Value);
+    /// Drops failures not yet served.
+    fn clear_faults(&self);
+    /// From now on every answer is held back by `delay` (a slow service: the connection is
+    /// accepted, the answer comes late); `None` answers at once.
+    fn slow_by(&self, delay: Option<Duration>);
+    /// Stops accepting connections (connection refused) and keeps the port reserved.
+    fn go_down(&self) -> impl Future<Output = ()> + Send;
+    /// Every request to any endpoint, in order (failed ones included).
+    fn requests(&self) -> impl Future<Output = Vec<RecordedRequest>> + Send;
+}
+
+/// Implements [`FaultControl`] for a wiremock fake with fields `host: WiremockHost` and
+/// `faults: Arc<FaultQueue>` (whose routes answer through [`FaultQueue::slowed`]).
+macro_rules! fault_control {
+    ($fake:ty) => {
+        impl $crate::faults::FaultControl for $fake {
+            fn fail_next(&self, count: usize, status: u16, body: serde_json::Value) {
+                self.faults.push(count, status, body);
+            }
+            fn clear_faults(&self) {
+                self.faults.clear();
+            }
+            fn slow_by(&self, delay: Option<std::time::Duration>) {
+                self.faults.set_delay(delay);
+            }
+            async fn go_down(&self) {
+                self.host.go_down().await;
+            }
+            async fn requests(&self) -> Vec<$crate::recording::RecordedRequest> {
+                self.host.requests().await
+            }
+        }
+    };
+}
+pub(crate) use fault_control;
 
 #[derive(Default)]
 pub(crate) struct FaultQueue {
     queue: Mutex<VecDeque<(u16, Value)>>,
+    delay: Mutex<Option<Duration>>,
 }
 
 impl FaultQueue {
@@ -25,6 +74,18 @@ impl FaultQueue {
         let mut queue = lock(&self.queue);
         for _ in 0..count {
             queue.push_back((status, body.clone()));
+        }
+    }
+
+    pub(crate) fn set_delay(&self, delay: Option<Duration>) {
+        *lock(&self.delay) = delay;
+    }
+
+    /// A route's answer, held back by the delay set with [`FaultControl::slow_by`].
+    pub(crate) fn slowed(&self, template: ResponseTemplate) -> ResponseTemplate {
+        match *lock(&self.delay) {
+            Some(delay) => template.set_delay(delay),
+            None => template,
         }
     }
 

@@ -41,6 +41,7 @@ mod tests;
 pub use approval::ApprovalServiceFake;
 pub use audit::{EventService, EventServiceFake};
 pub use backend_tools::{BackendToolReply, BackendToolServiceFake};
+pub use faults::FaultControl;
 pub use gateway::GatewayFake;
 pub use mcp::McpServerFake;
 pub use policy::default_policy_template;

@@ -87,6 +87,8 @@ pub struct SessionServiceFake {
     faults: Arc<FaultQueue>,
 }
 
+crate::faults::fault_control!(SessionServiceFake);
+
 impl SessionServiceFake {
     /// Starts on a fresh ephemeral loopback port with the default policy template.
     pub async fn start() -> anyhow::Result<Self> {
@@ -103,7 +105,10 @@ impl SessionServiceFake {
         let route = |matcher: MockBuilder,
                      handler: fn(&mut State, &Request) -> ResponseTemplate| {
             let state = Arc::clone(&state);
-            matcher.respond_with(move |request: &Request| handler(&mut lock(&state), request))
+            let pace = Arc::clone(&faults);
+            matcher.respond_with(move |request: &Request| {
+                pace.slowed(handler(&mut lock(&state), request))
+            })
         };
         let mocks = vec![
             faults.mock(),
@@ -183,27 +188,6 @@ impl SessionServiceFake {
     /// Undoes [`Self::answer_incompatible`].
     pub fn answer_compatible(&self) {
         lock(&self.state).incompatible = None;
-    }
-
-    /// The next `count` requests to any endpoint answer `status` with `body` (JSON; a JSON
-    /// string is sent as plain text, `null` as an empty body). Calls accumulate in order.
-    pub fn fail_next(&self, count: usize, status: u16, body: Value) {
-        self.faults.push(count, status, body);
-    }
-
-    /// Drops failures not yet served.
-    pub fn clear_faults(&self) {
-        self.faults.clear();
-    }
-
-    /// Stops accepting connections (connection refused) and keeps the port reserved.
-    pub async fn go_down(&self) {
-        self.host.go_down().await;
-    }
-
-    /// Every request to any endpoint, in order.
-    pub async fn requests(&self) -> Vec<RecordedRequest> {
-        self.host.requests().await
     }
 
     /// Ids of the sessions created, in order.

@@ -30,6 +30,8 @@ pub struct WorkspaceFake {
     faults: Arc<FaultQueue>,
 }
 
+crate::faults::fault_control!(WorkspaceFake);
+
 impl WorkspaceFake {
     /// Starts on a fresh ephemeral loopback port, with no artifacts.
     pub async fn start() -> anyhow::Result<Self> {
@@ -37,14 +39,19 @@ impl WorkspaceFake {
         let faults = Arc::new(FaultQueue::default());
         let upload_state = Arc::clone(&state);
         let history_state = Arc::clone(&state);
+        let (pace, history_pace) = (Arc::clone(&faults), Arc::clone(&faults));
         let mocks = vec![
             faults.mock(),
             Mock::given(method("POST"))
                 .and(path_regex(r"^/workspaces/[^/]+/artifacts$"))
-                .respond_with(move |request: &Request| upload(&mut lock(&upload_state), request)),
+                .respond_with(move |request: &Request| {
+                    pace.slowed(upload(&mut lock(&upload_state), request))
+                }),
             Mock::given(method("GET"))
                 .and(path_regex(r"^/workspaces/[^/]+/sessions/[^/]+/history$"))
-                .respond_with(move |request: &Request| history(&lock(&history_state), request)),
+                .respond_with(move |request: &Request| {
+                    history_pace.slowed(history(&lock(&history_state), request))
+                }),
             crate::host::no_route(),
         ];
         let host = WiremockHost::start(mocks).await?;
@@ -60,30 +67,10 @@ impl WorkspaceFake {
         self.host.base_url()
     }
 
-    /// See [`crate::SessionServiceFake::fail_next`].
-    pub fn fail_next(&self, count: usize, status: u16, body: Value) {
-        self.faults.push(count, status, body);
-    }
-
-    /// Drops failures not yet served.
-    pub fn clear_faults(&self) {
-        self.faults.clear();
-    }
-
     /// Uploads whose request body is larger than this answer 413 `FILE_TOO_LARGE`, like the
     /// real service's size limit. `None` (the default) accepts any size.
     pub fn set_max_artifact_bytes(&self, limit: Option<usize>) {
         lock(&self.state).max_artifact_bytes = limit;
-    }
-
-    /// Stops accepting connections (connection refused) and keeps the port reserved.
-    pub async fn go_down(&self) {
-        self.host.go_down().await;
-    }
-
-    /// Every request to any endpoint, in order.
-    pub async fn requests(&self) -> Vec<RecordedRequest> {
-        self.host.requests().await
     }
 
     /// Bodies of accepted `POST /workspaces/{id}/artifacts`, in order.

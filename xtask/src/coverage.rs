@@ -6,7 +6,9 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::catalogue::{Catalogue, Coverage, Level, scan_features};
+use crate::catalogue::{
+    Catalogue, Coverage, Level, load_not_certified, not_certified_problems, scan_features,
+};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -20,6 +22,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let catalogue = Catalogue::load(&features.join("requirements.toml"))?;
     let scenarios = scan_features(&features)?;
     let coverage = Coverage::compute(&catalogue, &scenarios);
+    let not_certified = load_not_certified(&features.join("not-certified.toml"))?;
 
     println!(
         "{} requirements, {} scenarios (outlines counted once) in {}",
@@ -28,8 +31,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         features.display()
     );
     println!(
-        "\n{:<6} {:>5} {:>8} {:>8}   uncovered",
-        "area", "reqs", "covered", "MUSTs"
+        "\n{:<6} {:>5} {:>8} {:>8} {:>6}   uncovered",
+        "area", "reqs", "covered", "MUSTs", "not c."
     );
     let mut per_area: BTreeMap<&str, (usize, usize, usize, Vec<&str>)> = BTreeMap::new();
     for requirement in &catalogue.requirements {
@@ -52,12 +55,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let (total, covered, musts, uncovered) =
             per_area.remove(area.id.as_str()).unwrap_or_default();
         let percent = (covered * 100).checked_div(total).unwrap_or(100);
+        let skipped = not_certified
+            .iter()
+            .filter(|n| crate::catalogue::area_of(&n.id) == area.id)
+            .count();
         println!(
-            "{:<6} {:>5} {:>7}% {:>8}   {}",
+            "{:<6} {:>5} {:>7}% {:>8} {:>6}   {}",
             area.id,
             total,
             percent,
             musts,
+            skipped,
             if uncovered.is_empty() {
                 "-".to_owned()
             } else {
@@ -66,7 +74,30 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
     }
 
-    let problems = coverage.problems(&catalogue);
+    let other_areas: Vec<&str> = not_certified
+        .iter()
+        .map(|n| crate::catalogue::area_of(&n.id))
+        .filter(|area| catalogue.area(area).is_none())
+        .collect();
+    println!(
+        "\n{} statement(s) deliberately not certified (features/not-certified.toml){}",
+        not_certified.len(),
+        if other_areas.is_empty() {
+            String::new()
+        } else {
+            format!(
+                ", {} outside the catalogue's areas ({})",
+                other_areas.len(),
+                other_areas.join(", ")
+            )
+        }
+    );
+    let mut problems = coverage.problems(&catalogue);
+    problems.extend(not_certified_problems(
+        &not_certified,
+        &catalogue,
+        &scenarios,
+    ));
     if problems.is_empty() {
         println!("\ncoverage OK");
         return Ok(ExitCode::SUCCESS);

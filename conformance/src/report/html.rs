@@ -245,6 +245,26 @@ pub fn render(
     }
     h.push_str("</tbody></table>\n");
 
+    if !context.not_certified.is_empty() {
+        let _ = writeln!(
+            h,
+            "<h2>Not certified, deliberately ({})</h2><table><thead><tr><th>Id</th><th>Level</th><th>Statement</th><th>Spec</th><th>Why not</th></tr></thead><tbody>",
+            context.not_certified.len()
+        );
+        for entry in &context.not_certified {
+            let _ = writeln!(
+                h,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                escape(&entry.id),
+                entry.level,
+                escape(&entry.statement),
+                escape(&entry.spec),
+                escape(&entry.reason)
+            );
+        }
+        h.push_str("</tbody></table>\n");
+    }
+
     // Failed scenarios with their stderr.
     let failures: Vec<&ScenarioResult> = outcome.scenarios.iter().filter(|s| !s.passed).collect();
     if !failures.is_empty() {
@@ -363,10 +383,19 @@ statement = "s"
                 name: None,
                 shard: Some("1/2".to_owned()),
             },
+            not_certified: vec![crate::catalogue::NotCertified {
+                id: "REQ-RPC-901".to_owned(),
+                level: crate::catalogue::Level::May,
+                spec: "x §1".to_owned(),
+                statement: "a <phase 3> thing".to_owned(),
+                reason: "not observable".to_owned(),
+            }],
         };
         let outcome = build_outcome(&catalogue, &[], &results, &context);
         let page = render(&catalogue, &outcome, &context, &context.manifest);
         assert!(page.contains("NOT CERTIFIED"));
+        assert!(page.contains("Not certified, deliberately (1)"));
+        assert!(page.contains("<td>REQ-RPC-901</td><td>MAY</td><td>a &lt;phase 3&gt; thing</td>"));
         assert!(page.contains("data-area=\"RPC\" data-level=\"MUST\" data-result=\"failed\""));
         assert!(page.contains("data-level=\"SHOULD\" data-result=\"passed\""));
         assert!(page.contains("stdout carries &lt;only&gt; JSON-RPC"));

@@ -209,6 +209,26 @@ pub fn render(catalogue: &Catalogue, outcome: &Outcome, context: &ReportContext)
         );
     }
 
+    if !context.not_certified.is_empty() {
+        let _ = writeln!(
+            md,
+            "## Not certified, deliberately ({})\n\n| Id | Level | Statement | Spec | Why not |\n|---|---|---|---|---|",
+            context.not_certified.len()
+        );
+        for entry in &context.not_certified {
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} | {} | {} |",
+                entry.id,
+                entry.level,
+                entry.statement.replace('|', "\\|"),
+                entry.spec.replace('|', "\\|"),
+                entry.reason.replace('|', "\\|")
+            );
+        }
+        md.push('\n');
+    }
+
     let _ = writeln!(md, "## Scenarios\n");
     let mut order: Vec<&ScenarioResult> = outcome.scenarios.iter().collect();
     order.sort_by_key(|s| (s.passed, s.uri.clone(), s.line));

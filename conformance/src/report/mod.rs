@@ -45,6 +45,8 @@ pub struct ReportContext {
     pub transport: String,
     /// Runtime, kit, catalogue, dates, OS.
     pub manifest: manifest::Manifest,
+    /// What the kit deliberately does not certify (`features/not-certified.toml`).
+    pub not_certified: Vec<crate::catalogue::NotCertified>,
 }
 
 /// One scenario as cucumber reported it.

@@ -3,11 +3,10 @@
 //! in the shared envelope, and that neither service can hold up a task.
 
 use std::path::Path;
-use std::time::Duration;
 
-use agent_mocks::EventServiceFake;
-use cucumber::{given, then, when};
-use serde_json::{Value, json};
+use agent_mocks::{EventServiceFake, FaultControl};
+use cucumber::{then, when};
+use serde_json::Value;
 
 use super::session::{TENANT_ID, USER_ID};
 use super::task::wait_task_end;
@@ -42,49 +41,9 @@ impl Service {
 
 // ---- Given: faults ---------------------------------------------------------------------------
 
-#[given("the Audit Service is down")]
-async fn audit_down(world: &mut ConformanceWorld) -> StepResult {
-    world.fakes().await?.audit.go_down().await;
-    Ok(())
-}
-
-#[given("the Telemetry Service is down")]
-async fn telemetry_down(world: &mut ConformanceWorld) -> StepResult {
-    world.fakes().await?.telemetry.go_down().await;
-    Ok(())
-}
-
-#[given(expr = "the Audit Service answers the next {int} requests with status {int}")]
-async fn audit_fails_next(world: &mut ConformanceWorld, count: usize, status: u16) -> StepResult {
-    let body = json!({"code": "INTERNAL_ERROR", "message": "scripted failure"});
-    world.fakes().await?.audit.fail_next(count, status, body);
-    Ok(())
-}
-
-#[given("the Audit Service hangs")]
-async fn audit_hangs(world: &mut ConformanceWorld) -> StepResult {
-    // Longer than any bounded wait of the kit: a runtime that waits for it fails.
-    world
-        .fakes()
-        .await?
-        .audit
-        .answer_after(Some(Duration::from_secs(10)));
-    Ok(())
-}
-
-#[given(expr = "the Audit Service holds each answer for {int} second(s)")]
-async fn audit_slow(world: &mut ConformanceWorld, seconds: u64) -> StepResult {
-    world
-        .fakes()
-        .await?
-        .audit
-        .answer_after(Some(Duration::from_secs(seconds)));
-    Ok(())
-}
-
 #[when("the Audit Service answers at once again")]
 async fn audit_fast(world: &mut ConformanceWorld) -> StepResult {
-    world.started_fakes()?.audit.answer_after(None);
+    world.started_fakes()?.audit.slow_by(None);
     Ok(())
 }
 

@@ -7,6 +7,7 @@
 //! in the workspace: the kit waits for a file the command writes, and releases the command
 //! by creating a file it waits for. No step waits on the clock.
 
+use agent_mocks::FaultControl;
 use std::path::Path;
 
 use agent_mocks::{GatewayReply, ScriptedToolCall};
@@ -63,21 +64,6 @@ async fn model_calls_several(world: &mut ConformanceWorld, step: &Step) -> StepR
         world.fakes().await?,
         GatewayReply::ToolCalls { text: None, calls },
     );
-    Ok(())
-}
-
-#[given(expr = "the Workspace Service answers the next {int} requests with status {int}")]
-async fn workspace_fails_next(
-    world: &mut ConformanceWorld,
-    count: usize,
-    status: u16,
-) -> StepResult {
-    let body = serde_json::json!({"code": "INTERNAL_ERROR", "message": "Internal server error", "retryable": true});
-    world
-        .fakes()
-        .await?
-        .workspace
-        .fail_next(count, status, body);
     Ok(())
 }
 

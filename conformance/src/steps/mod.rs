@@ -22,14 +22,22 @@ macro_rules! fail {
     };
 }
 
+pub mod agent_loop;
+pub mod approvals;
 pub mod audit;
+pub mod cancellation;
+pub mod common;
 pub mod errors;
 pub mod events;
 pub mod extensions;
+pub mod faults;
+pub mod gateway;
 pub mod governance;
 pub mod lifecycle;
 pub mod loop_extra;
 pub mod model;
+pub mod model_requests;
+pub mod pause;
 pub mod policy;
 pub mod prompt;
 pub mod recovery;
@@ -38,6 +46,7 @@ pub mod rpc;
 pub mod session;
 pub mod task;
 pub mod task_options;
+pub mod thread;
 pub mod tools;
 pub mod tools_git;
 pub mod tools_http;

@@ -1,6 +1,7 @@
 //! What the services observed while a task ran: the requests the model (LLM Gateway fake)
 //! received, and the session history the Workspace Service was given.
 
+use agent_mocks::FaultControl;
 use anyhow::{Context, anyhow};
 use cucumber::then;
 use serde_json::{Value, json};

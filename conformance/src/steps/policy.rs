@@ -5,6 +5,7 @@
 //! "a running session". Calls the model makes here have fixed ids, one per tool, so a
 //! `Then` step can name "the RunCommand call".
 
+use agent_mocks::FaultControl;
 use std::time::Duration;
 
 use agent_mocks::policy::{capability_entry, set_capability};
@@ -13,12 +14,12 @@ use anyhow::{Context, anyhow};
 use cucumber::{given, then, when};
 use serde_json::{Value, json};
 
+use super::common::{edit_policy, tool_completed, wait_task_event, workspace_path};
 use super::task::{READ_CALL_ID, wait_task_end};
 use super::{
-    StepResult, barrier, check_service_body, event_types, eventually, model_requests,
-    push_model_reply, push_model_stream, show, str_at, task_events,
+    StepResult, barrier, check_service_body, eventually, model_requests, push_model_reply,
+    push_model_stream, show, str_at, task_events,
 };
-use crate::driver::ReceivedEvent;
 use crate::world::ConformanceWorld;
 
 const RUN_CALL_ID: &str = "call_run_1";
@@ -52,18 +53,6 @@ fn list(text: &str) -> Value {
     }
 }
 
-async fn edit_policy(
-    world: &mut ConformanceWorld,
-    edit: impl FnOnce(&mut Value),
-) -> anyhow::Result<()> {
-    check!(
-        world.session.is_none(),
-        "the policy must be shaped before the session is created (put this step before \"a running session\")"
-    );
-    world.fakes().await?.session.update_policy(edit);
-    Ok(())
-}
-
 fn add_rule(bundle: &mut Value, title: &str) {
     let rule = json!({
         "approvalRuleId": RULE_ID,
@@ -77,34 +66,6 @@ fn add_rule(bundle: &mut Value, title: &str) {
         Some(rules) => rules.push(rule),
         None => bundle["approvalRules"] = json!([rule]),
     }
-}
-
-async fn wait_task_event(
-    world: &ConformanceWorld,
-    what: &str,
-    predicate: impl Fn(&ReceivedEvent) -> bool,
-) -> anyhow::Result<ReceivedEvent> {
-    let task_id = world.task()?.task_id.clone();
-    let runtime = world.started_runtime()?;
-    runtime
-        .wait_for_event(what, world.timeout(), |e| {
-            e.str_field("taskId") == Some(task_id.as_str()) && predicate(e)
-        })
-        .await
-        .with_context(|| {
-            format!(
-                "the task's events so far: {}",
-                event_types(&task_events(&runtime.events(), &task_id))
-            )
-        })
-}
-
-async fn tool_completed(world: &ConformanceWorld, id: &str) -> anyhow::Result<Value> {
-    let event = wait_task_event(world, &format!("tool_completed for {id}"), |e| {
-        e.event_type() == "tool_completed" && str_at(e.payload(), &["toolCallId"]) == Some(id)
-    })
-    .await?;
-    Ok(event.payload().clone())
 }
 
 /// The `{role: "tool"}` message answering `id` in the model's requests (after the task ended).
@@ -135,10 +96,6 @@ async fn push_call(world: &mut ConformanceWorld, id: &str, tool: &str, args: Val
         },
     );
     Ok(())
-}
-
-fn workspace_file(world: &mut ConformanceWorld, name: &str) -> anyhow::Result<String> {
-    Ok(world.dirs()?.workspace.join(name).display().to_string())
 }
 
 // ---- Given: the policy ---------------------------------------------------------------------------
@@ -238,20 +195,6 @@ async fn folder_exists(world: &mut ConformanceWorld, name: String) -> StepResult
     Ok(())
 }
 
-#[given("the Approval Service hangs")]
-async fn approvals_hang(world: &mut ConformanceWorld) -> StepResult {
-    // Longer than any bounded wait of the kit: a runtime that waits for it fails.
-    let fakes = world.fakes().await?;
-    fakes.approvals.answer_after(Some(Duration::from_secs(10)));
-    Ok(())
-}
-
-#[given("the Approval Service is down")]
-async fn approvals_down(world: &mut ConformanceWorld) -> StepResult {
-    world.fakes().await?.approvals.go_down().await;
-    Ok(())
-}
-
 // ---- Given: the model ------------------------------------------------------------------------------
 
 // A regex, not `{string}`: command lines contain quotes of their own.
@@ -280,7 +223,7 @@ async fn model_fetches(world: &mut ConformanceWorld, url: String) -> StepResult 
 /// `name` is joined to the workspace as it is, `..` included (the policy must resolve it).
 #[given(expr = "the model will write {string} into the workspace file {string}")]
 async fn model_writes(world: &mut ConformanceWorld, content: String, name: String) -> StepResult {
-    let path = workspace_file(world, &name)?;
+    let path = workspace_path(world, &name)?;
     push_call(
         world,
         WRITE_CALL_ID,
@@ -299,7 +242,7 @@ async fn model_calls_unknown(world: &mut ConformanceWorld, tool: String) -> Step
 /// then sends the call: the call reaches the runtime exactly when the scenario says.
 #[given(expr = "the model will call ReadFile on {string} when released")]
 async fn model_reads_held(world: &mut ConformanceWorld, name: String) -> StepResult {
-    let path = workspace_file(world, &name)?;
+    let path = workspace_path(world, &name)?;
     let reply = GatewayReply::ToolCalls {
         text: Some("Let me look.".to_owned()),
         calls: vec![ScriptedToolCall::new(

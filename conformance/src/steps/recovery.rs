@@ -4,6 +4,7 @@
 //! of §9.4: `{sessionId}.json` in CHECKPOINT_DIR (one session per process, so it is also the
 //! only file there).
 
+use agent_mocks::FaultControl;
 use std::path::PathBuf;
 
 use anyhow::Context;

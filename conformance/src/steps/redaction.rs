@@ -12,6 +12,7 @@
 
 use std::path::{Path, PathBuf};
 
+use agent_mocks::FaultControl;
 use anyhow::Context as _;
 use base64::Engine as _;
 use cucumber::{gherkin::Step, given, then};

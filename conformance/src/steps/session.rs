@@ -1,6 +1,7 @@
 //! Session steps: creation against the Session Service fake (compatible, refused, broken
 //! bundles, outages), the session state, and teardown (Shutdown, end of stdin).
 
+use agent_mocks::FaultControl;
 use std::path::Path;
 
 use agent_mocks::GatewayReply;
@@ -155,21 +156,6 @@ async fn feature_flag(world: &mut ConformanceWorld, flag: String) -> StepResult 
         .await?
         .session
         .set_feature_flags(Value::Object(flags));
-    Ok(())
-}
-
-#[given("the Session Service is down")]
-async fn session_service_down(world: &mut ConformanceWorld) -> StepResult {
-    world.fakes().await?.session.go_down().await;
-    Ok(())
-}
-
-#[given(expr = "the Session Service answers every request with status {int}")]
-async fn session_service_fails(world: &mut ConformanceWorld, status: u16) -> StepResult {
-    // More failures than any sane retry policy makes attempts.
-    let body =
-        json!({"code": "INTERNAL_ERROR", "message": "Internal server error", "retryable": true});
-    world.fakes().await?.session.fail_next(50, status, body);
     Ok(())
 }
 

@@ -6,6 +6,7 @@ use anyhow::Context;
 use cucumber::{given, then, when};
 use serde_json::{Value, json};
 
+use super::common::this_task_events;
 use super::{
     StepResult, TASK_TERMINAL_EVENTS, at, barrier, event_types, expect_result, push_model_reply,
     push_model_stream, release_model, show, str_at, task_events,
@@ -65,11 +66,6 @@ pub async fn wait_task_end(world: &mut ConformanceWorld) -> anyhow::Result<Recei
                 event_types(&task_events(&runtime.events(), &task.task_id))
             )
         })
-}
-
-fn this_task_events(world: &ConformanceWorld) -> anyhow::Result<Vec<ReceivedEvent>> {
-    let task_id = world.task()?.task_id.clone();
-    Ok(task_events(&world.started_runtime()?.events(), &task_id))
 }
 
 // ---- Given -----------------------------------------------------------------------------------

@@ -7,6 +7,7 @@
 //! and `${WORKSPACE_SERVICE}` for the Workspace Service fake's base URL (a loopback address).
 //! The model's calls get the ids `call_tool_1`, `call_tool_2`, … in the order scripted.
 
+use agent_mocks::FaultControl;
 use agent_mocks::GatewayReply;
 use agent_mocks::policy::{capability_entry, set_capability};
 use anyhow::Context;
@@ -15,8 +16,9 @@ use cucumber::gherkin::Step;
 use cucumber::{given, then};
 use serde_json::{Value, json};
 
+use super::common::{edit_policy, this_task_events};
 use super::task::wait_task_end;
-use super::{StepResult, at, event_types, push_model_reply, show, str_at, task_events};
+use super::{StepResult, at, event_types, push_model_reply, show, str_at};
 use crate::driver::ReceivedEvent;
 use crate::world::ConformanceWorld;
 
@@ -52,18 +54,6 @@ fn unescape(text: &str) -> String {
     text.replace("\\n", "\n")
 }
 
-pub(super) async fn edit_policy(
-    world: &mut ConformanceWorld,
-    edit: impl FnOnce(&mut Value),
-) -> anyhow::Result<()> {
-    check!(
-        world.session.is_none(),
-        "the policy must be shaped before the session is created (put this step before \"a running session\")"
-    );
-    world.fakes().await?.session.update_policy(edit);
-    Ok(())
-}
-
 /// The tool_completed event of the `n`th call, once the task has ended.
 pub async fn completed(world: &mut ConformanceWorld, n: usize) -> anyhow::Result<Value> {
     wait_task_end(world).await?;
@@ -82,11 +72,6 @@ pub async fn completed(world: &mut ConformanceWorld, n: usize) -> anyhow::Result
                 event_types(&events)
             )
         })
-}
-
-fn this_task_events(world: &ConformanceWorld) -> anyhow::Result<Vec<ReceivedEvent>> {
-    let task_id = world.task()?.task_id.clone();
-    Ok(task_events(&world.started_runtime()?.events(), &task_id))
 }
 
 /// The text the runtime reported as the call's result (`tool_completed.result`), which must

@@ -10,8 +10,9 @@ use cucumber::{given, then};
 use serde_json::json;
 
 use super::StepResult;
+use super::common::edit_policy;
 use super::task::wait_task_end;
-use super::tools::{check_cut_80_20, edit_policy, succeeded_result};
+use super::tools::{check_cut_80_20, succeeded_result};
 use crate::world::ConformanceWorld;
 
 #[given("a web server on loopback")]

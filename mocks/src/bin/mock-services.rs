@@ -2,6 +2,7 @@
 //! to use them, so a human can try a runtime by hand. Runs until Ctrl-C, echoing each request
 //! the fakes receive on stderr.
 
+use agent_mocks::FaultControl;
 use std::path::PathBuf;
 use std::time::Duration;
 

@@ -1,5 +1,6 @@
 //! The Approval Service fake over HTTP.
 
+use crate::FaultControl;
 use serde_json::{Value, json};
 
 use super::support::client;
@@ -55,7 +56,7 @@ async fn faults_come_first_and_down_refuses_connections() {
 #[tokio::test]
 async fn a_hung_service_answers_only_after_its_delay() {
     let fake = ApprovalServiceFake::start().await.unwrap();
-    fake.answer_after(Some(std::time::Duration::from_secs(30)));
+    fake.slow_by(Some(std::time::Duration::from_secs(30)));
     let hung = client()
         .post(format!("{}/approvals", fake.url()))
         .json(&record())
@@ -63,6 +64,6 @@ async fn a_hung_service_answers_only_after_its_delay() {
         .send()
         .await;
     assert!(hung.is_err_and(|error| error.is_timeout()));
-    fake.answer_after(None);
+    fake.slow_by(None);
     assert_eq!(post(&fake, &record()).await, 201);
 }

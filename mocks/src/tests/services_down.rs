@@ -1,6 +1,7 @@
 //! `go_down`: connection refused afterwards, the port stays reserved, recordings survive;
 //! and `Fakes::start` wiring.
 
+use crate::FaultControl;
 use std::net::SocketAddr;
 
 use serde_json::json;

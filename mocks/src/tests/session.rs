@@ -1,5 +1,6 @@
 //! The Session Service fake over HTTP.
 
+use crate::FaultControl;
 use serde_json::{Value, json};
 use time::format_description::well_known::Rfc3339;
 

@@ -1,5 +1,6 @@
 //! The Workspace Service fake over HTTP.
 
+use crate::FaultControl;
 use serde_json::{Value, json};
 
 use super::support::client;

@@ -93,6 +93,17 @@ fn main() -> ExitCode {
             }
         }
     }
+    // The kit against a runtime that breaks one thing on purpose (conformance/examples/): its
+    // baseline names exactly what it breaks, a stale entry fails, no baseline fails.
+    if cfg!(unix) {
+        match tokio.block_on(nonconforming_example()) {
+            Ok(()) => println!("\nnon-conforming example: its baseline holds exactly"),
+            Err(error) => {
+                eprintln!("FAILED non-conforming example: {error:#}");
+                code = ExitCode::FAILURE;
+            }
+        }
+    }
     // A short crash campaign (SIGKILL at random moments, resume in a new process); the
     // long one is `cargo xtask crash`. CONFORMANCE_CRASH_RUNS=0 skips it.
     let crash_runs = std::env::var("CONFORMANCE_CRASH_RUNS")
@@ -113,6 +124,49 @@ fn main() -> ExitCode {
     }
     tokio.shutdown_timeout(std::time::Duration::from_secs(2));
     code
+}
+
+/// Certifies `conformance/examples/nonconforming-runtime.sh` three times: with its baseline
+/// (passes, with exactly its two known failures), with a baseline holding a stale entry and
+/// with none (both fail).
+async fn nonconforming_example() -> anyhow::Result<()> {
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../conformance/examples");
+    let runtime = RuntimeCommand {
+        program: examples
+            .join("nonconforming-runtime.sh")
+            .display()
+            .to_string(),
+        args: vec![env!("CARGO_BIN_EXE_agent-runtime").to_owned()],
+        display: "nonconforming-runtime.sh".to_owned(),
+    };
+    let certify = |baseline: Option<&str>| {
+        let mut options = RunOptions::new(runtime.clone());
+        options.features = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../features"));
+        options.tags = Some("@REQ-RPC-005 or @REQ-RPC-006 or @REQ-RPC-010".to_owned());
+        options.baseline = baseline.map(|file| examples.join(file));
+        conformance::run(options)
+    };
+    let with = certify(Some("nonconforming.baseline.toml")).await?;
+    let known = with.baseline.as_ref().map_or(0, |b| b.known_failures.len());
+    anyhow::ensure!(
+        with.passed && known == 2,
+        "with its baseline the example must pass with 2 known failures: {}",
+        with.summary()
+    );
+    let stale = certify(Some("stale.baseline.toml")).await?;
+    let stale_entries = stale.baseline.as_ref().map_or(0, |b| b.stale.len());
+    anyhow::ensure!(
+        !stale.passed && stale_entries == 1,
+        "a stale baseline entry must fail the run: {}",
+        stale.summary()
+    );
+    let bare = certify(None).await?;
+    anyhow::ensure!(
+        !bare.passed,
+        "without a baseline the example's failures must fail the run: {}",
+        bare.summary()
+    );
+    Ok(())
 }
 
 fn runtime_command() -> RuntimeCommand {

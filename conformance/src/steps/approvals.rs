@@ -1,0 +1,230 @@
+//! Steps for approvals: asking, deciding, timing out, cancelling while waiting
+//! (local-agent-host.md §10; INTEROP.md §5).
+use cucumber::{then, when};
+use serde_json::{Value, json};
+
+use super::common::{this_task_events, tool_completed, wait_task_event};
+use super::governance::{WRITE_CALL_ID, approval_id, approval_request, approve_action, decide};
+use super::task::{READ_CALL_ID, wait_task_end};
+use super::{StepResult, at, barrier, expect_result, show, str_at};
+use crate::world::ConformanceWorld;
+
+// ---- When: approvals -------------------------------------------------------------------------
+
+#[when("the runtime asks for approval")]
+async fn asks_for_approval(world: &mut ConformanceWorld) -> StepResult {
+    approval_request(world).await?;
+    Ok(())
+}
+
+#[when("the user approves the action")]
+async fn user_approves(world: &mut ConformanceWorld) -> StepResult {
+    decide(world, "approved", None).await?;
+    Ok(())
+}
+
+#[when(expr = "the user denies the action because {string}")]
+async fn user_denies(world: &mut ConformanceWorld, reason: String) -> StepResult {
+    decide(world, "denied", Some(&reason)).await?;
+    Ok(())
+}
+
+#[when("the user approves the action twice")]
+async fn user_approves_twice(world: &mut ConformanceWorld) -> StepResult {
+    decide(world, "approved", None).await?;
+    let first = world.last_response()?.clone();
+    let status = at(&first, &["result", "status"]).cloned();
+    check!(
+        status == Some(json!("accepted")),
+        "the first decision should have been accepted: {}",
+        show(&first)
+    );
+    decide(world, "approved", None).await?;
+    Ok(())
+}
+
+#[when("the user approves an approval id the runtime never issued")]
+async fn user_approves_unknown(world: &mut ConformanceWorld) -> StepResult {
+    approval_request(world).await?;
+    let session_id = world.session()?.session_id.clone();
+    approve_action(
+        world,
+        json!({"sessionId": session_id, "approvalId": "appr_never_issued", "decision": "approved"}),
+    )
+    .await?;
+    Ok(())
+}
+
+#[when(expr = "the user answers the approval with the decision {string}")]
+async fn user_answers_with(world: &mut ConformanceWorld, decision: String) -> StepResult {
+    decide(world, &decision, None).await?;
+    Ok(())
+}
+
+#[when("the approval times out")]
+async fn approval_times_out(world: &mut ConformanceWorld) -> StepResult {
+    let id = approval_id(world).await?;
+    wait_task_event(world, "approval_timeout", |e| {
+        e.event_type() == "approval_timeout" && str_at(e.payload(), &["approvalId"]) == Some(&id)
+    })
+    .await?;
+    Ok(())
+}
+
+#[when("the client cancels the task while it waits for approval")]
+async fn cancel_while_waiting(world: &mut ConformanceWorld) -> StepResult {
+    approval_request(world).await?;
+    let session_id = world.session()?.session_id.clone();
+    let task_id = world.task()?.task_id.clone();
+    let response = world
+        .runtime()
+        .await?
+        .request(
+            "CancelTask",
+            Some(json!({"sessionId": session_id, "taskId": task_id})),
+        )
+        .await?;
+    expect_result(&response, "CancelTask")?;
+    Ok(())
+}
+
+// ---- Then: approvals ----------------------------------------------------------------------------
+
+#[then(expr = "the runtime asks for approval titled {string} to read {string}")]
+async fn approval_payload(world: &mut ConformanceWorld, title: String, name: String) -> StepResult {
+    let session_id = world.session()?.session_id.clone();
+    let task_id = world.task()?.task_id.clone();
+    let event = wait_task_event(world, "approval_requested", |e| {
+        e.event_type() == "approval_requested"
+    })
+    .await?;
+    let payload = event.payload();
+    let text = |field: &str| str_at(payload, &[field]).unwrap_or("");
+    check!(
+        !text("approvalId").trim().is_empty(),
+        "approval_requested.payload.approvalId is missing: {}",
+        show(payload)
+    );
+    for (field, want) in [("sessionId", &session_id), ("taskId", &task_id)] {
+        check!(
+            text(field) == want,
+            "approval_requested.payload.{field} is {:?}, expected {want:?}: {}",
+            text(field),
+            show(payload)
+        );
+    }
+    check!(
+        !text("stepId").is_empty() && event.str_field("stepId") == Some(text("stepId")),
+        "approval_requested.payload.stepId must name the step asking (the envelope's stepId {:?}): {}",
+        event.str_field("stepId"),
+        show(payload)
+    );
+    check!(
+        text("title") == title,
+        "approval_requested.payload.title is {:?}, the policy's approval rule is titled {title:?}",
+        text("title")
+    );
+    check!(
+        text("actionSummary").contains(&name),
+        "approval_requested.payload.actionSummary {:?} does not say which file is read ({name:?})",
+        text("actionSummary")
+    );
+    check!(
+        !text("riskLevel").is_empty() && payload.get("details").is_some_and(Value::is_object),
+        "approval_requested.payload must carry riskLevel and a details object: {}",
+        show(payload)
+    );
+    Ok(())
+}
+
+#[then(expr = "the approval request rates the risk {string}")]
+async fn approval_risk(world: &mut ConformanceWorld, risk: String) -> StepResult {
+    let payload = approval_request(world).await?;
+    check!(
+        str_at(&payload, &["riskLevel"]) == Some(risk.as_str()),
+        "approval_requested.payload.riskLevel is {:?}, expected {risk:?}",
+        str_at(&payload, &["riskLevel"])
+    );
+    Ok(())
+}
+
+#[then(expr = "ApproveAction answers {string} without an error")]
+async fn approve_answers(world: &mut ConformanceWorld, status: String) -> StepResult {
+    let response = world.last_response()?.clone();
+    check!(
+        response.get("error").is_none(),
+        "ApproveAction must never answer with an error (the app's dialog would stay stuck), got: {}",
+        show(&response)
+    );
+    let result = expect_result(&response, "ApproveAction")?;
+    check!(
+        str_at(result, &["status"]) == Some(status.as_str()),
+        "ApproveAction result.status is {:?}, expected {status:?}: {}",
+        str_at(result, &["status"]),
+        show(result)
+    );
+    Ok(())
+}
+
+#[then(expr = "the runtime reports approval_resolved with decision {string}")]
+async fn approval_resolved(world: &mut ConformanceWorld, decision: String) -> StepResult {
+    let id = approval_id(world).await?;
+    let event = wait_task_event(world, "approval_resolved", |e| {
+        e.event_type() == "approval_resolved"
+    })
+    .await?;
+    let payload = event.payload();
+    check!(
+        str_at(payload, &["approvalId"]) == Some(id.as_str())
+            && str_at(payload, &["decision"]) == Some(decision.as_str())
+            && payload.get("latencyMs").is_some_and(Value::is_u64),
+        "approval_resolved must be {{approvalId: {id:?}, decision: {decision:?}, latencyMs: <integer>}}: {}",
+        show(payload)
+    );
+    Ok(())
+}
+
+#[then("the runtime reports approval_timeout for the approval")]
+async fn approval_timeout(world: &mut ConformanceWorld) -> StepResult {
+    let id = approval_id(world).await?;
+    wait_task_event(world, "approval_timeout for the approval", |e| {
+        e.event_type() == "approval_timeout" && str_at(e.payload(), &["approvalId"]) == Some(&id)
+    })
+    .await?;
+    Ok(())
+}
+
+#[then("the task ends cancelled")]
+async fn task_ends_cancelled(world: &mut ConformanceWorld) -> StepResult {
+    let end = wait_task_end(world).await?;
+    check!(
+        end.event_type() == "task_cancelled",
+        "the cancelled task ended with {}: {}",
+        end.event_type(),
+        show(end.payload())
+    );
+    Ok(())
+}
+
+#[then("the ReadFile call completes while the WriteFile call waits for approval")]
+async fn read_completes_first(world: &mut ConformanceWorld) -> StepResult {
+    // No ApproveAction has been sent in this scenario: the write can only be waiting.
+    let read = tool_completed(world, READ_CALL_ID).await?;
+    check!(
+        str_at(&read, &["status"]) == Some("succeeded"),
+        "the ReadFile call needs no approval and should have run: {}",
+        show(&read)
+    );
+    barrier(world).await?;
+    let events = this_task_events(world)?;
+    let write_done = events.iter().find(|e| {
+        e.event_type() == "tool_completed"
+            && str_at(e.payload(), &["toolCallId"]) == Some(WRITE_CALL_ID)
+    });
+    check!(
+        write_done.is_none(),
+        "the WriteFile call completed although nobody approved it: {}",
+        write_done.map(|e| show(e.payload())).unwrap_or_default()
+    );
+    Ok(())
+}

@@ -1,0 +1,177 @@
+//! One fault vocabulary for every service a runtime talks to: down, failing, slow.
+//!
+//! The wiremock fakes share `agent_mocks::FaultControl`; the LLM Gateway is the streaming
+//! fake, whose faults are scripted replies (so "the next requests" are the next ones after
+//! the replies already scripted — put a fault step before the model's steps). Adding a
+//! service is one line in [`SERVICES`] and one arm in [`apply`].
+
+use std::time::Duration;
+
+use agent_mocks::{FaultControl, GatewayReply};
+use anyhow::Context;
+use cucumber::given;
+use serde_json::{Value, json};
+
+use super::{StepResult, push_model_reply};
+use crate::world::ConformanceWorld;
+
+/// The services, by the name scenarios give them.
+const SERVICES: &[(&str, Service)] = &[
+    ("Session Service", Service::Session),
+    ("Workspace Service", Service::Workspace),
+    ("Approval Service", Service::Approval),
+    ("Backend Tool Service", Service::BackendTool),
+    ("Audit Service", Service::Audit),
+    ("Telemetry Service", Service::Telemetry),
+    ("LLM Gateway", Service::Gateway),
+];
+
+/// More failures than any sane retry policy makes attempts.
+const EVERY_REQUEST: usize = 50;
+
+#[derive(Clone, Copy, Debug)]
+enum Service {
+    Session,
+    Workspace,
+    Approval,
+    BackendTool,
+    Audit,
+    Telemetry,
+    Gateway,
+}
+
+enum Fault {
+    Down,
+    Fail { count: usize, status: u16 },
+    Slow(Duration),
+}
+
+fn service(name: &str) -> anyhow::Result<Service> {
+    SERVICES
+        .iter()
+        .find(|(known, _)| *known == name)
+        .map(|(_, service)| *service)
+        .with_context(|| {
+            let names: Vec<&str> = SERVICES.iter().map(|(n, _)| *n).collect();
+            format!("unknown service {name:?}; known: {}", names.join(", "))
+        })
+}
+
+/// The error body a failing backend service sends (the services' error shape).
+fn failure_body(status: u16) -> Value {
+    json!({
+        "code": "INTERNAL_ERROR",
+        "message": format!("Injected failure with status {status}"),
+        "retryable": status >= 500,
+    })
+}
+
+async fn wiremock_fault(fake: &impl FaultControl, fault: Fault) {
+    match fault {
+        Fault::Down => fake.go_down().await,
+        Fault::Fail { count, status } => fake.fail_next(count, status, failure_body(status)),
+        Fault::Slow(delay) => fake.slow_by(Some(delay)),
+    }
+}
+
+async fn apply(world: &mut ConformanceWorld, name: &str, fault: Fault) -> StepResult {
+    let service = service(name)?;
+    if let Service::BackendTool = service {
+        let fake = world.backend_tools.as_ref().context(
+            "the Backend Tool Service fake starts with the step that scripts a backend tool; put that step first",
+        )?;
+        wiremock_fault(fake, fault).await;
+        return Ok(());
+    }
+    let fakes = world.fakes().await?;
+    match service {
+        Service::Session => wiremock_fault(&fakes.session, fault).await,
+        Service::Workspace => wiremock_fault(&fakes.workspace, fault).await,
+        Service::Approval => wiremock_fault(&fakes.approvals, fault).await,
+        Service::Audit => wiremock_fault(&fakes.audit, fault).await,
+        Service::Telemetry => wiremock_fault(&fakes.telemetry, fault).await,
+        Service::BackendTool => {}
+        Service::Gateway => match fault {
+            Fault::Down => fakes.streaming_gateway.go_down().await,
+            Fault::Fail { count, status } => {
+                for _ in 0..count {
+                    push_model_reply(
+                        fakes,
+                        GatewayReply::Status {
+                            status,
+                            headers: Vec::new(),
+                            body:
+                                json!({"error": format!("Injected failure with status {status}")})
+                                    .to_string(),
+                        },
+                    );
+                }
+            }
+            Fault::Slow(_) => {
+                fail!(
+                    "the LLM Gateway fake is slowed per reply, not as a whole: script the model with \"the model will wait before answering\""
+                )
+            }
+        },
+    }
+    Ok(())
+}
+
+#[given(
+    regex = r"^the (Session Service|Workspace Service|Approval Service|Backend Tool Service|Audit Service|Telemetry Service|LLM Gateway) is down$"
+)]
+async fn is_down(world: &mut ConformanceWorld, name: String) -> StepResult {
+    apply(world, &name, Fault::Down).await
+}
+
+#[given(
+    regex = r"^the (Session Service|Workspace Service|Approval Service|Backend Tool Service|Audit Service|Telemetry Service|LLM Gateway) answers (\d{3}) to every request$"
+)]
+async fn answers_always(world: &mut ConformanceWorld, name: String, status: u16) -> StepResult {
+    let count = EVERY_REQUEST;
+    apply(world, &name, Fault::Fail { count, status }).await
+}
+
+#[given(
+    regex = r"^the (Session Service|Workspace Service|Approval Service|Backend Tool Service|Audit Service|Telemetry Service|LLM Gateway) answers (\d{3}) to the next (\d+) requests?$"
+)]
+async fn answers_next(
+    world: &mut ConformanceWorld,
+    name: String,
+    status: u16,
+    count: usize,
+) -> StepResult {
+    apply(world, &name, Fault::Fail { count, status }).await
+}
+
+#[given(
+    regex = r"^the (Session Service|Workspace Service|Approval Service|Backend Tool Service|Audit Service|Telemetry Service|LLM Gateway) is slow by (\d+) ?(ms|s)$"
+)]
+async fn is_slow(
+    world: &mut ConformanceWorld,
+    name: String,
+    amount: u64,
+    unit: String,
+) -> StepResult {
+    let delay = match unit.as_str() {
+        "ms" => Duration::from_millis(amount),
+        _ => Duration::from_secs(amount),
+    };
+    apply(world, &name, Fault::Slow(delay)).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The alternation every step pattern above spells out.
+    const SERVICE_NAMES: &str = "Session Service|Workspace Service|Approval Service|Backend Tool Service|Audit Service|Telemetry Service|LLM Gateway";
+
+    #[test]
+    fn the_step_patterns_name_every_service() {
+        let names: Vec<&str> = SERVICES.iter().map(|(n, _)| *n).collect();
+        assert_eq!(names.join("|"), SERVICE_NAMES);
+        let pattern = format!("regex = r\"^the ({SERVICE_NAMES})");
+        assert_eq!(include_str!("faults.rs").matches(&pattern).count(), 4);
+    }
+}
