@@ -1,5 +1,6 @@
 //! The Audit and Telemetry Service fakes over HTTP.
 
+use crate::FaultControl;
 use serde_json::{Value, json};
 
 use super::support::client;
