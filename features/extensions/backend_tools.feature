@@ -23,3 +23,15 @@ Feature: Remote tools of the Backend Tool Service
     Then the call of "Summarize" does not succeed
     And the Backend Tool Service received no invocation
     And the model is not offered the function "Summarize"
+
+  @REQ-EXT-008
+  Scenario: a remote tool call that outlasts the remote tool timeout fails with TOOL_EXECUTION_TIMEOUT
+    Given the Backend Tool Service runs the tool "Translate" answering "bonjour" and the policy allows only it
+    And the Backend Tool Service is slow by 3 s
+    And the runtime is started with AGENT_RUNTIME_REMOTE_TOOL_TIMEOUT_SECONDS set to "1"
+    And a running session
+    And the model will call the tool "Translate" with the arguments '{"text": "hello"}'
+    And the model will then answer "The translation timed out."
+    When the client starts the task "Translate hello."
+    Then the tool call fails with errorCode "TOOL_EXECUTION_TIMEOUT" and a message containing "Translate"
+    And the task completes after 2 model requests
