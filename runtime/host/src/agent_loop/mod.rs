@@ -679,8 +679,16 @@ impl TaskRun {
                 reason: "cancelled_by_user".to_owned(),
             }),
         };
+        // The terminal event goes out and the task returns to IDLE under the session lock, so
+        // GetSessionState sees the ended task either before its terminal event is out or
+        // IDLE after it — never "event out, still TASK_COMPLETED" (REQ-LOOP-020).
+        let mut inner = self.session.lock();
         self.emit(scope, body);
-        self.transition(TaskStatus::Idle);
+        if let Some(task) = inner.task.as_mut()
+            && let Err(error) = task.machine.transition(TaskStatus::Idle)
+        {
+            tracing::error!(%error, "refused a task transition");
+        }
     }
 
     fn checkpoint(&self) {
