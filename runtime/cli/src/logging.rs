@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use tracing_appender::non_blocking::WorkerGuard;
+use tracing_appender::non_blocking::{NonBlockingBuilder, WorkerGuard};
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::Layer;
 use tracing_subscriber::layer::SubscriberExt;
@@ -13,43 +13,54 @@ use tracing_subscriber::util::SubscriberInitExt;
 /// The file under LOG_DIR is also the local record of every SessionEvent
 /// (local-agent-host.md §12, Phase 1–2), so it keeps `session_event` lines at any
 /// LOG_LEVEL; stderr follows LOG_LEVEL alone.
-pub fn init(level: &str, log_dir: Option<&Path>) -> Option<WorkerGuard> {
+///
+/// Both sinks are written (and redacted) on worker threads: a log line never makes a
+/// request wait, not even the first one, whose log lines would otherwise wait for the
+/// redaction rules to compile. Nothing is dropped when a worker falls behind (the caller
+/// waits instead); the returned guards flush what is left when they are dropped.
+pub fn init(level: &str, log_dir: Option<&Path>) -> Vec<WorkerGuard> {
     let filter = || EnvFilter::try_new(level).unwrap_or_else(|_| EnvFilter::new("info"));
     let with_events = || match "session_event=info".parse() {
         Ok(directive) => filter().add_directive(directive),
         Err(_) => filter(),
     };
+    let mut guards = Vec::new();
+    let (stderr_writer, guard) = NonBlockingBuilder::default()
+        .lossy(false)
+        .thread_name("log-stderr")
+        .finish(Redacting(std::io::stderr()));
+    guards.push(guard);
     let stderr = tracing_subscriber::fmt::layer()
         .json()
-        .with_writer(|| Redacting(std::io::stderr()))
+        .with_writer(stderr_writer)
         .with_filter(filter());
-    let (file, guard) =
-        match log_dir.and_then(|dir| std::fs::create_dir_all(dir).ok().map(|()| dir)) {
-            Some(dir) => {
-                let appender = tracing_appender::rolling::never(dir, "agent-runtime.log");
-                let (writer, guard) = tracing_appender::non_blocking(appender);
-                let writer = move || Redacting(writer.clone());
-                (
-                    Some(
-                        tracing_subscriber::fmt::layer()
-                            .json()
-                            .with_writer(writer)
-                            .with_filter(with_events()),
-                    ),
-                    Some(guard),
-                )
-            }
-            None => (None, None),
-        };
+    let file = match log_dir.and_then(|dir| std::fs::create_dir_all(dir).ok().map(|()| dir)) {
+        Some(dir) => {
+            let appender = tracing_appender::rolling::never(dir, "agent-runtime.log");
+            let (writer, guard) = NonBlockingBuilder::default()
+                .lossy(false)
+                .thread_name("log-file")
+                .finish(Redacting(appender));
+            guards.push(guard);
+            Some(
+                tracing_subscriber::fmt::layer()
+                    .json()
+                    .with_writer(writer)
+                    .with_filter(with_events()),
+            )
+        }
+        None => None,
+    };
     let _ = tracing_subscriber::registry()
         .with(stderr)
         .with(file)
         .try_init();
-    guard
+    guards
 }
 
 /// Every log line passes through the process-wide redactor before it is written: the
-/// formatter hands over one whole line per write, so a secret is never split across calls.
+/// formatter hands over one whole line per write and the worker passes it on unsplit, so a
+/// secret is never split across calls.
 struct Redacting<W>(W);
 
 impl<W: Write> Write for Redacting<W> {

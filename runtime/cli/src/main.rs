@@ -37,7 +37,8 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::from(2);
         }
     }
-    let _guard = logging::init(&cli.log_level, host_config.log_dir.as_deref());
+    agent_host::redact::warm_up_in_background();
+    let _guards = logging::init(&cli.log_level, host_config.log_dir.as_deref());
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

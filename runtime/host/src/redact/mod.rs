@@ -60,10 +60,9 @@ pub enum RedactError {
 
 #[derive(Debug, Clone)]
 pub struct Redactor {
-    rules: Vec<Rule>,
-    /// All rules at once: one scan tells whether (and which) rules match, so clean text —
-    /// the common case — costs a single pass.
-    set: RegexSet,
+    /// Shared by the redactors that differ only in exact values (credentials learnt at
+    /// run time), so the rules are compiled once per process.
+    rules: Arc<RuleSet>,
     /// The exact values, longest first, as one alternation.
     secrets: Option<Regex>,
     values: Vec<String>,
@@ -87,8 +86,16 @@ impl Redactor {
     }
 
     fn build(rules: Vec<Rule>, values: Vec<String>) -> Self {
-        let set = RegexSet::new(rules.iter().map(|rule| rule.regex.as_str()))
-            .unwrap_or_else(|_| RegexSet::empty());
+        Self::with_rule_set(
+            Arc::new(RuleSet {
+                rules,
+                set: OnceLock::new(),
+            }),
+            values,
+        )
+    }
+
+    fn with_rule_set(rules: Arc<RuleSet>, values: Vec<String>) -> Self {
         let mut values: Vec<String> = values
             .into_iter()
             .map(|value| value.trim().to_owned())
@@ -112,7 +119,6 @@ impl Redactor {
             .flatten();
         Self {
             rules,
-            set,
             secrets,
             values,
         }
@@ -122,28 +128,37 @@ impl Redactor {
     pub fn with_values(&self, more: impl IntoIterator<Item = String>) -> Self {
         let mut values = self.values.clone();
         values.extend(more);
-        Self::build(self.rules.clone(), values)
+        Self::with_rule_set(Arc::clone(&self.rules), values)
     }
 
     pub fn rules(&self) -> &[Rule] {
-        &self.rules
+        &self.rules.rules
+    }
+
+    /// Compiles every rule now. The binary calls this on a background thread at start-up
+    /// ([`warm_up_in_background`]) so that neither the first answer nor the first tool
+    /// result waits for it.
+    pub fn warm(&self) {
+        let _ = self.rules.set();
+        for rule in &self.rules.rules {
+            let _ = rule.regex();
+        }
     }
 
     /// Every secret in `text` — exact values, then rules — replaced. Borrowed when clean.
     pub fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
         let text = self.redact_values(text);
-        let matched = self.set.matches(&text);
-        if !matched.matched_any() {
+        let matched = self.rules.matching(&text);
+        if matched.is_empty() {
             return text;
         }
         let mut out = text.into_owned();
-        for index in matched.iter() {
-            let Some(rule) = self.rules.get(index) else {
+        for rule in matched {
+            let Some(regex) = rule.regex() else {
                 continue;
             };
-            if let Cow::Owned(replaced) = rule
-                .regex
-                .replace_all(&out, |caps: &Captures<'_>| replacement(rule, caps))
+            if let Cow::Owned(replaced) =
+                regex.replace_all(&out, |caps: &Captures<'_>| replacement(rule, caps))
             {
                 out = replaced;
             }
@@ -167,6 +182,40 @@ impl Redactor {
                 *text = clean;
                 true
             }
+        }
+    }
+}
+
+/// The rules of a redactor and, compiled on first use, all of them as one set: one scan
+/// tells whether (and which) rules match, so clean text — the common case — costs a
+/// single pass.
+#[derive(Debug)]
+struct RuleSet {
+    rules: Vec<Rule>,
+    set: OnceLock<Option<RegexSet>>,
+}
+
+impl RuleSet {
+    fn set(&self) -> Option<&RegexSet> {
+        self.set
+            .get_or_init(|| RegexSet::new(self.rules.iter().map(Rule::pattern)).ok())
+            .as_ref()
+    }
+
+    /// The rules that match `text`. When the set cannot be compiled (rules that together
+    /// exceed the regex size limit), each rule is tried on its own rather than none.
+    fn matching(&self, text: &str) -> Vec<&Rule> {
+        match self.set() {
+            Some(set) => set
+                .matches(text)
+                .iter()
+                .filter_map(|index| self.rules.get(index))
+                .collect(),
+            None => self
+                .rules
+                .iter()
+                .filter(|rule| rule.regex().is_some_and(|regex| regex.is_match(text)))
+                .collect(),
         }
     }
 }
@@ -205,6 +254,17 @@ pub fn install(redactor: Redactor) {
         Err(poisoned) => poisoned.into_inner(),
     };
     *guard = Some(Arc::new(redactor));
+}
+
+/// Compiles the process-wide redactor's rules on a thread of its own (see
+/// [`Redactor::warm`]); a redaction that comes first simply compiles them itself.
+pub fn warm_up_in_background() {
+    let spawned = std::thread::Builder::new()
+        .name("redact-warm-up".to_owned())
+        .spawn(|| global().warm());
+    if let Err(error) = spawned {
+        tracing::debug!(%error, "redaction rules will compile on first use");
+    }
 }
 
 /// Adds exact values to the process-wide redactor (credentials learnt at run time).
@@ -248,16 +308,16 @@ pub fn add_policy_rules(rules: &[agent_protocol::policy::RedactionRule]) -> Vec<
         Err(poisoned) => poisoned.into_inner(),
     };
     let current = guard.as_ref().map(Arc::clone).unwrap_or_else(fallback);
-    let mut all = current.rules.clone();
+    let mut all = current.rules().to_vec();
     for rule in parsed {
         let known = all
             .iter()
-            .any(|have| have.kind == rule.kind && have.regex.as_str() == rule.regex.as_str());
+            .any(|have| have.kind == rule.kind && have.pattern() == rule.pattern());
         if !known {
             all.push(rule);
         }
     }
-    if all.len() != current.rules.len() {
+    if all.len() != current.rules().len() {
         *guard = Some(Arc::new(Redactor::build(all, current.values.clone())));
     }
     problems

@@ -14,18 +14,26 @@
 //! that group is replaced (so `password=` stays readable); otherwise the whole match is.
 //! Expressions should not match `"` or `\`, so that redacting JSON text keeps it valid.
 
+use std::sync::OnceLock;
+
 use regex::Regex;
 
 use super::RedactError;
 
-/// One rule: matches of `regex` are replaced by `[REDACTED:kind]`.
+/// One rule: matches of its pattern are replaced by `[REDACTED:kind]`.
 #[derive(Debug, Clone)]
 pub struct Rule {
     pub kind: String,
-    pub regex: Regex,
+    pattern: String,
+    /// Compiled on first use. Compiling the built-in rules costs more than the rest of
+    /// the process start-up together, and clean text never needs them (one pass of the
+    /// [`super::Redactor`]'s set decides), so they are not compiled before the first answer.
+    regex: OnceLock<Option<Regex>>,
 }
 
 impl Rule {
+    /// A configured rule (rules file, policy bundle): compiled now, so a bad pattern is
+    /// reported where it was configured.
     pub fn new(kind: &str, pattern: &str) -> Result<Self, RedactError> {
         if kind.is_empty()
             || !kind
@@ -42,8 +50,30 @@ impl Rule {
         })?;
         Ok(Self {
             kind: kind.to_owned(),
-            regex,
+            pattern: pattern.to_owned(),
+            regex: OnceLock::from(Some(regex)),
         })
+    }
+
+    /// A built-in rule, compiled on first use (the unit tests compile every one).
+    fn builtin(kind: &str, pattern: &str) -> Self {
+        Self {
+            kind: kind.to_owned(),
+            pattern: pattern.to_owned(),
+            regex: OnceLock::new(),
+        }
+    }
+
+    pub fn pattern(&self) -> &str {
+        &self.pattern
+    }
+
+    /// The compiled rule; `None` only if the pattern does not compile (never for a rule
+    /// made by [`Rule::new`]).
+    pub fn regex(&self) -> Option<&Regex> {
+        self.regex
+            .get_or_init(|| Regex::new(&self.pattern).ok())
+            .as_ref()
     }
 }
 
@@ -83,7 +113,7 @@ pub const DEFAULT_RULES: &[(&str, &str)] = &[
 pub fn defaults() -> Vec<Rule> {
     DEFAULT_RULES
         .iter()
-        .filter_map(|(kind, pattern)| Rule::new(kind, pattern).ok())
+        .map(|(kind, pattern)| Rule::builtin(kind, pattern))
         .collect()
 }
 

@@ -231,3 +231,25 @@ fn policy_rules_join_the_global_redactor_and_bad_ones_are_reported() {
         "see [REDACTED:policy_case]"
     );
 }
+
+#[test]
+fn built_in_rules_compile_on_first_use_and_all_compile() {
+    let redactor = Redactor::with_defaults();
+    assert!(redactor.rules.set.get().is_none(), "compiled before use");
+    redactor.warm();
+    assert!(
+        redactor.rules.set().is_some(),
+        "the set of built-in rules compiles"
+    );
+    for rule in redactor.rules() {
+        assert!(rule.regex().is_some(), "{} does not compile", rule.kind);
+    }
+}
+
+#[test]
+fn redactors_that_differ_in_values_share_compiled_rules() {
+    let first = Redactor::with_defaults();
+    let second = first.with_values(["a-credential-value".to_owned()]);
+    second.warm();
+    assert!(first.rules.set.get().is_some());
+}
