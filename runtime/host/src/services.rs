@@ -83,15 +83,25 @@ pub struct ServiceClient {
     base_url: String,
     http: Client,
     retry: Retry,
+    /// Each attempt's time limit, connecting included (the client is shared with the
+    /// gateway's streams, which have none).
+    timeout: Duration,
 }
 
 impl ServiceClient {
-    pub fn new(service: &'static str, base_url: &str, http: Client, retry: Retry) -> Self {
+    pub fn new(
+        service: &'static str,
+        base_url: &str,
+        http: Client,
+        retry: Retry,
+        timeout: Duration,
+    ) -> Self {
         Self {
             service,
             base_url: base_url.trim_end_matches('/').to_owned(),
             http,
             retry,
+            timeout,
         }
     }
 
@@ -125,7 +135,10 @@ impl ServiceClient {
         let mut attempt = 0;
         loop {
             attempt += 1;
-            let mut request = self.http.request(method.clone(), &url);
+            let mut request = self
+                .http
+                .request(method.clone(), &url)
+                .timeout(self.timeout);
             match (&payload, body) {
                 (Some(payload), _) => {
                     request = request

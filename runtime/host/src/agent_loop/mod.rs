@@ -41,43 +41,51 @@ pub struct Backends {
 
 impl Backends {
     pub fn new(config: &HostConfig) -> Result<Self, reqwest::Error> {
+        // One client for the gateway and every service: building one loads the system's
+        // trust roots, which costs more than the rest of CreateSession. Service calls get
+        // their time limit per request (streams must not have one).
         let http = reqwest::Client::builder()
-            .timeout(config.service_timeout)
-            .connect_timeout(config.service_timeout)
+            .connect_timeout(config.llm_connect_timeout)
             .build()?;
         let retry = Retry {
             retries: config.service_retries,
             base_delay: config.service_retry_delay,
         };
+        let timeout = config.service_timeout;
         Ok(Self {
-            llm: LlmClient::new(LlmSettings {
-                endpoint: config.llm_gateway_endpoint.clone(),
-                auth_token: config.llm_gateway_auth_token.clone(),
-                headers: config.llm_gateway_headers.clone(),
-                connect_timeout: config.llm_connect_timeout,
-                idle_timeout: config.llm_idle_timeout,
-                max_retries: config.llm_max_retries,
-                retry_base_delay: config.llm_retry_base_delay,
-                retry_max_delay: config.llm_retry_max_delay,
-            })?,
+            llm: LlmClient::new(
+                LlmSettings {
+                    endpoint: config.llm_gateway_endpoint.clone(),
+                    auth_token: config.llm_gateway_auth_token.clone(),
+                    headers: config.llm_gateway_headers.clone(),
+                    connect_timeout: config.llm_connect_timeout,
+                    idle_timeout: config.llm_idle_timeout,
+                    max_retries: config.llm_max_retries,
+                    retry_base_delay: config.llm_retry_base_delay,
+                    retry_max_delay: config.llm_retry_max_delay,
+                },
+                http.clone(),
+            ),
             sessions: SessionServiceClient::new(ServiceClient::new(
                 "Session Service",
                 &config.session_service_url,
                 http.clone(),
                 retry,
+                timeout,
             )),
             workspace: WorkspaceServiceClient::new(ServiceClient::new(
                 "Workspace Service",
                 &config.workspace_service_url,
                 http.clone(),
                 retry,
+                timeout,
             )),
             approvals: crate::approval_service::ApprovalServiceClient::new(
                 config
                     .approval_service_url
                     .as_deref()
                     .filter(|url| !url.trim().is_empty())
-                    .map(|url| ServiceClient::new("Approval Service", url, http, retry)),
+                    .map(|url| ServiceClient::new("Approval Service", url, http, retry, timeout)),
             ),
             checkpoints: CheckpointStore::new(config.checkpoint_dir.clone()),
         })

@@ -45,11 +45,10 @@ pub struct LlmClient {
 }
 
 impl LlmClient {
-    pub fn new(settings: LlmSettings) -> Result<Self, reqwest::Error> {
-        let http = Client::builder()
-            .connect_timeout(settings.connect_timeout)
-            .build()?;
-        Ok(Self { settings, http })
+    /// `http` should have `settings.connect_timeout` as its connect timeout and no
+    /// overall timeout (a stream lasts as long as the model writes).
+    pub fn new(settings: LlmSettings, http: Client) -> Self {
+        Self { settings, http }
     }
 
     pub fn max_retries(&self) -> u32 {

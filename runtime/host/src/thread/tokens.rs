@@ -1,45 +1,20 @@
-//! Token counting with a real tokenizer (`o200k_base`, the encoding of current OpenAI
-//! models). Counts are estimates for budgeting and context management; the gateway's
-//! usage numbers replace them where it sends any.
-//!
-//! The tables take a noticeable time to load, so they are loaded once, on first use or
-//! ahead of it by [`warm_up`] — never at process start-up.
+//! Token counting in `o200k_base`, the encoding of current OpenAI models, by the
+//! `agent-tokens` crate (a compact static table; counts equal tiktoken's). Counts are
+//! estimates for budgeting and context management; the gateway's usage numbers replace
+//! them where it sends any.
 
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
 
-use tiktoken_rs::CoreBPE;
-
-static TOKENIZER: OnceLock<Option<CoreBPE>> = OnceLock::new();
-
-fn tokenizer() -> Option<&'static CoreBPE> {
-    TOKENIZER
-        .get_or_init(|| match tiktoken_rs::o200k_base() {
-            Ok(bpe) => Some(bpe),
-            Err(error) => {
-                tracing::warn!(%error, "tokenizer unavailable; estimating tokens from characters");
-                None
-            }
-        })
-        .as_ref()
-}
-
-/// Loads the tables on a blocking thread so the first real count does not wait.
+/// Compiles the pre-tokenizer on a blocking thread so the first real count does not wait
+/// (the vocabulary itself needs no loading).
 pub fn warm_up() {
-    if TOKENIZER.get().is_none() {
-        tokio::task::spawn_blocking(|| {
-            let _ = tokenizer();
-        });
-    }
+    tokio::task::spawn_blocking(agent_tokens::warm_up);
 }
 
 /// Tokens of `text`, plus the few tokens of per-message framing the chat format adds.
 pub fn count(text: &str) -> u64 {
     const MESSAGE_OVERHEAD: u64 = 4;
-    let tokens = match tokenizer() {
-        Some(bpe) => bpe.encode_ordinary(text).len() as u64,
-        None => (text.chars().count() as u64).div_ceil(4),
-    };
-    tokens + MESSAGE_OVERHEAD
+    agent_tokens::count(text) as u64 + MESSAGE_OVERHEAD
 }
 
 /// [`count`] for texts sent again and again unchanged — the system prompt and the tool

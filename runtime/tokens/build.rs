@@ -1,0 +1,62 @@
+//! Writes the o200k_base vocabulary as one static table (layout in `src/layout.rs`) that
+//! the crate embeds. tiktoken-rs is the source of the vocabulary; its in-memory form (hash
+//! maps of owned byte vectors, built from base64 at run time) costs ~30 MB and a noticeable
+//! load, this one ~4 MB of read-only data and no load at all.
+
+#[path = "src/layout.rs"]
+mod layout;
+
+use std::io::Write;
+
+fn main() {
+    println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed=src/layout.rs");
+    let bpe = match tiktoken_rs::o200k_base() {
+        Ok(bpe) => bpe,
+        Err(error) => panic!("cannot load o200k_base from tiktoken-rs: {error}"),
+    };
+    // Ordinary tokens have the dense ranks 0..N; the special tokens come after a gap.
+    let mut tokens: Vec<Vec<u8>> = Vec::new();
+    while let Ok(bytes) = bpe.decode_bytes(&[tokens.len() as u32]) {
+        tokens.push(bytes);
+    }
+    assert!(
+        tokens.len() > 100_000,
+        "o200k_base has {} tokens?",
+        tokens.len()
+    );
+
+    let slots = 1usize << layout::TABLE_BITS;
+    assert!(tokens.len() * 2 < slots, "the table would be too full");
+    let mut table = vec![0u32; slots];
+    let mut offsets = Vec::with_capacity(tokens.len() + 1);
+    let mut arena = Vec::new();
+    for (rank, bytes) in tokens.iter().enumerate() {
+        offsets.push(arena.len() as u32);
+        arena.extend_from_slice(bytes);
+        let mut slot = layout::hash(bytes) as usize & (slots - 1);
+        while table[slot] != 0 {
+            slot = (slot + 1) & (slots - 1);
+        }
+        table[slot] = rank as u32 + 1;
+    }
+    offsets.push(arena.len() as u32);
+
+    let mut out =
+        Vec::with_capacity(layout::HEADER_LEN + 4 * (offsets.len() + slots) + arena.len());
+    out.extend_from_slice(&layout::MAGIC);
+    for value in [tokens.len() as u32, layout::TABLE_BITS, arena.len() as u32] {
+        out.extend_from_slice(&value.to_le_bytes());
+    }
+    for value in offsets.iter().chain(table.iter()) {
+        out.extend_from_slice(&value.to_le_bytes());
+    }
+    out.extend_from_slice(&arena);
+
+    let dir = std::env::var_os("OUT_DIR").unwrap_or_default();
+    let path = std::path::Path::new(&dir).join("o200k_base.bin");
+    let written = std::fs::File::create(&path).and_then(|mut file| file.write_all(&out));
+    if let Err(error) = written {
+        panic!("cannot write {}: {error}", path.display());
+    }
+}

@@ -1,0 +1,165 @@
+//! Token counts in the `o200k_base` encoding (current OpenAI models), for budgeting and
+//! context management (local-agent-host.md §5.3: a local count, approximate allowed — the
+//! gateway's usage numbers are the truth where it sends any).
+//!
+//! Why not tiktoken-rs at run time: its tables are ~30 MB of hash maps built from base64
+//! on load (hundreds of millions of instructions), which was most of the runtime's memory
+//! and, on a two-core machine, most of the first task's per-step time. Here the vocabulary
+//! is a table computed at build time (`build.rs`, layout in [`layout`]) and embedded as
+//! read-only data: nothing is built at run time, and only the pages lookups touch are
+//! resident. The pre-tokenizer is the encoding's own pattern and the merge loop is
+//! tiktoken's, so counts equal tiktoken-rs's (the tests compare them) — except inside a
+//! single piece longer than [`MAX_EXACT_PIECE`] bytes, which is merged in slices so that
+//! pathological input (a megabyte of `=`) stays linear.
+
+mod layout;
+mod pieces;
+
+use std::sync::OnceLock;
+
+/// Pieces longer than this many bytes are merged slice by slice (see the crate doc).
+pub const MAX_EXACT_PIECE: usize = 512;
+
+static TABLE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/o200k_base.bin"));
+
+/// The number of `o200k_base` tokens in `text` (ordinary text: special-token spellings
+/// count as the text they are).
+pub fn count(text: &str) -> usize {
+    let Some(vocabulary) = Vocabulary::get() else {
+        return text.len().div_ceil(4);
+    };
+    pieces::split(text)
+        .map(|piece| vocabulary.count_piece(piece.as_bytes()))
+        .sum()
+}
+
+/// Compiles the pre-tokenizer now (a few milliseconds), so that the first [`count`] does
+/// not pay for it.
+pub fn warm_up() {
+    pieces::warm_up();
+}
+
+/// A view of the embedded table.
+struct Vocabulary {
+    tokens: usize,
+    mask: usize,
+    offsets: &'static [u8],
+    table: &'static [u8],
+    arena: &'static [u8],
+}
+
+const NO_RANK: u32 = u32::MAX;
+
+impl Vocabulary {
+    fn get() -> Option<&'static Vocabulary> {
+        static VOCABULARY: OnceLock<Option<Vocabulary>> = OnceLock::new();
+        VOCABULARY.get_or_init(|| Self::parse(TABLE)).as_ref()
+    }
+
+    fn parse(data: &'static [u8]) -> Option<Self> {
+        let header = data.get(..layout::HEADER_LEN)?;
+        if header.get(..4)? != layout::MAGIC {
+            return None;
+        }
+        let tokens = read_u32(header, 1)? as usize;
+        let bits = read_u32(header, 2)?;
+        if bits != layout::TABLE_BITS {
+            return None;
+        }
+        let arena_len = read_u32(header, 3)? as usize;
+        let slots = 1usize.checked_shl(bits)?;
+        let rest = data.get(layout::HEADER_LEN..)?;
+        let (offsets, rest) = rest.split_at_checked(4 * (tokens + 1))?;
+        let (table, arena) = rest.split_at_checked(4 * slots)?;
+        (arena.len() == arena_len).then_some(Self {
+            tokens,
+            mask: slots - 1,
+            offsets,
+            table,
+            arena,
+        })
+    }
+
+    fn token(&self, rank: u32) -> Option<&'static [u8]> {
+        let rank = rank as usize;
+        if rank >= self.tokens {
+            return None;
+        }
+        let start = read_u32(self.offsets, rank)? as usize;
+        let end = read_u32(self.offsets, rank + 1)? as usize;
+        self.arena.get(start..end)
+    }
+
+    fn rank(&self, bytes: &[u8]) -> u32 {
+        let mut slot = layout::hash(bytes) as usize & self.mask;
+        loop {
+            match read_u32(self.table, slot) {
+                None | Some(0) => return NO_RANK,
+                Some(entry) => {
+                    if self.token(entry - 1) == Some(bytes) {
+                        return entry - 1;
+                    }
+                }
+            }
+            slot = (slot + 1) & self.mask;
+        }
+    }
+
+    fn count_piece(&self, piece: &[u8]) -> usize {
+        if piece.len() > MAX_EXACT_PIECE {
+            return piece
+                .chunks(MAX_EXACT_PIECE)
+                .map(|slice| self.count_piece(slice))
+                .sum();
+        }
+        if piece.is_empty() {
+            return 0;
+        }
+        if self.rank(piece) != NO_RANK {
+            return 1;
+        }
+        self.merge(piece)
+    }
+
+    /// tiktoken's byte-pair merge: repeatedly join the adjacent pair whose joined bytes
+    /// have the lowest rank (the first such pair on ties) until no pair is a token; the
+    /// parts left are the tokens. `parts[i] = (start, rank of parts i and i+1 joined)`.
+    fn merge(&self, piece: &[u8]) -> usize {
+        let mut parts: Vec<(usize, u32)> = Vec::with_capacity(piece.len() + 1);
+        for start in 0..piece.len() - 1 {
+            parts.push((start, self.rank(&piece[start..start + 2])));
+        }
+        parts.push((piece.len() - 1, NO_RANK));
+        parts.push((piece.len(), NO_RANK));
+        let joined = |parts: &[(usize, u32)], i: usize| match (parts.get(i), parts.get(i + 3)) {
+            (Some(&(start, _)), Some(&(end, _))) => self.rank(&piece[start..end]),
+            _ => NO_RANK,
+        };
+        loop {
+            let mut lowest = (NO_RANK, 0);
+            for (i, &(_, rank)) in parts[..parts.len() - 1].iter().enumerate() {
+                if rank < lowest.0 {
+                    lowest = (rank, i);
+                }
+            }
+            if lowest.0 == NO_RANK {
+                break;
+            }
+            let i = lowest.1;
+            if i > 0 {
+                parts[i - 1].1 = joined(&parts, i - 1);
+            }
+            parts[i].1 = joined(&parts, i);
+            parts.remove(i + 1);
+        }
+        parts.len() - 1
+    }
+}
+
+fn read_u32(data: &[u8], index: usize) -> Option<u32> {
+    let bytes = data.get(4 * index..4 * index + 4)?;
+    Some(u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]))
+}
+
+#[cfg(test)]
+mod tests;

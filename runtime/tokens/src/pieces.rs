@@ -1,0 +1,76 @@
+//! The o200k_base pre-tokenizer: the text is cut into pieces by the encoding's pattern
+//! and each piece is merged on its own.
+//!
+//! The pattern's `\s+(?!\S)` needs a look-ahead the `regex` crate does not have. It is the
+//! second-to-last alternative, before a plain `\s+`, so it is emulated: a whitespace-only
+//! match of the plain `\s+` that is followed by a non-space character gives back its last
+//! character (which then starts the next piece, as in tiktoken: `"  word"` is `" "`,
+//! `" word"`). Whitespace containing a line break is matched earlier by `\s*[\r\n]+`.
+
+use std::sync::OnceLock;
+
+use regex::Regex;
+
+const PATTERN: &str = concat!(
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    r"|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    r"|\p{N}{1,3}",
+    r"| ?[^\s\p{L}\p{N}]+[\r\n/]*",
+    r"|\s*[\r\n]+",
+    r"|\s+",
+);
+
+fn pattern() -> Option<&'static Regex> {
+    static REGEX: OnceLock<Option<Regex>> = OnceLock::new();
+    REGEX.get_or_init(|| Regex::new(PATTERN).ok()).as_ref()
+}
+
+pub fn warm_up() {
+    let _ = pattern();
+}
+
+/// The pieces of `text`, in order. Without the pattern (it always compiles; this is only
+/// the no-panic path) the whole text is one piece.
+pub fn split(text: &str) -> Pieces<'_> {
+    Pieces {
+        text,
+        at: 0,
+        regex: pattern(),
+    }
+}
+
+pub struct Pieces<'t> {
+    text: &'t str,
+    at: usize,
+    regex: Option<&'static Regex>,
+}
+
+impl<'t> Iterator for Pieces<'t> {
+    type Item = &'t str;
+
+    fn next(&mut self) -> Option<&'t str> {
+        if self.at >= self.text.len() {
+            return None;
+        }
+        let Some(regex) = self.regex else {
+            self.at = self.text.len();
+            return Some(self.text);
+        };
+        let found = regex.find_at(self.text, self.at)?;
+        let mut end = found.end();
+        let piece = found.as_str();
+        let followed_by_text = self.text[end..]
+            .chars()
+            .next()
+            .is_some_and(|next| !next.is_whitespace());
+        if followed_by_text
+            && piece.chars().all(char::is_whitespace)
+            && !piece.ends_with(['\r', '\n'])
+            && let Some((last, _)) = piece.char_indices().last().filter(|(last, _)| *last > 0)
+        {
+            end = found.start() + last;
+        }
+        self.at = end;
+        Some(&self.text[found.start()..end])
+    }
+}

@@ -1,0 +1,93 @@
+use super::*;
+
+/// Texts that exercise every alternative of the pattern: contractions in both cases,
+/// digit runs, punctuation runs with trailing newlines and slashes, whitespace runs before
+/// words / line breaks / the end, CJK, combining marks, emoji, code.
+const SAMPLES: &[&str] = &[
+    "",
+    "hello world",
+    "Hello, WORLD! It's the user's file; they'LL SEE it'D work.",
+    "  leading spaces and trailing   ",
+    "tabs\tand\t\tmore\ttabs",
+    "line one\nline two\r\n\r\nline three\n\n\n   indented\n",
+    "numbers 1 12 123 1234 12345 3.14159 1,000,000",
+    "fn main() {\n    let x: Vec<u8> = vec![1, 2, 3];\n    println!(\"{x:?}\");\n}\n",
+    "path/to/file.rs:42:7 -> src//lib.rs ///doc",
+    "日本語のテキストと中文文本，还有한국어。",
+    "Ünïcödé çømbíning: e\u{301}le\u{300}ve, naïve café",
+    "emoji 🎉🚀 and flags 🇫🇷 plus zwj 👩‍💻",
+    "    \n\t  \u{a0}non-breaking\u{2003}em space",
+    "'s 't 're 've 'm 'll 'd 'S 'T 'RE",
+    "==========================================",
+    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"StartTask\",\"params\":{\"prompt\":\"fix it\"}}",
+    "a\u{0}b\u{7}c control characters",
+    "CamelCaseWords and snake_case_words and SCREAMING_CASE",
+];
+
+fn reference() -> &'static tiktoken_rs::CoreBPE {
+    static BPE: OnceLock<tiktoken_rs::CoreBPE> = OnceLock::new();
+    BPE.get_or_init(|| match tiktoken_rs::o200k_base() {
+        Ok(bpe) => bpe,
+        Err(error) => panic!("tiktoken-rs: {error}"),
+    })
+}
+
+#[test]
+fn counts_equal_tiktoken_on_every_sample() {
+    for sample in SAMPLES {
+        let expected = reference().encode_ordinary(sample).len();
+        assert_eq!(count(sample), expected, "{sample:?}");
+    }
+}
+
+#[test]
+fn counts_equal_tiktoken_on_this_crates_sources_and_mixed_text() {
+    let mut text = String::new();
+    for sample in SAMPLES {
+        text.push_str(sample);
+        text.push(' ');
+    }
+    text.push_str(include_str!("lib.rs"));
+    text.push_str(include_str!("pieces.rs"));
+    text.push_str(include_str!("../build.rs"));
+    assert_eq!(count(&text), reference().encode_ordinary(&text).len());
+    // Cut anywhere (at char boundaries): pieces shift, counts must still agree.
+    for (cut, _) in text.char_indices().step_by(97) {
+        let part = &text[cut..];
+        assert_eq!(
+            count(part),
+            reference().encode_ordinary(part).len(),
+            "from {cut}"
+        );
+    }
+}
+
+#[test]
+fn pieces_follow_the_look_ahead_rule() {
+    let pieces: Vec<&str> = pieces::split("a  b   \n  c  ").collect();
+    assert_eq!(pieces, ["a", " ", " b", "   \n", " ", " c", "  "]);
+}
+
+#[test]
+fn every_token_of_the_table_is_found_at_its_rank() {
+    let vocabulary = Vocabulary::get().unwrap();
+    assert!(vocabulary.tokens > 199_000);
+    for rank in (0..vocabulary.tokens as u32).step_by(7) {
+        let bytes = vocabulary.token(rank).unwrap();
+        assert_eq!(vocabulary.rank(bytes), rank);
+        assert_eq!(reference().decode_bytes(&[rank]).unwrap(), bytes);
+    }
+}
+
+#[test]
+fn a_huge_piece_is_counted_in_slices() {
+    let text = "=".repeat(100 * MAX_EXACT_PIECE);
+    let slice = count(&"=".repeat(MAX_EXACT_PIECE));
+    assert_eq!(count(&text), 100 * slice);
+}
+
+#[test]
+fn a_damaged_table_is_refused() {
+    assert!(Vocabulary::parse(b"not a table at all").is_none());
+    assert!(Vocabulary::parse(&TABLE[..TABLE.len() - 1]).is_none());
+}
