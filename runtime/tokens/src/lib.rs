@@ -7,18 +7,19 @@
 //! and, on a two-core machine, most of the first task's per-step time. Here the vocabulary
 //! is a table computed at build time (`build.rs`, layout in [`layout`]) and embedded as
 //! read-only data: nothing is built at run time, and only the pages lookups touch are
-//! resident. The pre-tokenizer is the encoding's own pattern and the merge loop is
-//! tiktoken's, so counts equal tiktoken-rs's (the tests compare them) — except inside a
-//! single piece longer than [`MAX_EXACT_PIECE`] bytes, which is merged in slices so that
-//! pathological input (a megabyte of `=`) stays linear.
+//! resident. The pre-tokenizer is the encoding's own pattern and the merges are BPE's
+//! (lowest rank first, leftmost on ties), so counts equal tiktoken-rs's (the tests compare
+//! them). Pieces longer than [`LONG_PIECE`] bytes — a megabyte of `=` is one piece — are
+//! merged with a heap instead of rescanning, so no input takes quadratic time.
 
 mod layout;
 mod pieces;
 
 use std::sync::OnceLock;
 
-/// Pieces longer than this many bytes are merged slice by slice (see the crate doc).
-pub const MAX_EXACT_PIECE: usize = 512;
+/// Pieces longer than this many bytes are merged with a heap (see the crate doc); shorter
+/// ones with a plain scan, which is faster for the few bytes of a typical piece.
+pub const LONG_PIECE: usize = 256;
 
 static TABLE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/o200k_base.bin"));
 
@@ -106,19 +107,68 @@ impl Vocabulary {
     }
 
     fn count_piece(&self, piece: &[u8]) -> usize {
-        if piece.len() > MAX_EXACT_PIECE {
-            return piece
-                .chunks(MAX_EXACT_PIECE)
-                .map(|slice| self.count_piece(slice))
-                .sum();
-        }
         if piece.is_empty() {
             return 0;
         }
         if self.rank(piece) != NO_RANK {
             return 1;
         }
-        self.merge(piece)
+        if piece.len() > LONG_PIECE {
+            self.merge_long(piece)
+        } else {
+            self.merge(piece)
+        }
+    }
+
+    /// [`Self::merge`] for long pieces, in O(n log n): the candidate merges wait in a heap
+    /// ordered by (rank, start), and a candidate whose pair has changed since it was pushed
+    /// is skipped when it comes out (a pair's bytes only ever grow, and a longer byte
+    /// string has another rank, so a stale candidate never looks current).
+    fn merge_long(&self, piece: &[u8]) -> usize {
+        use std::cmp::Reverse;
+        let len = piece.len();
+        // Parts are identified by their start; `end[s]` is where part `s` ends,
+        // `prev[s]` the start of the part before it, `pair[s]` the rank of part `s`
+        // joined with the next part.
+        let mut end: Vec<usize> = (1..=len).collect();
+        let mut prev: Vec<usize> = (0..len).map(|start| start.wrapping_sub(1)).collect();
+        let mut pair = vec![NO_RANK; len];
+        let mut heap = std::collections::BinaryHeap::with_capacity(len);
+        for start in 0..len - 1 {
+            pair[start] = self.rank(&piece[start..start + 2]);
+            if pair[start] != NO_RANK {
+                heap.push(Reverse((pair[start], start)));
+            }
+        }
+        let mut parts = len;
+        while let Some(Reverse((rank, start))) = heap.pop() {
+            if pair[start] != rank {
+                continue;
+            }
+            let right = end[start];
+            let right_end = end[right];
+            end[start] = right_end;
+            pair[right] = NO_RANK;
+            parts -= 1;
+            pair[start] = match end.get(right_end) {
+                Some(&next_end) => {
+                    prev[right_end] = start;
+                    self.rank(&piece[start..next_end])
+                }
+                None => NO_RANK,
+            };
+            if pair[start] != NO_RANK {
+                heap.push(Reverse((pair[start], start)));
+            }
+            if start > 0 {
+                let before = prev[start];
+                pair[before] = self.rank(&piece[before..right_end]);
+                if pair[before] != NO_RANK {
+                    heap.push(Reverse((pair[before], before)));
+                }
+            }
+        }
+        parts
     }
 
     /// tiktoken's byte-pair merge: repeatedly join the adjacent pair whose joined bytes

@@ -80,10 +80,46 @@ fn every_token_of_the_table_is_found_at_its_rank() {
 }
 
 #[test]
-fn a_huge_piece_is_counted_in_slices() {
-    let text = "=".repeat(100 * MAX_EXACT_PIECE);
-    let slice = count(&"=".repeat(MAX_EXACT_PIECE));
-    assert_eq!(count(&text), 100 * slice);
+fn long_pieces_count_as_tiktoken_counts_them() {
+    let mut samples = vec![
+        "=".repeat(40 * LONG_PIECE),
+        "-=".repeat(3 * LONG_PIECE),
+        " ".repeat(5 * LONG_PIECE) + "x",
+        "Supercalifragilistic".repeat(LONG_PIECE / 4),
+        "\u{1F600}".repeat(LONG_PIECE),
+        "😀".repeat(LONG_PIECE),
+        "a".repeat(LONG_PIECE + 1),
+    ];
+    samples.push(samples.concat());
+    for sample in &samples {
+        assert_eq!(
+            count(sample),
+            reference().encode_ordinary(sample).len(),
+            "{}…",
+            &sample[..40]
+        );
+    }
+}
+
+#[test]
+fn both_merges_agree_on_every_piece() {
+    let vocabulary = Vocabulary::get().unwrap();
+    let text = SAMPLES.concat() + include_str!("lib.rs");
+    for piece in pieces::split(&text).filter(|piece| piece.len() > 1) {
+        let bytes = piece.as_bytes();
+        assert_eq!(
+            vocabulary.merge(bytes),
+            vocabulary.merge_long(bytes),
+            "{piece:?}"
+        );
+    }
+    for bytes in [
+        &b"aaaaaaaaaaaaaaaaa"[..],
+        b"abababababababab",
+        b"=-=-=-=-==--==--",
+    ] {
+        assert_eq!(vocabulary.merge(bytes), vocabulary.merge_long(bytes));
+    }
 }
 
 #[test]
