@@ -1,0 +1,134 @@
+Feature: Statements of the Local Agent Host found by the spec walk
+  What the line-by-line walk of local-agent-host.md and INTEROP.md found uncertified
+  (features/walk/local-agent-host.toml and INTEROP.toml): how a session ends, a session
+  without a project folder, token accounting, the output limit of a request, the guardrail
+  note, tool dispatch after the whole answer, history uploads of tasks that did not
+  complete, a failing call among parallel ones, unknown capabilities in a bundle, expiry
+  before a model call and the refreshed bundle of a crash recovery.
+
+  @REQ-SES-100
+  Scenario: Shutdown of a paused session ends it cancelled
+    Given the runtime is started with LLM_MAX_RETRIES set to "1"
+    And a running session
+    And the LLM Gateway answers 503 to the next 2 requests
+    And the client has run the task "Are you there?" to its end
+    When the client sends Shutdown without params
+    Then the runtime reports session_cancelled for the session
+    And the runtime exits with code 0
+
+  @REQ-SES-101
+  Scenario: session_completed counts the session's tasks and tokens
+    Given the gateway reports usage of 100 prompt tokens and 20 completion tokens
+    And a running session
+    And the model will answer "Hello."
+    And the client has run the task "Say hello." to its end
+    When the client sends Shutdown without params
+    Then session_completed counts 1 task and 120 tokens
+
+  @REQ-SES-102
+  Scenario: a general chat without a project folder runs a task
+    Given the model will answer "Hello there."
+    When the client creates a session without a project folder
+    Then the session is running with the ids the Session Service issued
+    When the client starts the task "Say hello."
+    Then the task_completed result is "Hello there."
+
+  @REQ-LLM-100
+  Scenario: model requests ask for the policy's output token limit
+    Given a running session
+    And the model will answer "Short answer."
+    When the client starts the task "Answer briefly."
+    Then the task_completed result is "Short answer."
+    And every model request asks for at most 4000 output tokens
+
+  @REQ-LLM-101
+  Scenario: GetSessionState reports the tokens the gateway counted and the session budget
+    Given the gateway reports usage of 100 prompt tokens and 20 completion tokens
+    And a running session
+    And the model will answer "Counted."
+    And the client has run the task "Count my tokens." to its end
+    When the client asks for the session state
+    Then the session state reports 120 session tokens used of 250000
+
+  @REQ-LLM-102
+  Scenario: after a guardrail block the model is told on the next attempt
+    Given a running session
+    And the gateway answers the next request with status 400 and the error "unsafe content"
+    And the client has run the task "Say something unsafe." to its end
+    And the model will answer "Something kind."
+    When the client starts another task "Say something kind."
+    Then the new task's first model request tells the model the earlier request was blocked
+
+  @REQ-LOOP-100
+  Scenario: a task that fails at its step limit still uploads the session history
+    Given a running session
+    And the model will call ReadFile on "notes.txt" in every answer
+    When the client starts the task "Keep reading notes.txt." with taskOptions.maxSteps 2
+    Then the task fails with error code "MAX_STEPS_EXCEEDED"
+    And the session history saved last holds "Keep reading notes.txt." in order
+
+  @REQ-LOOP-100
+  Scenario: a cancelled task still uploads the session history
+    Given a running session
+    And the model will begin answering "Let me think" and then pause
+    When the client starts the task "Think hard about it."
+    And the model has begun streaming its answer
+    And the client cancels the task
+    Then the task ends with task_cancelled as its only terminal event
+    And the session history saved last holds "Think hard about it." in order
+
+  @REQ-LOOP-101
+  Scenario: a failing tool call does not affect the other calls of the same answer
+    Given the workspace file "notes.txt" contains "The launch code is 4-8-15-16."
+    And a running session
+    And the model will call these tools in one answer:
+      | tool     | arguments                              |
+      | ReadFile | {"path": "${WORKSPACE}/missing.txt"} |
+      | ReadFile | {"path": "${WORKSPACE}/notes.txt"}   |
+    And the model will then answer "One file was missing."
+    When the client starts the task "Read both files."
+    Then the next model request carries the tool results "FILE_NOT_FOUND" and "4-8-15-16" in the call order
+    And the task_completed result is "One file was missing."
+
+  @REQ-LOOP-102
+  Scenario: tool calls are dispatched only after the model's whole answer
+    Given the workspace file "notes.txt" contains "The launch code is 4-8-15-16."
+    And a running session
+    And the model will call ReadFile on "notes.txt"
+    And the model will then answer "Read it."
+    When the client starts the task "Read notes.txt."
+    Then every tool call of the task is requested only after the model's answer is complete
+
+  @REQ-POL-100
+  Scenario: capabilities the runtime does not know are ignored, never fatal
+    Given the policy also grants Code.Execute
+    And the policy also grants Search.Web
+    And the policy also grants Browser.Navigate
+    And the workspace file "notes.txt" contains "The launch code is 4-8-15-16."
+    And a running session
+    And the model will call ReadFile on "notes.txt"
+    And the model will then answer "The code is 4-8-15-16."
+    When the client starts the task "What is in notes.txt?"
+    Then the ReadFile call runs and returns "4-8-15-16"
+    And the task_completed result is "The code is 4-8-15-16."
+
+  @REQ-POL-101
+  Scenario: a policy that expired before the model call stops the call and pauses the session
+    Given the Session Service serves policies that expire 3 seconds after they are served
+    And a running session
+    And the model will answer "Too late."
+    When 3.1 seconds pass
+    And the client starts the task "Are you there?"
+    Then the task fails recoverably with error code "POLICY_EXPIRED"
+    And the runtime reports policy_expired
+    And the runtime reports session_paused
+    And the gateway received no request
+
+  @REQ-REC-100
+  Scenario: a refreshed policy bundle that fails validation refuses the crash recovery
+    Given a running session
+    When the runtime process is killed
+    Given the Session Service issues a policy bundle for another session
+    When the client resumes the session
+    Then the request fails with error code "POLICY_BUNDLE_INVALID"
+    And the error message is a readable sentence
