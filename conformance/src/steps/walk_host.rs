@@ -176,9 +176,9 @@ async fn tools_after_answer(world: &mut ConformanceWorld) -> StepResult {
         }
         requested += 1;
         let step = event.str_field("stepId");
-        let answered = events[..index].iter().any(|e| {
-            e.event_type() == "llm_request_completed" && e.str_field("stepId") == step
-        });
+        let answered = events[..index]
+            .iter()
+            .any(|e| e.event_type() == "llm_request_completed" && e.str_field("stepId") == step);
         check!(
             answered,
             "tool_requested of step {step:?} came before the step's llm_request_completed: {}",
