@@ -132,3 +132,12 @@ Feature: Statements of the Local Agent Host found by the spec walk
     When the client resumes the session
     Then the request fails with error code "POLICY_BUNDLE_INVALID"
     And the error message is a readable sentence
+
+  @REQ-SES-103
+  Scenario: a FastAPI validation error of the Session Service is told in words
+    Given the Session Service answers the next request with FastAPI's validation error "field required" for the field "tenantId"
+    When the client creates a session
+    Then the request fails with error code "INVALID_REQUEST"
+    And the error message names "field required"
+    And the error message names "tenantId"
+    And the error message quotes no JSON

@@ -5,13 +5,28 @@
 //! GetSessionState, `max_tokens` from the policy, the guardrail note in the thread, and tool
 //! dispatch only after the whole answer.
 
-use cucumber::{then, when};
-use serde_json::Value;
+use agent_mocks::FaultControl;
+use cucumber::{given, then, when};
+use serde_json::{Value, json};
 
+use super::errors::last_error;
 use super::lifecycle::{messages, task_requests};
 use super::session::create_session_params;
 use super::{StepResult, event_types, expect_result, model_requests, show, str_at, task_events};
 use crate::world::{ConformanceWorld, SessionInfo};
+
+// ---- Given -----------------------------------------------------------------------------------
+
+/// FastAPI's validation error shape (INTEROP.md §7): `422 {detail: [{loc, msg, type}]}`.
+#[given(
+    expr = "the Session Service answers the next request with FastAPI's validation error {string} for the field {string}"
+)]
+async fn fastapi_error(world: &mut ConformanceWorld, msg: String, field: String) -> StepResult {
+    let body =
+        json!({"detail": [{"loc": ["body", field], "msg": msg, "type": "value_error.missing"}]});
+    world.fakes().await?.session.fail_next(1, 422, body);
+    Ok(())
+}
 
 // ---- When ------------------------------------------------------------------------------------
 
@@ -189,6 +204,19 @@ async fn tools_after_answer(world: &mut ConformanceWorld) -> StepResult {
         requested > 0,
         "the task requested no tool: {}",
         event_types(&events)
+    );
+    Ok(())
+}
+
+/// INTEROP.md §1: the app shows error.message to people — a service's structured error is
+/// put in words, not quoted as JSON.
+#[then("the error message quotes no JSON")]
+async fn no_json_in_message(world: &mut ConformanceWorld) -> StepResult {
+    let error = last_error(world)?;
+    let message = error.get("message").and_then(Value::as_str).unwrap_or("");
+    check!(
+        !message.contains('{') && !message.contains('['),
+        "error.message {message:?} quotes structured data instead of saying it in words"
     );
     Ok(())
 }
