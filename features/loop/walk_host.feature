@@ -141,3 +141,9 @@ Feature: Statements of the Local Agent Host found by the spec walk
     And the error message names "field required"
     And the error message names "tenantId"
     And the error message quotes no JSON
+
+  @REQ-RPC-100
+  Scenario: unknown fields are ignored and null members count as absent
+    Given the desktop app has started the runtime
+    When the client sends the line '{"jsonrpc": "2.0", "id": 1, "method": "CreateSession", "params": {"userId": "user_conformance", "tenantId": "tenant_conformance", "executionEnvironment": null, "workspaceHint": null, "clientInfo": null, "supportedCapabilities": null, "continueFromSessionId": null, "uiTheme": "dark", "futureOptions": {"beta": true}}}'
+    Then the runtime answers with a result
