@@ -147,3 +147,14 @@ Feature: Statements of the Local Agent Host found by the spec walk
     Given the desktop app has started the runtime
     When the client sends the line '{"jsonrpc": "2.0", "id": 1, "method": "CreateSession", "params": {"userId": "user_conformance", "tenantId": "tenant_conformance", "executionEnvironment": null, "workspaceHint": null, "clientInfo": null, "supportedCapabilities": null, "continueFromSessionId": null, "uiTheme": "dark", "futureOptions": {"beta": true}}}'
     Then the runtime answers with a result
+
+  @REQ-LLM-103
+  Scenario: a model stream that goes silent past the idle timeout is retried whole
+    Given the runtime is started with AGENT_RUNTIME_LLM_IDLE_TIMEOUT_SECONDS set to "1"
+    And a running session
+    And the model will begin answering "Let me" and then pause
+    And the model will answer "Here I am."
+    When the client starts the task "Are you there?"
+    Then the task_completed result is "Here I am."
+    And the runtime reports llm_retry for the first retry
+    And the last model request carries the prompt exactly once
