@@ -158,3 +158,15 @@ Feature: Statements of the Local Agent Host found by the spec walk
     Then the task_completed result is "Here I am."
     And the runtime reports llm_retry for the first retry
     And the last model request carries the prompt exactly once
+
+  @REQ-REC-101
+  Scenario: a crash recovery that cannot reach the Session Service keeps the checkpoint for a retry
+    Given the runtime is started with AGENT_RUNTIME_SERVICE_RETRIES set to "0"
+    And a running session
+    When the runtime process is killed
+    Given the Session Service answers 503 to the next 1 request
+    When the client resumes the session
+    Then the request fails with error code "SERVICE_UNAVAILABLE"
+    And the error is retryable
+    When the client resumes the session
+    Then the runtime reports session_resumed
