@@ -170,3 +170,14 @@ Feature: Statements of the Local Agent Host found by the spec walk
     And the error is retryable
     When the client resumes the session
     Then the runtime reports session_resumed
+
+  @REQ-LOOP-103
+  Scenario: a paused session starts no task until it is resumed
+    Given the runtime is started with LLM_MAX_RETRIES set to "1"
+    And a running session
+    And the LLM Gateway answers 503 to the next 2 requests
+    And the client has run the task "Are you there?" to its end
+    When the client tries to start the task "Something else, please."
+    Then the request fails with error code "INVALID_REQUEST"
+    And the error message names "ResumeSession"
+    And the gateway received exactly 2 requests
