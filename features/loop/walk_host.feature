@@ -181,3 +181,16 @@ Feature: Statements of the Local Agent Host found by the spec walk
     Then the request fails with error code "INVALID_REQUEST"
     And the error message names "ResumeSession"
     And the gateway received exactly 2 requests
+
+  @REQ-REC-102
+  Scenario: a session paused by the gateway survives a crash with its incomplete task
+    Given the runtime is started with LLM_MAX_RETRIES set to "1"
+    And a running session
+    And the LLM Gateway answers 503 to the next 2 requests
+    And the client has run the task "Are you there?" to its end
+    When the runtime process is killed
+    And the client resumes the session
+    And the client asks for the session state
+    Then the runtime reports session_resumed
+    And the session state reports the session as SESSION_RUNNING
+    And the session state offers the task as incomplete with its prompt
