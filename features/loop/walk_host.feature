@@ -194,3 +194,14 @@ Feature: Statements of the Local Agent Host found by the spec walk
     Then the runtime reports session_resumed
     And the session state reports the session as SESSION_RUNNING
     And the session state offers the task as incomplete with its prompt
+
+  @REQ-REC-103
+  Scenario: the session's token count survives a crash
+    Given the gateway reports usage of 100 prompt tokens and 20 completion tokens
+    And a running session
+    And the model will answer "Counted."
+    And the client has run the task "Count my tokens." to its end
+    When the runtime process is killed
+    And the client resumes the session
+    And the client asks for the session state
+    Then the session state reports 120 session tokens used of 250000
