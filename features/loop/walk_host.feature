@@ -205,3 +205,13 @@ Feature: Statements of the Local Agent Host found by the spec walk
     And the client resumes the session
     And the client asks for the session state
     Then the session state reports 120 session tokens used of 250000
+
+  @REQ-POL-102
+  Scenario: without a project folder a relative allowedPaths entry admits no file
+    Given the workspace file "notes.txt" contains "The launch code is 4-8-15-16."
+    And the model will call ReadFile on "notes.txt"
+    And the model will then answer "I may not read it."
+    When the client creates a session without a project folder
+    And the client starts the task "What is in notes.txt?"
+    Then the ReadFile call is denied with error code "CAPABILITY_DENIED"
+    And no model request contains "4-8-15-16"
