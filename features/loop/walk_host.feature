@@ -215,3 +215,29 @@ Feature: Statements of the Local Agent Host found by the spec walk
     And the client starts the task "What is in notes.txt?"
     Then the ReadFile call is denied with error code "CAPABILITY_DENIED"
     And no model request contains "4-8-15-16"
+
+  @REQ-POL-103
+  Scenario: DeleteFile is held to the File.Delete paths
+    Given the policy grants File.Delete under "." but blocks "keep/"
+    And the workspace file "keep/precious.txt" contains "do not delete"
+    And a running session
+    And the model will call DeleteFile with:
+      """
+      {"path": "${WORKSPACE}/keep/precious.txt"}
+      """
+    And the model will then answer "I may not delete it."
+    When the client starts the task "Delete keep/precious.txt."
+    Then the DeleteFile call is denied and the workspace file "keep/precious.txt" still contains "do not delete"
+
+  @REQ-POL-103
+  Scenario: DeleteFile outside the File.Delete paths is denied
+    Given the policy grants File.Delete under "scratch" but blocks ".env"
+    And the workspace file "notes.txt" contains "keep me"
+    And a running session
+    And the model will call DeleteFile with:
+      """
+      {"path": "${WORKSPACE}/notes.txt"}
+      """
+    And the model will then answer "I may not delete it."
+    When the client starts the task "Delete notes.txt."
+    Then the DeleteFile call is denied and the workspace file "notes.txt" still contains "keep me"

@@ -28,6 +28,27 @@ async fn fastapi_error(world: &mut ConformanceWorld, msg: String, field: String)
     Ok(())
 }
 
+/// A file capability scoped by one allowed and one blocked path, no approval.
+#[given(expr = "the policy grants {word} under {string} but blocks {string}")]
+async fn grants_scoped(
+    world: &mut ConformanceWorld,
+    capability: String,
+    allowed: String,
+    blocked: String,
+) -> StepResult {
+    super::common::edit_policy(world, |bundle| {
+        agent_mocks::policy::set_capability(
+            bundle,
+            agent_mocks::policy::capability_entry(
+                &capability,
+                json!({"allowedPaths": [allowed], "blockedPaths": [blocked]}),
+            ),
+        );
+    })
+    .await?;
+    Ok(())
+}
+
 // ---- When ------------------------------------------------------------------------------------
 
 /// A general chat: the desktop app sends no `workspaceHint` (INTEROP.md §1).
@@ -217,6 +238,33 @@ async fn no_json_in_message(world: &mut ConformanceWorld) -> StepResult {
     check!(
         !message.contains('{') && !message.contains('['),
         "error.message {message:?} quotes structured data instead of saying it in words"
+    );
+    Ok(())
+}
+
+/// The first scripted call was denied by the policy and left the file as it was.
+#[then(expr = "the {word} call is denied and the workspace file {string} still contains {string}")]
+async fn denied_and_kept(
+    world: &mut ConformanceWorld,
+    tool: String,
+    name: String,
+    content: String,
+) -> StepResult {
+    let id = super::tools::call_id(1);
+    let payload = super::common::tool_completed(world, &id).await?;
+    check!(
+        str_at(&payload, &["toolName"]) == Some(tool.as_str())
+            && str_at(&payload, &["status"]) == Some("denied")
+            && str_at(&payload, &["errorCode"]) == Some("CAPABILITY_DENIED"),
+        "the {tool} call must end with tool_completed {{status: \"denied\", errorCode: \"CAPABILITY_DENIED\"}}: {}",
+        show(&payload)
+    );
+    let path = world.dirs()?.workspace.join(&name);
+    let now = std::fs::read_to_string(&path).unwrap_or_default();
+    check!(
+        now == content,
+        "{} should still hold {content:?}, it holds {now:?}",
+        path.display()
     );
     Ok(())
 }
