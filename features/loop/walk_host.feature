@@ -241,3 +241,11 @@ Feature: Statements of the Local Agent Host found by the spec walk
     And the model will then answer "I may not delete it."
     When the client starts the task "Delete notes.txt."
     Then the DeleteFile call is denied and the workspace file "notes.txt" still contains "keep me"
+
+  @REQ-LLM-104
+  Scenario: by default a failing gateway call is retried at most 3 times
+    Given a running session
+    And the LLM Gateway answers 503 to the next 10 requests
+    When the client starts the task "Are you there?"
+    Then the task fails recoverably with error code "LLM_UNAVAILABLE"
+    And the gateway received exactly 4 requests
