@@ -249,3 +249,15 @@ Feature: Statements of the Local Agent Host found by the spec walk
     When the client starts the task "Are you there?"
     Then the task fails recoverably with error code "LLM_UNAVAILABLE"
     And the gateway received exactly 4 requests
+
+  @REQ-REC-104
+  Scenario: resuming a paused session that the Session Service calls expired deletes its checkpoint
+    Given the runtime is started with LLM_MAX_RETRIES set to "1"
+    And a running session
+    And the LLM Gateway answers 503 to the next 2 requests
+    And the client has run the task "Are you there?" to its end
+    And the Session Service considers the session expired
+    When the client resumes the session
+    Then the request fails with error code "SESSION_EXPIRED"
+    And the error message is a readable sentence
+    And the checkpoint of the session is gone
