@@ -261,3 +261,18 @@ Feature: Statements of the Local Agent Host found by the spec walk
     Then the request fails with error code "SESSION_EXPIRED"
     And the error message is a readable sentence
     And the checkpoint of the session is gone
+
+  @REQ-CAN-100
+  Scenario: Shutdown while a tool call waits for approval cancels it and ends the session
+    Given the policy requires approval for File.Read under the rule "Read a local file"
+    And the workspace file "notes.txt" contains "The launch code is 4-8-15-16."
+    And a running session
+    And the model will call ReadFile on "notes.txt"
+    And the model will then answer "Done."
+    When the client starts the task "What is the launch code in notes.txt?"
+    And the runtime asks for approval
+    And the client sends Shutdown without params
+    Then the runtime reports approval_resolved with decision "cancelled"
+    And the runtime reports task_cancelled and then session_cancelled
+    And the runtime exits with code 0
+    And no model request contains "4-8-15-16"
