@@ -276,3 +276,12 @@ Feature: Statements of the Local Agent Host found by the spec walk
     And the runtime reports task_cancelled and then session_cancelled
     And the runtime exits with code 0
     And no model request contains "4-8-15-16"
+
+  @REQ-CAN-101
+  Scenario: a task cancelled while it waits to retry the model ends at once
+    Given a running session
+    And the gateway answers the next request with status 429 and Retry-After "30"
+    When the client starts the task "Are you there?"
+    And the client cancels the task once the model has received its request
+    Then the task ends with task_cancelled as its only terminal event
+    And the gateway received exactly 1 request
