@@ -285,3 +285,12 @@ Feature: Statements of the Local Agent Host found by the spec walk
     And the client cancels the task once the model has received its request
     Then the task ends with task_cancelled as its only terminal event
     And the gateway received exactly 1 request
+
+  @REQ-LLM-105
+  Scenario: an upstream provider's error body is read for its message
+    Given a running session
+    And the gateway answers the next request with status 400 and the upstream error "prompt violates the content policy"
+    When the client starts the task "Hello?"
+    Then the task fails with error code "LLM_GUARDRAIL_BLOCKED"
+    And the task_failed message names "prompt violates the content policy"
+    And the task_failed message quotes no JSON

@@ -49,6 +49,24 @@ async fn grants_scoped(
     Ok(())
 }
 
+/// The shape upstream providers' errors reach the runtime in (INTEROP.md §2).
+#[given(
+    expr = "the gateway answers the next request with status {int} and the upstream error {string}"
+)]
+async fn upstream_error(world: &mut ConformanceWorld, status: u16, message: String) -> StepResult {
+    let body =
+        json!({"error": {"message": message, "type": "invalid_request_error", "code": "upstream"}});
+    super::push_model_reply(
+        world.fakes().await?,
+        agent_mocks::GatewayReply::Status {
+            status,
+            headers: Vec::new(),
+            body: body.to_string(),
+        },
+    );
+    Ok(())
+}
+
 // ---- When ------------------------------------------------------------------------------------
 
 /// A general chat: the desktop app sends no `workspaceHint` (INTEROP.md §1).
@@ -265,6 +283,22 @@ async fn denied_and_kept(
         now == content,
         "{} should still hold {content:?}, it holds {now:?}",
         path.display()
+    );
+    Ok(())
+}
+
+#[then("the task_failed message quotes no JSON")]
+async fn task_failed_plain(world: &mut ConformanceWorld) -> StepResult {
+    let end = super::task::wait_task_end(world).await?;
+    check!(
+        end.event_type() == "task_failed",
+        "the task ended with {}, not task_failed",
+        end.event_type()
+    );
+    let message = str_at(end.payload(), &["message"]).unwrap_or_default();
+    check!(
+        !message.contains('{') && !message.contains('['),
+        "task_failed.message {message:?} quotes structured data instead of saying it in words"
     );
     Ok(())
 }
