@@ -1,8 +1,10 @@
 //! `cargo xtask coverage`: the catalogue and the feature files must agree. Fails when a MUST
 //! requirement has no scenario, a tag names no requirement, a requirement has no spec
-//! reference, or a scenario certifies nothing (no requirement tag).
+//! reference, or a scenario certifies nothing (no requirement tag); and when a spec walk
+//! record (`features/walk/*.toml`) misses, misorders or invents a heading of its document,
+//! names an unknown id, or leaves a section without ids and without a note.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -15,6 +17,10 @@ pub struct Args {
     /// Features directory holding requirements.toml (default: the repository's features/).
     #[arg(long, value_name = "DIR")]
     features: Option<PathBuf>,
+    /// The spec documents the walk records in features/walk/ are checked against
+    /// (default: ../shared/spec next to the repository).
+    #[arg(long, value_name = "DIR")]
+    spec: Option<PathBuf>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -98,6 +104,39 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         &catalogue,
         &scenarios,
     ));
+
+    // The spec walk: every heading of each walked document, with ids that exist.
+    let known: BTreeSet<String> = catalogue
+        .requirements
+        .iter()
+        .map(|r| r.id.clone())
+        .chain(not_certified.iter().map(|n| n.id.clone()))
+        .collect();
+    let spec = args.spec.unwrap_or_else(crate::spec_dir);
+    let walk = crate::walk::check(&features.join("walk"), &spec, &known)?;
+    println!(
+        "
+spec walk (features/walk/ against {}):",
+        spec.display()
+    );
+    for doc in &walk.docs {
+        println!(
+            "  {:<24} walked {}/{} sections, {} ids{}",
+            doc.doc,
+            doc.walked,
+            doc.headings,
+            doc.ids,
+            if doc.problems.is_empty() {
+                ""
+            } else {
+                "  (problems below)"
+            }
+        );
+    }
+    for doc in &walk.not_walked {
+        println!("  {doc:<24} not walked (warning: no features/walk/ record yet)");
+    }
+    problems.extend(walk.problems().cloned());
     if problems.is_empty() {
         println!("\ncoverage OK");
         return Ok(ExitCode::SUCCESS);

@@ -2,7 +2,8 @@
 //!
 //! - `certify [--runtime CMD] [--tags EXPR] [--report-dir DIR]`: build what is needed and run
 //!   the conformance kit; non-zero exit when the runtime is not certified.
-//! - `coverage`: check the requirement catalogue against the feature files' tags.
+//! - `coverage`: check the requirement catalogue against the feature files' tags, and the
+//!   spec walk records (`features/walk/`) against the spec documents' headings.
 //! - `new-scenario <REQ-ID>`: scaffold a tagged scenario and show step texts to reuse.
 //! - `steps [--grep WORDS]`: the step vocabulary, with one use from `features/` each.
 //! - `lint`: undefined or ambiguous steps, untagged or duplicate scenarios, requirements
@@ -23,6 +24,7 @@ mod lint;
 mod new_scenario;
 mod steps;
 mod vocabulary;
+mod walk;
 
 // The catalogue/feature parsing is the kit's own module, included verbatim so that xtask and
 // the kit can never disagree, and xtask stays free of cucumber.
@@ -72,6 +74,13 @@ pub fn workspace_root() -> PathBuf {
 
 pub fn features_dir() -> PathBuf {
     workspace_root().join("features")
+}
+
+/// The spec documents (`../shared/spec` next to the repository), which the walk records of
+/// `features/walk/` are checked against.
+pub fn spec_dir() -> PathBuf {
+    let root = workspace_root();
+    root.parent().unwrap_or(&root).join("shared/spec")
 }
 
 /// Where the kit's step definitions live.

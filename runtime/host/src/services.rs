@@ -239,11 +239,41 @@ pub fn parse_error_body(bytes: &[u8], status: StatusCode) -> (Option<String>, St
         })
         .or_else(|| match value.get("detail") {
             Some(Value::String(text)) => Some(text.clone()),
-            Some(detail @ Value::Array(_)) => Some(detail.to_string()),
+            Some(Value::Array(items)) => fastapi_detail(items),
             _ => None,
         })
         .unwrap_or_else(fallback);
     (code, message)
+}
+
+/// FastAPI's validation errors (`[{loc: ["body", "tenantId"], msg: "field required"}]`) in
+/// words — "tenantId: field required" — since the app shows the message to people.
+fn fastapi_detail(items: &[Value]) -> Option<String> {
+    let parts: Vec<String> = items
+        .iter()
+        .filter_map(|item| {
+            let msg = item.get("msg").and_then(Value::as_str)?;
+            let field: Vec<String> = item
+                .get("loc")
+                .and_then(Value::as_array)
+                .map(|loc| {
+                    loc.iter()
+                        .filter(|part| part.as_str() != Some("body"))
+                        .map(|part| match part {
+                            Value::String(text) => text.clone(),
+                            other => other.to_string(),
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            Some(if field.is_empty() {
+                msg.to_owned()
+            } else {
+                format!("{}: {msg}", field.join("."))
+            })
+        })
+        .collect();
+    (!parts.is_empty()).then(|| parts.join("; "))
 }
 
 pub struct SessionServiceClient {
@@ -341,6 +371,15 @@ mod tests {
             parse_error_body(br#"{"error":{"message":"upstream","type":"x"}}"#, status).1,
             "upstream"
         );
+        assert_eq!(
+            parse_error_body(
+                br#"{"detail":[{"loc":["body","tenantId"],"msg":"field required"},{"loc":["body","clientInfo",0],"msg":"bad"}]}"#,
+                status
+            )
+            .1,
+            "tenantId: field required; clientInfo.0: bad"
+        );
+        // A detail list without messages falls back to the raw body.
         assert!(
             parse_error_body(br#"{"detail":[{"loc":["body"]}]}"#, status)
                 .1

@@ -73,11 +73,9 @@ impl Host {
             .sessions
             .resume_session(session.id(), cursor)
             .await
-            .map_err(|error| {
-                let mut shape = error.to_shape();
-                shape.message = format!("Could not resume the session. {}", shape.message);
-                RpcError::domain(shape)
-            })?;
+            // The same refusals as a crash recovery (§9.6): an expired or unknown session
+            // deletes its stale checkpoint; an unreachable service keeps it for a retry.
+            .map_err(|error| self.resume_refused(session.id(), &error))?;
         let bundle = refreshed_bundle(response, session.id())?;
         session.set_policy(bundle);
         crate::redact::apply::session_policy(session);

@@ -37,7 +37,10 @@ impl Host {
             return;
         };
         agent_loop::upload_history(session, &backends, None).await;
-        let (to, body_of): (SessionStatus, fn(SessionEnded) -> EventBody) = if had_task {
+        // §3.3: RUNNING → CANCELLED when a task was running, PAUSED → CANCELLED always (a
+        // paused session has no arrow to COMPLETED); RUNNING → COMPLETED otherwise.
+        let paused = session.status() == SessionStatus::SessionPaused;
+        let (to, body_of): (SessionStatus, fn(SessionEnded) -> EventBody) = if had_task || paused {
             (SessionStatus::SessionCancelled, EventBody::SessionCancelled)
         } else {
             (SessionStatus::SessionCompleted, EventBody::SessionCompleted)

@@ -246,6 +246,12 @@ impl PolicyEnforcer {
 
     /// Prefix match on whole path components: `/proj` admits `/proj/a`, never `/proj2`.
     fn matches(&self, path: &Path, prefix: &str) -> bool {
+        // A relative entry names a place in the project folder (INTEROP.md §5); a session
+        // without one (a general chat) has no such place. Resolved anyway, "." would become
+        // the empty path, a prefix of every path.
+        if Path::new(prefix).is_relative() && self.workspace_root.is_none() {
+            return false;
+        }
         let prefix = resolve(&self.absolute(Path::new(prefix)));
         path_match::starts_with(path, &prefix, path_match::FOLDS_CASE)
     }
@@ -346,6 +352,30 @@ mod tests {
         assert!(
             matches!(policy.check_tool("File.Write", &args("a.txt")), Verdict::Denied(r) if r.contains("not granted"))
         );
+    }
+
+    #[test]
+    fn without_a_workspace_relative_entries_admit_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("a.txt");
+        std::fs::write(&file, "x").unwrap();
+        let bundle: PolicyBundle = serde_json::from_value(json!({
+            "policyBundleVersion": "v", "schemaVersion": "1.0", "sessionId": "s",
+            "expiresAt": "2999-01-01T00:00:00Z",
+            "capabilities": [{"name": "File.Read", "allowedPaths": ["."]}],
+            "llmPolicy": {"allowedModels": ["m"]}
+        }))
+        .unwrap();
+        let policy = PolicyEnforcer::new(bundle, None);
+        let absolute = file.display().to_string();
+        assert!(matches!(
+            policy.check_tool("File.Read", &args(&absolute)),
+            Verdict::Denied(_)
+        ));
+        assert!(matches!(
+            policy.check_tool("File.Read", &args("/etc/hostname")),
+            Verdict::Denied(_)
+        ));
     }
 
     #[test]
