@@ -37,3 +37,27 @@ Feature: The session handshake and policy validation, as system-design.md words 
   Scenario: the handshake request names the execution environment and the runtime's tools
     When the client creates a session
     Then the Session Service was told the execution environment and the runtime's tools
+
+  @REQ-REC-300
+  Scenario: a session restored after a crash keeps its name and feature flags
+    Given the Session Service turns on the feature flag "betaTools"
+    And a running session
+    And the runtime process is killed
+    When the client resumes the session
+    Then the session reports the feature flag "betaTools" turned on
+    And the resumed session has the name the Session Service gave it
+
+  @REQ-REC-301
+  Scenario: a session restored after a crash keeps the system prompt the desktop app's OS gave it
+    Given the workspace file "notes.txt" contains "The launch code is 4-8-15-16."
+    And a running session created on "Windows"
+    And the model will call ReadFile on "notes.txt"
+    And the model will begin answering "The code" and then pause
+    And the model will then answer "The launch code is 4-8-15-16."
+    When the client starts the task "What is the launch code in notes.txt?"
+    And the model has begun streaming its answer
+    And the runtime process is killed
+    And the client resumes the session
+    And the client continues the incomplete task
+    Then the continued task completes with "The launch code is 4-8-15-16."
+    And every model request carries the same system prompt, naming "Windows"

@@ -37,3 +37,56 @@ Feature: Task statements of system-design.md
     Then the task ends with exactly one task_completed event
     And the session history saved last holds "First question.", "First answer.", "Second question.", "Second answer." in order
     And every session_history upload names the task it follows and when it was taken
+
+  @REQ-EXT-300
+  Scenario: the Backend Tool Service receives a whole ToolRequest naming the session, the task and the step
+    Given the Backend Tool Service runs the tool "Translate" answering "bonjour" and the policy allows only it
+    And a running session
+    And the model will call the tool "Translate" with the arguments '{"text": "hello"}'
+    And the model will then answer "It is bonjour."
+    When the client starts the task "Translate hello."
+    Then the runtime reports tool_completed for "Translate" with a result containing "bonjour"
+    And the Backend Tool Service received a ToolRequest naming the session, the task and the step
+
+  @REQ-POL-300
+  Scenario: a task continued after a pause keeps its approvalMode
+    Given the runtime is started with LLM_MAX_RETRIES set to "1"
+    And the workspace file "notes.txt" contains "The launch code is 4-8-15-16."
+    And a running session
+    And the LLM Gateway answers 503 to the next 2 requests
+    And the model will call ReadFile on "notes.txt"
+    And the model will then answer "Done."
+    When the client starts the task "Read notes.txt." with the task options '{"approvalMode": "always"}'
+    Then the task fails recoverably with error code "LLM_UNAVAILABLE"
+    When the client resumes the session
+    And the client continues the incomplete task
+    Then the runtime asks for approval titled "Allow ReadFile?" to read "notes.txt"
+
+  @REQ-POL-300
+  Scenario: a task continued after a pause keeps allowNetwork false
+    Given the runtime is started with LLM_MAX_RETRIES set to "1"
+    And the policy lets HttpRequest reach "example.com" but never "", after approval
+    And a running session
+    And the LLM Gateway answers 503 to the next 2 requests
+    And the model will fetch "https://example.com/"
+    And the model will then answer "No network."
+    When the client starts the task "Fetch it." with the task options '{"allowNetwork": false}'
+    Then the task fails recoverably with error code "LLM_UNAVAILABLE"
+    When the client resumes the session
+    And the client continues the incomplete task
+    Then the HttpRequest call is denied
+    And the runtime asks for no approval
+
+  @REQ-POL-300
+  Scenario: a task continued after a crash keeps its approvalMode
+    Given the workspace file "notes.txt" contains "The launch code is 4-8-15-16."
+    And a running session
+    And the model will begin answering "Let me look." and then pause
+    And the model will call ReadFile on "notes.txt"
+    And the model will then answer "Done."
+    When the client starts the task "Read notes.txt." with the task options '{"approvalMode": "always"}'
+    And the model has begun streaming its answer
+    And the runtime process is killed
+    And the client resumes the session
+    And the client continues the incomplete task
+    Then the runtime asks for approval titled "Allow ReadFile?" to read "notes.txt"

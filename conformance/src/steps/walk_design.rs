@@ -167,3 +167,113 @@ async fn history_snapshot_fields(world: &mut ConformanceWorld) -> StepResult {
     );
     Ok(())
 }
+
+#[then("the resumed session has the name the Session Service gave it")]
+async fn resumed_name(world: &mut ConformanceWorld) -> StepResult {
+    let created = world.session()?.result.get("name").cloned();
+    let created = created.context("CreateSession answered without a name to compare with")?;
+    let response = world.last_response()?;
+    let result = super::expect_result(response, "ResumeSession")?;
+    check!(
+        result.get("name") == Some(&created),
+        "ResumeSession must report the session's name {} as CreateSession did: {}",
+        show(&created),
+        show(result)
+    );
+    Ok(())
+}
+
+#[given(expr = "a running session created on {string}")]
+async fn session_on_os(world: &mut ConformanceWorld, os_family: String) -> StepResult {
+    let workspace = world.dirs()?.workspace.clone();
+    let mut params = super::session::create_session_params(&workspace);
+    params["clientInfo"]["osFamily"] = json!(os_family);
+    let response = world
+        .runtime()
+        .await?
+        .request("CreateSession", Some(params))
+        .await?;
+    let result = super::expect_result(&response, "CreateSession")?.clone();
+    world.session = Some(crate::world::SessionInfo {
+        session_id: str_at(&result, &["sessionId"])
+            .unwrap_or_default()
+            .to_owned(),
+        workspace_id: str_at(&result, &["workspaceId"])
+            .unwrap_or_default()
+            .to_owned(),
+        result,
+    });
+    Ok(())
+}
+
+#[then(expr = "every model request carries the same system prompt, naming {string}")]
+async fn same_system_prompt(world: &mut ConformanceWorld, os_family: String) -> StepResult {
+    let requests = model_requests(world.started_fakes()?).await;
+    check!(!requests.is_empty(), "the model received no request");
+    let mut prompts: Vec<String> = Vec::new();
+    for request in &requests {
+        let system = request
+            .body
+            .get("messages")
+            .and_then(Value::as_array)
+            .and_then(|messages| messages.first())
+            .filter(|m| str_at(m, &["role"]) == Some("system"))
+            .and_then(|m| str_at(m, &["content"]))
+            .unwrap_or_default()
+            .to_owned();
+        check!(
+            system.to_lowercase().contains(&os_family.to_lowercase()),
+            "the system prompt should name the OS family the desktop app reported ({os_family:?}): {}",
+            show(&Value::String(system))
+        );
+        if !prompts.contains(&system) {
+            prompts.push(system);
+        }
+    }
+    check!(
+        prompts.len() == 1,
+        "a session keeps one system prompt, also across a crash and ResumeSession; the requests carry {}: {}",
+        prompts.len(),
+        prompts
+            .iter()
+            .map(|p| show(&Value::String(p.clone())))
+            .collect::<Vec<_>>()
+            .join(" / ")
+    );
+    Ok(())
+}
+
+#[then("the Backend Tool Service received a ToolRequest naming the session, the task and the step")]
+async fn backend_tool_request_ids(world: &mut ConformanceWorld) -> StepResult {
+    super::task::wait_task_end(world).await?;
+    let session_id = world.session()?.session_id.clone();
+    let task_id = world.task()?.task_id.clone();
+    let step_id = world
+        .started_runtime()?
+        .events()
+        .iter()
+        .find(|e| e.event_type() == "tool_requested" && e.str_field("taskId") == Some(&task_id))
+        .and_then(|e| e.str_field("stepId").map(str::to_owned))
+        .context("the runtime reported no tool_requested with a stepId for the task")?;
+    let fake = world
+        .backend_tools
+        .as_ref()
+        .context("no Backend Tool Service fake was started")?;
+    let seen = fake.invocations().await;
+    let (_, body) = seen
+        .first()
+        .context("the Backend Tool Service received no invocation")?;
+    super::check_service_body("tool/ToolRequest", body, "the Backend Tool Service request")?;
+    for (field, want) in [
+        ("sessionId", session_id.as_str()),
+        ("taskId", task_id.as_str()),
+        ("stepId", step_id.as_str()),
+    ] {
+        check!(
+            str_at(body, &[field]) == Some(want),
+            "the ToolRequest's {field} must be {want:?} (system-design.md §13.2), got {}",
+            show(body.get(field).unwrap_or(&Value::Null))
+        );
+    }
+    Ok(())
+}
