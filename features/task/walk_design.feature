@@ -90,3 +90,14 @@ Feature: Task statements of system-design.md
     And the client resumes the session
     And the client continues the incomplete task
     Then the runtime asks for approval titled "Allow ReadFile?" to read "notes.txt"
+
+  @REQ-TASK-300
+  Scenario: the session_history uploaded at Shutdown names the session's last task
+    Given a running session
+    And the model will answer "First answer."
+    When the client starts the task "First question."
+    Then the task ends with exactly one task_completed event
+    When the client sends Shutdown without params
+    Then the runtime exits with code 0
+    And the Workspace Service receives a session_history upload made after Shutdown
+    And every session_history upload names the task it follows and when it was taken
