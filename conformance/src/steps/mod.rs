@@ -50,6 +50,7 @@ pub mod thread;
 pub mod tools;
 pub mod tools_git;
 pub mod tools_http;
+pub mod walk_design;
 pub mod walk_host;
 
 use std::fmt;

@@ -189,6 +189,10 @@ fn checkpoint_write(c: &mut Criterion) {
             workspace_root: None,
             event_id_epoch: 0,
             file_changes: Vec::new(),
+            name: None,
+            feature_flags: serde_json::Map::new(),
+            execution_environment: None,
+            os_family: None,
         };
         let bytes = serde_json::to_vec(&checkpoint).map_or(0, |b| b.len());
         group.throughput(Throughput::Bytes(bytes as u64));

@@ -178,6 +178,10 @@ mod tests {
             workspace_root: None,
             event_id_epoch: 0,
             file_changes: Vec::new(),
+            name: None,
+            feature_flags: serde_json::Map::new(),
+            execution_environment: None,
+            os_family: None,
         }
     }
 
@@ -242,6 +246,10 @@ mod tests {
             workspace_root: None,
             event_id_epoch: 0,
             file_changes: Vec::new(),
+            name: None,
+            feature_flags: serde_json::Map::new(),
+            execution_environment: None,
+            os_family: None,
         };
         let path = store.write(&checkpoint).unwrap();
         assert!(path.starts_with(dir.path().join("cp")));

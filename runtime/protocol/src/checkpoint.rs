@@ -1,9 +1,11 @@
 //! The Local State Store checkpoint (local-agent-host.md §9.2).
 
 use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 
 use crate::approval::ApprovalRequest;
 use crate::message::ConversationMessage;
+use crate::methods::TaskOptions;
 use crate::state::SessionStatus;
 use crate::tool::FileChange;
 
@@ -22,6 +24,10 @@ pub struct CheckpointTask {
     pub status: String,
     pub step_count: u32,
     pub max_steps: u32,
+    /// The task's own options (system-design.md §2a): a task continued after a crash keeps
+    /// its approvalMode and allowNetwork, which the continuing StartTask need not repeat.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_options: Option<TaskOptions>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -53,6 +59,24 @@ pub struct Checkpoint {
     /// resumed task still shows what was changed before the crash.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub file_changes: Vec<FileChange>,
+    /// What the handshake gave the session for its whole working period (system-design.md
+    /// §2a): a session restored in a new process reports and uses the same name, feature
+    /// flags, execution environment and OS family (the Session Service's resume answer need not carry
+    /// them, INTEROP.md §3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(
+        default,
+        skip_serializing_if = "Map::is_empty",
+        deserialize_with = "crate::serde_util::null_as_default"
+    )]
+    pub feature_flags: Map<String, Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub execution_environment: Option<String>,
+    /// The OS family the desktop app reported (clientInfo.osFamily): the system prompt
+    /// names it, and a session keeps one system prompt across a restore.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub os_family: Option<String>,
 }
 
 /// Event ids one process may use: a process of epoch `e` numbers its events from

@@ -1207,6 +1207,11 @@ fn approval_policy_checkpoint_and_audit_satisfy_their_schemas() {
             status: "running".into(),
             step_count: 3,
             max_steps: 40,
+            task_options: Some(TaskOptions {
+                max_steps: Some(40),
+                allow_network: Some(false),
+                approval_mode: Some(ApprovalMode::Always),
+            }),
         }),
         step_cursor: Some("step_003".into()),
         thread: all_roles().into_iter().map(message).collect(),
@@ -1224,6 +1229,10 @@ fn approval_policy_checkpoint_and_audit_satisfy_their_schemas() {
                 hunks: "@@ -1 +1 @@\n-a\n+b\n".into(),
             })
             .collect(),
+        name: Some("Session 1".into()),
+        feature_flags: serde_json::Map::from_iter([("betaTools".to_owned(), json!(true))]),
+        execution_environment: Some("desktop".into()),
+        os_family: Some("macOS".into()),
     };
     check("checkpoint/Checkpoint", &checkpoint);
     for status in ["running", "completed", "failed", "cancelled"] {

@@ -48,6 +48,7 @@ pub fn checkpoint(session: &Session, store: &CheckpointStore) {
                 status: task_status_word(task.machine.status(), task.incomplete).to_owned(),
                 step_count: task.step_count,
                 max_steps: task.max_steps,
+                task_options: (task.options != Default::default()).then(|| task.options.clone()),
             }),
             step_cursor: inner
                 .task
@@ -69,6 +70,10 @@ pub fn checkpoint(session: &Session, store: &CheckpointStore) {
                 .as_ref()
                 .map(|task| inner.patches.changes(&task.task_id).to_vec())
                 .unwrap_or_default(),
+            name: session.identity.name.clone(),
+            feature_flags: session.identity.feature_flags.clone(),
+            execution_environment: Some(session.identity.execution_environment.clone()),
+            os_family: Some(session.identity.os_family.clone()).filter(|os| !os.is_empty()),
         }
     };
     if let Err(error) = store.write(&checkpoint) {

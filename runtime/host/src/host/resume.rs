@@ -185,11 +185,17 @@ impl Host {
             workspace_id: checkpoint.workspace_id.clone(),
             tenant_id: checkpoint.tenant_id.clone(),
             user_id: checkpoint.user_id.clone(),
-            name: None,
-            execution_environment: "desktop".to_owned(),
+            name: checkpoint.name.clone(),
+            execution_environment: checkpoint
+                .execution_environment
+                .clone()
+                .unwrap_or_else(|| "desktop".to_owned()),
             workspace_root: checkpoint.workspace_root.as_ref().map(PathBuf::from),
-            feature_flags: serde_json::Map::new(),
-            os_family: std::env::consts::OS.to_owned(),
+            feature_flags: checkpoint.feature_flags.clone(),
+            os_family: checkpoint
+                .os_family
+                .clone()
+                .unwrap_or_else(|| std::env::consts::OS.to_owned()),
         };
         let events = EventSink::with_epoch(
             &identity.session_id,

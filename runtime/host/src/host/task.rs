@@ -53,7 +53,7 @@ impl Host {
             .clone()
             .unwrap_or_else(|| format!("task_{}", uuid::Uuid::new_v4().simple()));
         let cancel = CancellationToken::new();
-        let (prompt, max_steps) = {
+        let (prompt, max_steps, options) = {
             let mut inner = session.lock();
             if let Some(running) = inner
                 .task
@@ -78,7 +78,7 @@ impl Host {
                     ),
                 ));
             }
-            let (prompt, step_count, step_cursor, max_steps, continues) = match previous {
+            let (prompt, step_count, step_cursor, max_steps, continues, options) = match previous {
                 Some(task) => (
                     task.prompt.clone(),
                     task.step_count,
@@ -89,8 +89,16 @@ impl Host {
                         task.max_steps
                     },
                     true,
+                    // The app continues a task with its taskId and prompt only (INTEROP.md
+                    // §1): an option it does not repeat keeps the task's own value, so a
+                    // pause or a crash never loosens approvalMode or allowNetwork.
+                    TaskOptions {
+                        max_steps: options.max_steps.or(task.options.max_steps),
+                        allow_network: options.allow_network.or(task.options.allow_network),
+                        approval_mode: options.approval_mode.or(task.options.approval_mode),
+                    },
                 ),
-                None => (params.prompt.clone(), 0, None, max_steps, false),
+                None => (params.prompt.clone(), 0, None, max_steps, false, options),
             };
             let mut machine = TaskMachine::new();
             machine
@@ -105,6 +113,7 @@ impl Host {
                 cancel: cancel.clone(),
                 incomplete: false,
                 step_cursor,
+                options: options.clone(),
             });
             if !continues {
                 inner.task_count += 1;
@@ -116,7 +125,7 @@ impl Host {
                     },
                 );
             }
-            (prompt, max_steps)
+            (prompt, max_steps, options)
         };
         // Checkpointed before the acknowledgement: once the app is told the task runs, a
         // crash can no longer lose it or its prompt.

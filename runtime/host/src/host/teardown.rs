@@ -36,7 +36,14 @@ impl Host {
         let Ok(backends) = self.backends() else {
             return;
         };
-        agent_loop::upload_history(session, &backends, None).await;
+        // The last snapshot follows the session's last task (system-design.md §8a), also
+        // when that task was just cancelled and its messages were never uploaded.
+        let last_task = session
+            .lock()
+            .task
+            .as_ref()
+            .map(|task| task.task_id.clone());
+        agent_loop::upload_history(session, &backends, last_task.as_deref()).await;
         // §3.3: RUNNING → CANCELLED when a task was running, PAUSED → CANCELLED always (a
         // paused session has no arrow to COMPLETED); RUNNING → COMPLETED otherwise.
         let paused = session.status() == SessionStatus::SessionPaused;

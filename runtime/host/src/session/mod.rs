@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use agent_protocol::checkpoint::{CHECKPOINT_TASK_RUNNING, Checkpoint};
 use agent_protocol::message::ConversationMessage;
-use agent_protocol::methods::{IncompleteTask, SessionStateResult, TaskState};
+use agent_protocol::methods::{IncompleteTask, SessionStateResult, TaskOptions, TaskState};
 use agent_protocol::policy::PolicyBundle;
 use agent_protocol::state::{SessionStatus, TaskStatus};
 use serde_json::{Map, Value};
@@ -51,6 +51,8 @@ pub struct TaskRecord {
     pub incomplete: bool,
     /// The last completed step, where a continued task picks up.
     pub step_cursor: Option<String>,
+    /// The task's own options (system-design.md §2a), kept for a continued task.
+    pub options: TaskOptions,
 }
 
 pub struct Inner {
@@ -131,6 +133,7 @@ impl Session {
             max_steps: task.max_steps,
             cancel: CancellationToken::new(),
             step_cursor: checkpoint.step_cursor,
+            options: task.task_options.unwrap_or_default(),
         });
         inner.thread = Thread::restore(&self.identity.session_id, thread);
     }
