@@ -81,6 +81,11 @@ impl FaultQueue {
         *lock(&self.delay) = delay;
     }
 
+    /// The delay set with [`FaultControl::slow_by`], for fakes that are not wiremock.
+    pub(crate) fn delay(&self) -> Option<Duration> {
+        *lock(&self.delay)
+    }
+
     /// A route's answer, held back by the delay set with [`FaultControl::slow_by`].
     pub(crate) fn slowed(&self, template: ResponseTemplate) -> ResponseTemplate {
         match *lock(&self.delay) {
@@ -97,7 +102,7 @@ impl FaultQueue {
         lock(&self.queue).len()
     }
 
-    fn take(&self) -> Option<(u16, Value)> {
+    pub(crate) fn take(&self) -> Option<(u16, Value)> {
         lock(&self.queue).pop_front()
     }
 
