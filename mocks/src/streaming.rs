@@ -298,24 +298,25 @@ async fn handle(
     }
     let stall = lock(&shared.stalls).pop_front();
     if let Some(chunks) = stall {
-        let steps = match answer_steps(&shared, &request.body, true) {
-            Ok(steps) => steps,
-            // A reply that is not a stream has no chunks: the stall follows a bare 200 head.
-            Err(_) => Vec::new(),
-        };
+        // A reply that is not a stream has no chunks: the stall follows a bare 200 head.
+        let steps = answer_steps(&shared, &request.body, true).unwrap_or_default();
         let mut steps: Vec<StreamStep> = steps.into_iter().take(chunks).collect();
         steps.push(StreamStep::Stall);
         return stream_response(shared, steps);
     }
     match answer_steps(&shared, &request.body, false) {
         Ok(steps) => stream_response(shared, steps),
-        Err(response) => response,
+        Err(response) => *response,
     }
 }
 
 /// The steps that answer a request (the responder's, or the script's next entry; with `peek`
 /// the entry stays in the script), or the whole response when that is not a stream.
-fn answer_steps(shared: &Shared, body: &Value, peek: bool) -> Result<Vec<StreamStep>, Response> {
+fn answer_steps(
+    shared: &Shared,
+    body: &Value,
+    peek: bool,
+) -> Result<Vec<StreamStep>, Box<Response>> {
     let responder = lock(&shared.responder).clone();
     if let Some(responder) = responder {
         return Ok(responder(body));
@@ -336,15 +337,17 @@ fn answer_steps(shared: &Shared, body: &Value, peek: bool) -> Result<Vec<StreamS
                     status,
                     headers,
                     body,
-                } => return Err(status_response(status, &headers, body)),
+                } => return Err(Box::new(status_response(status, &headers, body))),
             }
         }
         Next::Exhausted => {
-            return Err((
-                StatusCode::INTERNAL_SERVER_ERROR,
-                axum::Json(script_exhausted()),
-            )
-                .into_response());
+            return Err(Box::new(
+                (
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    axum::Json(script_exhausted()),
+                )
+                    .into_response(),
+            ));
         }
     };
     Ok(steps)
