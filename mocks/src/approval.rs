@@ -50,18 +50,12 @@ impl ApprovalServiceFake {
     pub async fn start() -> anyhow::Result<Self> {
         let state: Shared = Arc::default();
         let faults = Arc::new(FaultQueue::default());
-        let store = Arc::clone(&state);
-        let pace = Arc::clone(&faults);
-        let mocks = vec![
-            faults.mock(),
-            Mock::given(method("POST"))
-                .and(path("/approvals"))
-                .respond_with(move |request: &Request| {
-                    pace.slowed(record(&mut lock(&store).records, request))
-                }),
-            crate::host::no_route(),
-        ];
-        let host = WiremockHost::start(mocks).await?;
+        let approvals = Mock::given(method("POST")).and(path("/approvals"));
+        let host = faults
+            .serve(vec![faults.route(approvals, &state, |state, request| {
+                record(&mut state.records, request)
+            })])
+            .await?;
         Ok(Self {
             host,
             state,

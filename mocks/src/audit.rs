@@ -60,14 +60,11 @@ impl EventServiceFake {
         let state: Shared = Arc::default();
         let faults = Arc::new(FaultQueue::default());
         let store = Arc::clone(&state);
-        let mocks = vec![
-            faults.mock(),
-            Mock::given(method("POST"))
-                .and(path(kind.path()))
-                .respond_with(move |request: &Request| accept(&mut lock(&store), request)),
-            crate::host::no_route(),
-        ];
-        let host = WiremockHost::start(mocks).await?;
+        // Not through `FaultQueue::route`: this fake holds its answers back itself.
+        let events = Mock::given(method("POST"))
+            .and(path(kind.path()))
+            .respond_with(move |request: &Request| accept(&mut lock(&store), request));
+        let host = faults.serve(vec![events]).await?;
         Ok(Self {
             kind,
             host,

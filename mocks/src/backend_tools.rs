@@ -39,20 +39,13 @@ crate::faults::fault_control!(BackendToolServiceFake);
 impl BackendToolServiceFake {
     pub async fn start() -> anyhow::Result<Self> {
         let script: Script = Arc::default();
-        let answers = Arc::clone(&script);
         let faults = Arc::new(FaultQueue::default());
-        let pace = Arc::clone(&faults);
-        let mocks = vec![
-            faults.mock(),
-            Mock::given(method("POST"))
-                .and(path_regex(r"^/tools/[^/]+/invoke$"))
-                .respond_with(move |request: &Request| {
-                    pace.slowed(invoke(&lock(&answers), request))
-                }),
-            crate::host::no_route(),
-        ];
+        let invoke_route = Mock::given(method("POST")).and(path_regex(r"^/tools/[^/]+/invoke$"));
+        let routes = vec![faults.route(invoke_route, &script, |script, request| {
+            invoke(script, request)
+        })];
         Ok(Self {
-            host: WiremockHost::start(mocks).await?,
+            host: faults.serve(routes).await?,
             script,
             faults,
         })

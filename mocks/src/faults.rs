@@ -15,8 +15,9 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use wiremock::matchers::any;
-use wiremock::{Match, Mock, Request, Respond, ResponseTemplate};
+use wiremock::{Match, Mock, MockBuilder, Request, Respond, ResponseTemplate};
 
+use crate::host::WiremockHost;
 use crate::recording::RecordedRequest;
 use crate::util::{lock, sane_status};
 
@@ -81,6 +82,11 @@ impl FaultQueue {
         *lock(&self.delay) = delay;
     }
 
+    /// The delay set with [`FaultControl::slow_by`], for fakes that are not wiremock.
+    pub(crate) fn delay(&self) -> Option<Duration> {
+        *lock(&self.delay)
+    }
+
     /// A route's answer, held back by the delay set with [`FaultControl::slow_by`].
     pub(crate) fn slowed(&self, template: ResponseTemplate) -> ResponseTemplate {
         match *lock(&self.delay) {
@@ -97,8 +103,36 @@ impl FaultQueue {
         lock(&self.queue).len()
     }
 
-    fn take(&self) -> Option<(u16, Value)> {
+    pub(crate) fn take(&self) -> Option<(u16, Value)> {
         lock(&self.queue).pop_front()
+    }
+
+    /// A route answered by `handler` from a fake's state (under its lock), held back by the
+    /// delay set with [`FaultControl::slow_by`].
+    pub(crate) fn route<S, F>(
+        self: &Arc<Self>,
+        matcher: MockBuilder,
+        state: &Arc<Mutex<S>>,
+        handler: F,
+    ) -> Mock
+    where
+        S: Send + 'static,
+        F: Fn(&mut S, &Request) -> ResponseTemplate + Send + Sync + 'static,
+    {
+        let state = Arc::clone(state);
+        let pace = Arc::clone(self);
+        matcher
+            .respond_with(move |request: &Request| pace.slowed(handler(&mut lock(&state), request)))
+    }
+
+    /// Starts a fake's server: the queued failures first, then `routes`, then the 404 of an
+    /// unknown route — the same order for every fake.
+    pub(crate) async fn serve(self: &Arc<Self>, routes: Vec<Mock>) -> anyhow::Result<WiremockHost> {
+        let mut mocks = Vec::with_capacity(routes.len() + 2);
+        mocks.push(self.mock());
+        mocks.extend(routes);
+        mocks.push(crate::host::no_route());
+        WiremockHost::start(mocks).await
     }
 
     /// The wiremock mock that serves the queued failures, to mount before any route.

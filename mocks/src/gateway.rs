@@ -65,6 +65,20 @@ impl<T> ReplyScript<T> {
         }
     }
 
+    /// What [`Self::next`] would give, leaving it in the script.
+    pub(crate) fn peek(&self) -> Next<T>
+    where
+        T: Clone,
+    {
+        if let Some(entry) = lock(&self.queue).front() {
+            return Next::Scripted(entry.clone());
+        }
+        match lock(&self.fallback).clone() {
+            Some(reply) => Next::Fallback(reply),
+            None => Next::Exhausted,
+        }
+    }
+
     pub(crate) fn remaining(&self) -> usize {
         lock(&self.queue).len()
     }

@@ -104,14 +104,9 @@ impl SessionServiceFake {
         let faults = Arc::new(FaultQueue::default());
         let route = |matcher: MockBuilder,
                      handler: fn(&mut State, &Request) -> ResponseTemplate| {
-            let state = Arc::clone(&state);
-            let pace = Arc::clone(&faults);
-            matcher.respond_with(move |request: &Request| {
-                pace.slowed(handler(&mut lock(&state), request))
-            })
+            faults.route(matcher, &state, handler)
         };
-        let mocks = vec![
-            faults.mock(),
+        let routes = vec![
             route(Mock::given(method("POST")).and(path("/sessions")), create),
             route(
                 Mock::given(method("POST")).and(path_regex(r"^/sessions/[^/]+/resume$")),
@@ -134,9 +129,8 @@ impl SessionServiceFake {
                     .and(path_regex(r"^/sessions/[^/]+/tasks/[^/]+/complete$")),
                 complete_task,
             ),
-            crate::host::no_route(),
         ];
-        let host = WiremockHost::start(mocks).await?;
+        let host = faults.serve(routes).await?;
         Ok(Self {
             host,
             state,

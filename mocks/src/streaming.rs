@@ -2,7 +2,12 @@
 //! small axum server that writes each `data:` event as it comes, so tests can observe
 //! timing: text arriving before the stream ends, idle timeouts (stalls), mid-stream
 //! disconnects. wiremock cannot do this (a body is one buffer).
+//!
+//! Its faults are those of every fake ([`FaultControl`]: failures served before the script,
+//! a slow answer, down) plus [`StreamingGateway::stall_next_after`], a stream that goes
+//! silent mid-answer.
 
+use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -13,10 +18,13 @@ use axum::body::{Body, Bytes};
 use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
-use serde_json::json;
+use serde_json::{Value, json};
 use tokio::net::TcpSocket;
 use tokio::sync::{Semaphore, oneshot};
 use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::faults::{FaultControl, FaultQueue};
 
 use crate::gateway::{COMPLETIONS_PATH, Next, ReplyScript, script_exhausted, status_content_type};
 use crate::port;
@@ -38,6 +46,10 @@ pub enum StreamStep {
     /// Abort the connection here: the client sees the body fail, with no `[DONE]`. (To end
     /// cleanly but without `[DONE]`, just leave `Chunk("[DONE]")` out.)
     Disconnect,
+    /// Hold the stream open and send nothing more: a real stall, which only the client can
+    /// end (by giving up on the connection) — or the end of the scenario, when the gateway
+    /// is dropped. Nothing after it is played.
+    Stall,
 }
 
 impl StreamStep {
@@ -58,6 +70,7 @@ impl StreamStep {
     }
 }
 
+#[derive(Clone)]
 enum Scripted {
     Steps(Vec<StreamStep>),
     Reply(GatewayReply),
@@ -74,6 +87,11 @@ struct Shared {
     recorded: Mutex<Vec<RecordedRequest>>,
     chunks_sent: AtomicUsize,
     releases: Semaphore,
+    faults: FaultQueue,
+    /// Per stalled request to come, the number of events it gets before the stall.
+    stalls: Mutex<VecDeque<usize>>,
+    /// Cancelled when the gateway is dropped: ends every [`StreamStep::Stall`].
+    dropped: CancellationToken,
 }
 
 /// The axum-based streaming gateway fake.
@@ -100,6 +118,9 @@ impl StreamingGateway {
             recorded: Mutex::new(Vec::new()),
             chunks_sent: AtomicUsize::new(0),
             releases: Semaphore::new(0),
+            faults: FaultQueue::default(),
+            stalls: Mutex::new(VecDeque::new()),
+            dropped: CancellationToken::new(),
         });
         let router = Router::new()
             .fallback(handle)
@@ -143,6 +164,14 @@ impl StreamingGateway {
     /// From now on every request is answered by `responder` (the script is not used).
     pub fn set_responder(&self, responder: Option<Responder>) {
         *lock(&self.shared.responder) = responder;
+    }
+
+    /// The next request that reaches the script (after any [`FaultControl::fail_next`]
+    /// failures) is answered with the first `chunks` events of what it would get — the next
+    /// scripted reply, which stays in the script so that a retry gets it whole — and then
+    /// [`StreamStep::Stall`]. Calls accumulate: one stalled request each.
+    pub fn stall_next_after(&self, chunks: usize) {
+        lock(&self.shared.stalls).push_back(chunks);
     }
 
     /// Lets one `StallUntilReleased` (current or next) continue.
@@ -207,6 +236,38 @@ impl StreamingGateway {
     }
 }
 
+impl FaultControl for StreamingGateway {
+    /// Failures are served before the script (the gateway's body shape is the caller's).
+    fn fail_next(&self, count: usize, status: u16, body: Value) {
+        self.shared.faults.push(count, status, body);
+    }
+
+    /// Also drops stalls not yet served.
+    fn clear_faults(&self) {
+        self.shared.faults.clear();
+        lock(&self.shared.stalls).clear();
+    }
+
+    /// Holds back the response head (status and headers) of every later model request.
+    fn slow_by(&self, delay: Option<Duration>) {
+        self.shared.faults.set_delay(delay);
+    }
+
+    async fn go_down(&self) {
+        StreamingGateway::go_down(self).await;
+    }
+
+    async fn requests(&self) -> Vec<RecordedRequest> {
+        self.all_requests().await
+    }
+}
+
+impl Drop for StreamingGateway {
+    fn drop(&mut self) {
+        self.shared.dropped.cancel();
+    }
+}
+
 async fn handle(
     State(shared): State<Arc<Shared>>,
     method: Method,
@@ -224,18 +285,51 @@ async fn handle(
         )
             .into_response();
     }
+    if let Some((status, body)) = shared.faults.take() {
+        let body = match body {
+            Value::Null => String::new(),
+            Value::String(text) => text,
+            other => other.to_string(),
+        };
+        return status_response(status, &[], body);
+    }
+    if let Some(delay) = shared.faults.delay() {
+        tokio::time::sleep(delay).await;
+    }
+    let stall = lock(&shared.stalls).pop_front();
+    if let Some(chunks) = stall {
+        // A reply that is not a stream has no chunks: the stall follows a bare 200 head.
+        let steps = answer_steps(&shared, &request.body, true).unwrap_or_default();
+        let mut steps: Vec<StreamStep> = steps.into_iter().take(chunks).collect();
+        steps.push(StreamStep::Stall);
+        return stream_response(shared, steps);
+    }
+    match answer_steps(&shared, &request.body, false) {
+        Ok(steps) => stream_response(shared, steps),
+        Err(response) => *response,
+    }
+}
+
+/// The steps that answer a request (the responder's, or the script's next entry; with `peek`
+/// the entry stays in the script), or the whole response when that is not a stream.
+fn answer_steps(
+    shared: &Shared,
+    body: &Value,
+    peek: bool,
+) -> Result<Vec<StreamStep>, Box<Response>> {
     let responder = lock(&shared.responder).clone();
     if let Some(responder) = responder {
-        return stream_response(shared, responder(&request.body));
+        return Ok(responder(body));
     }
-    let steps = match shared.script.next() {
+    let next = if peek {
+        shared.script.peek()
+    } else {
+        shared.script.next()
+    };
+    let steps = match next {
         Next::Scripted(Scripted::Steps(steps)) => steps,
         Next::Scripted(Scripted::Reply(reply)) | Next::Fallback(reply) => {
-            match render_reply(
-                &reply,
-                &requested_model(&request.body),
-                shared.script.usage(),
-            ) {
+            match render_reply(&reply, &requested_model(body), shared.script.usage()) {
                 RenderedReply::Stream(payloads) => {
                     payloads.into_iter().map(StreamStep::Chunk).collect()
                 }
@@ -243,18 +337,20 @@ async fn handle(
                     status,
                     headers,
                     body,
-                } => return status_response(status, &headers, body),
+                } => return Err(Box::new(status_response(status, &headers, body))),
             }
         }
         Next::Exhausted => {
-            return (
-                StatusCode::INTERNAL_SERVER_ERROR,
-                axum::Json(script_exhausted()),
-            )
-                .into_response();
+            return Err(Box::new(
+                (
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    axum::Json(script_exhausted()),
+                )
+                    .into_response(),
+            ));
         }
     };
-    stream_response(shared, steps)
+    Ok(steps)
 }
 
 fn stream_response(shared: Arc<Shared>, steps: Vec<StreamStep>) -> Response {
@@ -298,6 +394,10 @@ fn step_stream(
                         // after it is played.
                         let error = std::io::Error::other("scripted disconnect");
                         return Some((Err(error), (Vec::new().into_iter(), shared)));
+                    }
+                    StreamStep::Stall => {
+                        shared.dropped.cancelled().await;
+                        return None;
                     }
                 }
             }

@@ -37,24 +37,20 @@ impl WorkspaceFake {
     pub async fn start() -> anyhow::Result<Self> {
         let state: Shared = Arc::default();
         let faults = Arc::new(FaultQueue::default());
-        let upload_state = Arc::clone(&state);
-        let history_state = Arc::clone(&state);
-        let (pace, history_pace) = (Arc::clone(&faults), Arc::clone(&faults));
-        let mocks = vec![
-            faults.mock(),
-            Mock::given(method("POST"))
-                .and(path_regex(r"^/workspaces/[^/]+/artifacts$"))
-                .respond_with(move |request: &Request| {
-                    pace.slowed(upload(&mut lock(&upload_state), request))
-                }),
-            Mock::given(method("GET"))
-                .and(path_regex(r"^/workspaces/[^/]+/sessions/[^/]+/history$"))
-                .respond_with(move |request: &Request| {
-                    history_pace.slowed(history(&lock(&history_state), request))
-                }),
-            crate::host::no_route(),
+        let routes = vec![
+            faults.route(
+                Mock::given(method("POST")).and(path_regex(r"^/workspaces/[^/]+/artifacts$")),
+                &state,
+                upload,
+            ),
+            faults.route(
+                Mock::given(method("GET"))
+                    .and(path_regex(r"^/workspaces/[^/]+/sessions/[^/]+/history$")),
+                &state,
+                |state, request| history(state, request),
+            ),
         ];
-        let host = WiremockHost::start(mocks).await?;
+        let host = faults.serve(routes).await?;
         Ok(Self {
             host,
             state,

@@ -1,5 +1,6 @@
 //! Drives one runtime-under-test process the way the desktop app does: spawn the command with
-//! a prepared environment, write JSON-RPC lines to it, read NDJSON back. Two transports:
+//! a prepared environment, write JSON-RPC lines to it, read NDJSON back. Three transports
+//! (started by [`launch`], one path with the transport as the varying part):
 //!
 //! - **stdio** (the default): no argument is added; requests go to the child's stdin, the
 //!   protocol comes back on its stdout.
@@ -7,6 +8,8 @@
 //!   domain socket (a short bounded retry while the runtime binds it) and speaks the same
 //!   protocol over the connection. stdout must then stay empty: every stdout line is a
 //!   violation. stdin is a pipe the kit keeps open and never writes to.
+//! - **http**: `--listen http://127.0.0.1:PORT` and a bearer token; requests are `POST /rpc`
+//!   bodies, responses and events are bridged back into lines (see [`http`]).
 //!
 //! Every wait is bounded by a timeout and wakes on a `Notify` fired by the reader task, so a
 //! hung or silent runtime fails the step that waits for it instead of hanging the run, and
@@ -14,121 +17,35 @@
 //! conform is kept as a [`Violation`] and fails the scenario at its end at the latest.
 
 mod http;
+mod launch;
 mod reader;
 mod state;
 #[cfg(test)]
 mod tests;
 
-use std::path::{Path, PathBuf};
-use std::process::{ExitStatus, Stdio};
+use std::process::ExitStatus;
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, anyhow, bail};
 use serde_json::{Value, json};
-use tokio::io::{AsyncWrite, AsyncWriteExt};
-use tokio::process::Command;
+use tokio::io::AsyncWriteExt;
 use tokio::sync::oneshot;
 use tokio::time::Instant;
 
+pub use launch::{LISTEN_ARG, LaunchSpec, RuntimeCommand, Transport};
 pub use reader::kind;
 use state::{Direction, SentRequest, Shared, State};
 pub use state::{Inbound, ReceivedEvent, Violation, excerpt, id_key};
 
 use crate::validation;
 
-/// How to start a runtime: the program and its arguments, split like a shell would but
-/// without a shell (so no expansion, no pipes, no surprises across platforms).
-#[derive(Debug, Clone)]
-pub struct RuntimeCommand {
-    pub program: String,
-    pub args: Vec<String>,
-    /// The command as the user wrote it, for reports.
-    pub display: String,
-}
-
-impl RuntimeCommand {
-    /// Splits a command line with shell quoting rules (`shell-words`).
-    pub fn parse(command_line: &str) -> anyhow::Result<Self> {
-        let mut words = shell_words::split(command_line)
-            .with_context(|| format!("cannot split the runtime command {command_line:?}"))?;
-        if words.is_empty() {
-            bail!("the runtime command is empty");
-        }
-        let program = words.remove(0);
-        Ok(Self {
-            program,
-            args: words,
-            display: command_line.to_owned(),
-        })
-    }
-
-    /// A command that is one executable path, no arguments.
-    pub fn from_program(path: &Path) -> Self {
-        let program = path.display().to_string();
-        Self {
-            display: shell_words::quote(&program).into_owned(),
-            program,
-            args: Vec::new(),
-        }
-    }
-}
-
-/// How the kit talks to the runtime.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
-pub enum Transport {
-    /// JSON-RPC over the child's stdin/stdout.
-    #[default]
-    Stdio,
-    /// JSON-RPC over a Unix domain socket the runtime listens on (`--listen PATH`).
-    Socket,
-    /// JSON-RPC as `POST /rpc` bodies and SessionEvents on the SSE stream `GET /events` of
-    /// an HTTP listener (`--listen http://127.0.0.1:PORT`, bearer token in
-    /// `AGENT_RUNTIME_HTTP_TOKEN`): the web design's sandbox shape.
-    Http,
-}
-
-impl Transport {
-    pub fn label(self) -> &'static str {
-        match self {
-            Transport::Stdio => "stdio",
-            Transport::Socket => "socket",
-            Transport::Http => "http",
-        }
-    }
-}
-
-/// The argument the kit appends, followed by the socket path, in socket mode.
-pub const LISTEN_ARG: &str = "--listen";
-
-/// Unix domain socket paths are limited to ~104–108 bytes depending on the platform.
-const MAX_SOCKET_PATH_BYTES: usize = 100;
-
-/// Everything needed to spawn one runtime process.
-#[derive(Debug, Clone)]
-pub struct LaunchSpec {
-    pub command: RuntimeCommand,
-    /// Variables to set (on top of the kit's own environment).
-    pub env: Vec<(String, String)>,
-    /// Variables to remove from the inherited environment (the contract's variables the kit
-    /// does not set, so a developer's shell cannot leak into a certification).
-    pub remove_env: Vec<String>,
-    /// Working directory; `None` inherits the kit's.
-    pub cwd: Option<PathBuf>,
-    /// `Some(path)`: socket transport, the runtime is started with `--listen <path>` and the
-    /// kit connects there; `None`: stdio.
-    pub socket: Option<PathBuf>,
-    /// HTTP transport (takes precedence over `socket`): the runtime is started with
-    /// `--listen http://127.0.0.1:<free port>` and a fresh `AGENT_RUNTIME_HTTP_TOKEN`.
-    pub http: bool,
-}
-
 /// One running runtime process and everything the kit has seen of it.
 pub struct RuntimeDriver {
     shared: Arc<Shared>,
     /// Where requests go: the child's stdin (stdio transport) or the write half of the
     /// socket (socket transport). The process, the reader and the waits do not care which.
-    stdin: Option<Box<dyn AsyncWrite + Send + Unpin>>,
+    stdin: Option<launch::Writer>,
     /// Socket transport: the child's real stdin, kept open (and never written) so that a
     /// runtime watching it does not see end of input; dropped when the scenario ends.
     idle_stdin: Option<tokio::process::ChildStdin>,
@@ -156,145 +73,23 @@ impl std::fmt::Debug for RuntimeDriver {
 }
 
 impl RuntimeDriver {
-    /// Spawns the runtime over `spec`'s transport and starts the reader tasks; in socket
-    /// mode, also waits (bounded by `timeout`) until the runtime accepts the connection.
+    /// Spawns the runtime over `spec`'s transport and starts the reader tasks; over a socket
+    /// or HTTP, also waits (bounded by `timeout`) until the runtime accepts the connection.
+    /// `timeout` bounds every later wait.
     pub async fn start(spec: &LaunchSpec, timeout: Duration) -> anyhow::Result<Self> {
-        if spec.http {
-            return Self::spawn_http(spec, timeout).await;
-        }
-        match &spec.socket {
-            None => Self::spawn(spec, timeout),
-            Some(path) => Self::spawn_socket(spec, path, timeout).await,
-        }
-    }
-
-    /// Spawns the runtime with `--listen http://127.0.0.1:PORT` and a bearer token, opens
-    /// its event stream and bridges requests and events to the usual line streams.
-    async fn spawn_http(spec: &LaunchSpec, timeout: Duration) -> anyhow::Result<Self> {
-        let port = http::free_port()?;
-        let token = http::fresh_token();
-        let base = format!("http://127.0.0.1:{port}");
-        let mut spec = spec.clone();
-        spec.env.push((http::TOKEN_ENV.to_owned(), token.clone()));
-        let extra = [LISTEN_ARG.to_owned(), base.clone()];
-        let (mut child, pid, shared) = spawn_process(&spec, &extra)?;
-        let idle_stdin = child.stdin.take();
-        let stdout = child
-            .stdout
-            .take()
-            .context("the runtime's stdout is not piped")?;
-        let stderr = child
-            .stderr
-            .take()
-            .context("the runtime's stderr is not piped")?;
-        tokio::spawn(reader::read_stray_stdout(stdout, Arc::clone(&shared)));
-        tokio::spawn(reader::read_stderr(stderr, Arc::clone(&shared)));
-        // Dropping `kill` (an early return below) kills the process.
-        let kill = watch_child(child, Arc::clone(&shared));
-        let (requests, lines) = http::connect(&base, &token, &shared, timeout).await?;
-        shared.update(|s| s.note(Direction::Note, &format!("connected to {base}/events")));
-        tokio::spawn(reader::read_stdout(lines, Arc::clone(&shared)));
+        let launched = launch::launch(spec, timeout).await?;
         Ok(Self {
-            shared,
-            stdin: Some(Box::new(requests)),
-            idle_stdin,
-            transport: Transport::Http,
-            kill: Some(kill),
+            shared: launched.shared,
+            stdin: Some(launched.writer),
+            idle_stdin: launched.idle_stdin,
+            transport: launched.transport,
+            kill: Some(launched.kill),
             timeout,
             next_id: 0,
-            pid,
+            pid: launched.pid,
             last_response_seq: 0,
             sent_at_seq: 0,
         })
-    }
-
-    /// Spawns the runtime over stdio and starts the reader tasks. `timeout` bounds every
-    /// later wait.
-    pub fn spawn(spec: &LaunchSpec, timeout: Duration) -> anyhow::Result<Self> {
-        let (mut child, pid, shared) = spawn_process(spec, &[])?;
-        let stdin = child
-            .stdin
-            .take()
-            .context("the runtime's stdin is not piped")?;
-        let stdout = child
-            .stdout
-            .take()
-            .context("the runtime's stdout is not piped")?;
-        let stderr = child
-            .stderr
-            .take()
-            .context("the runtime's stderr is not piped")?;
-        shared.update(|s| s.stray_stdout_closed = true);
-        tokio::spawn(reader::read_stdout(stdout, Arc::clone(&shared)));
-        tokio::spawn(reader::read_stderr(stderr, Arc::clone(&shared)));
-        let kill = watch_child(child, Arc::clone(&shared));
-        Ok(Self {
-            shared,
-            stdin: Some(Box::new(stdin)),
-            idle_stdin: None,
-            transport: Transport::Stdio,
-            kill: Some(kill),
-            timeout,
-            next_id: 0,
-            pid,
-            last_response_seq: 0,
-            sent_at_seq: 0,
-        })
-    }
-
-    /// Spawns the runtime with `--listen <path>`, connects to the socket and starts the
-    /// reader tasks: the protocol reader on the connection, a stray-output reader on stdout.
-    #[cfg(unix)]
-    async fn spawn_socket(
-        spec: &LaunchSpec,
-        path: &Path,
-        timeout: Duration,
-    ) -> anyhow::Result<Self> {
-        if path.as_os_str().len() > MAX_SOCKET_PATH_BYTES {
-            bail!(
-                "the socket path {} is too long for a Unix domain socket (set TMPDIR to a shorter directory)",
-                path.display()
-            );
-        }
-        let extra = [LISTEN_ARG.to_owned(), path.display().to_string()];
-        let (mut child, pid, shared) = spawn_process(spec, &extra)?;
-        let idle_stdin = child.stdin.take();
-        let stdout = child
-            .stdout
-            .take()
-            .context("the runtime's stdout is not piped")?;
-        let stderr = child
-            .stderr
-            .take()
-            .context("the runtime's stderr is not piped")?;
-        tokio::spawn(reader::read_stray_stdout(stdout, Arc::clone(&shared)));
-        tokio::spawn(reader::read_stderr(stderr, Arc::clone(&shared)));
-        // Dropping `kill` (an early return below) kills the process.
-        let kill = watch_child(child, Arc::clone(&shared));
-        let stream = connect(path, &shared, timeout).await?;
-        shared.update(|s| s.note(Direction::Note, &format!("connected to {}", path.display())));
-        let (read_half, write_half) = stream.into_split();
-        tokio::spawn(reader::read_stdout(read_half, Arc::clone(&shared)));
-        Ok(Self {
-            shared,
-            stdin: Some(Box::new(write_half)),
-            idle_stdin,
-            transport: Transport::Socket,
-            kill: Some(kill),
-            timeout,
-            next_id: 0,
-            pid,
-            last_response_seq: 0,
-            sent_at_seq: 0,
-        })
-    }
-
-    #[cfg(not(unix))]
-    async fn spawn_socket(_: &LaunchSpec, path: &Path, _: Duration) -> anyhow::Result<Self> {
-        bail!(
-            "the socket transport ({}) needs Unix domain sockets; Windows named pipes are not supported by the kit",
-            path.display()
-        )
     }
 
     /// The runtime's process id (to signal it, as the OS would at logout).
@@ -647,131 +442,6 @@ impl RuntimeDriver {
     }
 }
 
-/// Spawns the command (with `extra` arguments appended) with piped stdio and the prepared
-/// environment; returns the child, its pid and a fresh shared state noting the start.
-fn spawn_process(
-    spec: &LaunchSpec,
-    extra: &[String],
-) -> anyhow::Result<(tokio::process::Child, Option<u32>, Arc<Shared>)> {
-    let mut command = Command::new(&spec.command.program);
-    command
-        .args(&spec.command.args)
-        .args(extra)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    for name in &spec.remove_env {
-        command.env_remove(name);
-    }
-    for (name, value) in &spec.env {
-        command.env(name, value);
-    }
-    if let Some(cwd) = &spec.cwd {
-        command.current_dir(cwd);
-    }
-    let child = command.spawn().with_context(|| {
-        format!(
-            "cannot start the runtime {:?} (is the path right and the file executable?)",
-            spec.command.display
-        )
-    })?;
-    let pid = child.id();
-    let shared = Arc::new(Shared::new());
-    let extra_text = if extra.is_empty() {
-        String::new()
-    } else {
-        format!(" {}", shell_words::join(extra))
-    };
-    shared.update(|s| {
-        s.note(
-            Direction::Note,
-            &format!("started {}{extra_text} (pid {pid:?})", spec.command.display),
-        );
-    });
-    Ok((child, pid, shared))
-}
-
-/// The watcher owns the child: it records the exit status, and kills the process when asked
-/// or when the returned sender is dropped.
-fn watch_child(mut child: tokio::process::Child, shared: Arc<Shared>) -> oneshot::Sender<()> {
-    let (kill_tx, kill_rx) = oneshot::channel::<()>();
-    tokio::spawn(async move {
-        let status = tokio::select! {
-            status = child.wait() => status,
-            _ = kill_rx => {
-                let _ = child.start_kill();
-                child.wait().await
-            }
-        };
-        shared.update(|s| match status {
-            Ok(status) => {
-                s.note(Direction::Note, &format!("process exited: {status}"));
-                s.exit = Some(status);
-            }
-            Err(error) => s.note(
-                Direction::Note,
-                &format!("waiting for the process failed: {error}"),
-            ),
-        });
-    });
-    kill_tx
-}
-
-/// Connects to the runtime's socket. The runtime binds it some time after it starts, so
-/// this is the one place the kit retries: a connect every few milliseconds (2 ms doubling to
-/// 20 ms) while the socket does not exist or refuses, bounded by `timeout`, and given up at
-/// once when the process exits.
-#[cfg(unix)]
-async fn connect(
-    path: &Path,
-    shared: &Shared,
-    timeout: Duration,
-) -> anyhow::Result<tokio::net::UnixStream> {
-    use std::io::ErrorKind;
-    let deadline = Instant::now() + timeout;
-    let mut delay = Duration::from_millis(2);
-    loop {
-        let error = match tokio::net::UnixStream::connect(path).await {
-            Ok(stream) => return Ok(stream),
-            Err(error)
-                if matches!(
-                    error.kind(),
-                    ErrorKind::NotFound | ErrorKind::ConnectionRefused
-                ) =>
-            {
-                error
-            }
-            Err(error) => {
-                return Err(error).with_context(|| {
-                    format!("cannot connect to the runtime's socket {}", path.display())
-                });
-            }
-        };
-        let exited = {
-            let state = shared.lock();
-            state.exit.map(|status| (status, state.stderr_tail(2000)))
-        };
-        if let Some((status, stderr)) = exited {
-            bail!(
-                "the runtime exited ({status}) before accepting a connection on {} (a runtime certified over the socket transport must accept `{LISTEN_ARG} PATH`)\n      last stderr:\n{}",
-                path.display(),
-                indent(&stderr)
-            );
-        }
-        if Instant::now() >= deadline {
-            let stderr = shared.lock().stderr_tail(2000);
-            bail!(
-                "timed out after {timeout:?} waiting for the runtime to listen on {} ({error}; it was started with `{LISTEN_ARG} PATH`)\n      last stderr:\n{}",
-                path.display(),
-                indent(&stderr)
-            );
-        }
-        tokio::time::sleep(delay.min(deadline.saturating_duration_since(Instant::now()))).await;
-        delay = (delay * 2).min(Duration::from_millis(20));
-    }
-}
-
 /// Records the ids (and methods) of the requests in an outgoing line, if it parses.
 fn remember_requests(state: &mut State, bytes: &[u8]) {
     let Ok(value) = serde_json::from_slice::<Value>(bytes) else {
@@ -797,7 +467,7 @@ fn remember_requests(state: &mut State, bytes: &[u8]) {
     }
 }
 
-fn indent(text: &str) -> String {
+pub(crate) fn indent(text: &str) -> String {
     if text.trim().is_empty() {
         return "        (nothing)".to_owned();
     }

@@ -6,7 +6,7 @@ use serde_json::json;
 
 use super::{LaunchSpec, RuntimeCommand, RuntimeDriver};
 
-fn spawn(script: &str, timeout_ms: u64) -> RuntimeDriver {
+async fn spawn(script: &str, timeout_ms: u64) -> RuntimeDriver {
     let command = RuntimeCommand {
         program: "sh".to_owned(),
         args: vec!["-c".to_owned(), script.to_owned()],
@@ -20,7 +20,9 @@ fn spawn(script: &str, timeout_ms: u64) -> RuntimeDriver {
         socket: None,
         http: false,
     };
-    RuntimeDriver::spawn(&spec, Duration::from_millis(timeout_ms)).unwrap()
+    RuntimeDriver::start(&spec, Duration::from_millis(timeout_ms))
+        .await
+        .unwrap()
 }
 
 #[tokio::test]
@@ -28,7 +30,7 @@ async fn a_response_is_routed_to_its_request_and_events_are_collected() {
     let mut driver = spawn(
         r#"read line; echo '{"jsonrpc":"2.0","method":"SessionEvent","params":{"bad":true}}'; echo '{"jsonrpc":"2.0","id":1,"result":{"ok":true}}'; sleep 5"#,
         2000,
-    );
+    ).await;
     let response = driver.request("Ping", Some(json!({}))).await.unwrap();
     assert_eq!(response["result"]["ok"], json!(true));
     assert_eq!(driver.events().len(), 1);
@@ -41,7 +43,7 @@ async fn a_response_is_routed_to_its_request_and_events_are_collected() {
 
 #[tokio::test]
 async fn an_echoing_runtime_fails_the_request_at_once() {
-    let mut driver = spawn("cat", 5000);
+    let mut driver = spawn("cat", 5000).await;
     let started = Instant::now();
     let error = driver.request("Ping", None).await.unwrap_err();
     assert!(started.elapsed() < Duration::from_secs(2));
@@ -54,7 +56,7 @@ async fn an_echoing_runtime_fails_the_request_at_once() {
 
 #[tokio::test]
 async fn a_log_line_on_stdout_is_a_violation_and_ends_a_raw_read() {
-    let mut driver = spawn("read line; echo 'INFO starting'; sleep 5", 5000);
+    let mut driver = spawn("read line; echo 'INFO starting'; sleep 5", 5000).await;
     driver.send_raw_line(b"{not json").await.unwrap();
     let error = driver.read_next_response().await.unwrap_err();
     assert!(format!("{error:#}").contains("not JSON"), "{error:#}");
@@ -63,7 +65,7 @@ async fn a_log_line_on_stdout_is_a_violation_and_ends_a_raw_read() {
 
 #[tokio::test]
 async fn a_silent_runtime_times_out_within_the_bound() {
-    let mut driver = spawn("sleep 30", 300);
+    let mut driver = spawn("sleep 30", 300).await;
     let started = Instant::now();
     let error = driver.request("Ping", None).await.unwrap_err();
     assert!(started.elapsed() < Duration::from_secs(2));
@@ -74,7 +76,7 @@ async fn a_silent_runtime_times_out_within_the_bound() {
 
 #[tokio::test]
 async fn the_exit_code_is_observed() {
-    let driver = spawn("echo oops >&2; exit 3", 2000);
+    let driver = spawn("echo oops >&2; exit 3", 2000).await;
     let status = driver.wait_exit(Duration::from_secs(2)).await.unwrap();
     assert_eq!(status.code(), Some(3));
 }
@@ -84,7 +86,7 @@ async fn an_id_answered_twice_is_a_violation() {
     let mut driver = spawn(
         r#"read line; echo '{"jsonrpc":"2.0","id":1,"result":{}}'; echo '{"jsonrpc":"2.0","id":1,"result":{}}'; sleep 5"#,
         500,
-    );
+    ).await;
     driver.request("Ping", None).await.unwrap();
     let leftovers = driver.unclaimed_responses_after_probe().await;
     // The probe itself is never answered by this script; what matters is the duplicate.

@@ -3,7 +3,7 @@
 use cucumber::{then, when};
 use serde_json::{Value, json};
 
-use super::common::{this_task_events, tool_completed, wait_task_event};
+use super::common::{task_request, this_task_events, tool_completed, wait_task_event};
 use super::governance::{WRITE_CALL_ID, approval_id, approval_request, approve_action, decide};
 use super::task::{READ_CALL_ID, wait_task_end};
 use super::{StepResult, at, barrier, expect_result, show, str_at};
@@ -63,27 +63,13 @@ async fn user_answers_with(world: &mut ConformanceWorld, decision: String) -> St
 
 #[when("the approval times out")]
 async fn approval_times_out(world: &mut ConformanceWorld) -> StepResult {
-    let id = approval_id(world).await?;
-    wait_task_event(world, "approval_timeout", |e| {
-        e.event_type() == "approval_timeout" && str_at(e.payload(), &["approvalId"]) == Some(&id)
-    })
-    .await?;
-    Ok(())
+    approval_timeout(world).await
 }
 
 #[when("the client cancels the task while it waits for approval")]
 async fn cancel_while_waiting(world: &mut ConformanceWorld) -> StepResult {
     approval_request(world).await?;
-    let session_id = world.session()?.session_id.clone();
-    let task_id = world.task()?.task_id.clone();
-    let response = world
-        .runtime()
-        .await?
-        .request(
-            "CancelTask",
-            Some(json!({"sessionId": session_id, "taskId": task_id})),
-        )
-        .await?;
+    let response = task_request(world, "CancelTask").await?;
     expect_result(&response, "CancelTask")?;
     Ok(())
 }

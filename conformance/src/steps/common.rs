@@ -2,8 +2,9 @@
 //! one definition each, so the areas agree on what "this task's events" or "shaping the
 //! policy" mean.
 
+use agent_mocks::policy::{capability_entry, set_capability};
 use anyhow::Context;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::{event_types, str_at, task_events};
 use crate::driver::ReceivedEvent;
@@ -27,6 +28,30 @@ pub(super) async fn edit_policy(
     );
     world.fakes().await?.session.update_policy(edit);
     Ok(())
+}
+
+/// Sets the bundle's entry for `capability` to `scope` (replacing any entry it had); like
+/// [`edit_policy`], only before the session exists.
+pub(super) async fn grant(
+    world: &mut ConformanceWorld,
+    capability: &str,
+    scope: Value,
+) -> anyhow::Result<()> {
+    edit_policy(world, |bundle| {
+        set_capability(bundle, capability_entry(capability, scope));
+    })
+    .await
+}
+
+/// Sends `method` for this task (`{sessionId, taskId}`) and returns the whole response.
+pub(super) async fn task_request(
+    world: &mut ConformanceWorld,
+    method: &str,
+) -> anyhow::Result<Value> {
+    let session_id = world.session()?.session_id.clone();
+    let task_id = world.task()?.task_id.clone();
+    let params = json!({"sessionId": session_id, "taskId": task_id});
+    world.runtime().await?.request(method, Some(params)).await
 }
 
 /// This task's events so far.

@@ -1,18 +1,18 @@
 //! One fault vocabulary for every service a runtime talks to: down, failing, slow.
 //!
-//! The wiremock fakes share `agent_mocks::FaultControl`; the LLM Gateway is the streaming
-//! fake, whose faults are scripted replies (so "the next requests" are the next ones after
-//! the replies already scripted — put a fault step before the model's steps). Adding a
+//! Every fake implements `agent_mocks::FaultControl`, the LLM Gateway (the streaming fake)
+//! included: its failures are served before the scripted replies, and "slow" holds back the
+//! head of every later answer. The gateway alone can also stall mid-stream. Adding a
 //! service is one line in [`SERVICES`] and one arm in [`apply`].
 
 use std::time::Duration;
 
-use agent_mocks::{FaultControl, GatewayReply};
+use agent_mocks::FaultControl;
 use anyhow::Context;
 use cucumber::given;
 use serde_json::{Value, json};
 
-use super::{StepResult, push_model_reply};
+use super::StepResult;
 use crate::world::ConformanceWorld;
 
 /// The services, by the name scenarios give them.
@@ -66,12 +66,21 @@ fn failure_body(status: u16) -> Value {
     })
 }
 
-async fn wiremock_fault(fake: &impl FaultControl, fault: Fault) {
+/// The error body the gateway sends (INTEROP.md §2: `{"error": "<text>"}`).
+fn gateway_failure_body(status: u16) -> Value {
+    json!({"error": format!("Injected failure with status {status}")})
+}
+
+async fn inject(fake: &impl FaultControl, fault: Fault, body: fn(u16) -> Value) {
     match fault {
         Fault::Down => fake.go_down().await,
-        Fault::Fail { count, status } => fake.fail_next(count, status, failure_body(status)),
+        Fault::Fail { count, status } => fake.fail_next(count, status, body(status)),
         Fault::Slow(delay) => fake.slow_by(Some(delay)),
     }
+}
+
+async fn wiremock_fault(fake: &impl FaultControl, fault: Fault) {
+    inject(fake, fault, failure_body).await;
 }
 
 async fn apply(world: &mut ConformanceWorld, name: &str, fault: Fault) -> StepResult {
@@ -91,28 +100,7 @@ async fn apply(world: &mut ConformanceWorld, name: &str, fault: Fault) -> StepRe
         Service::Audit => wiremock_fault(&fakes.audit, fault).await,
         Service::Telemetry => wiremock_fault(&fakes.telemetry, fault).await,
         Service::BackendTool => {}
-        Service::Gateway => match fault {
-            Fault::Down => fakes.streaming_gateway.go_down().await,
-            Fault::Fail { count, status } => {
-                for _ in 0..count {
-                    push_model_reply(
-                        fakes,
-                        GatewayReply::Status {
-                            status,
-                            headers: Vec::new(),
-                            body:
-                                json!({"error": format!("Injected failure with status {status}")})
-                                    .to_string(),
-                        },
-                    );
-                }
-            }
-            Fault::Slow(_) => {
-                fail!(
-                    "the LLM Gateway fake is slowed per reply, not as a whole: script the model with \"the model will wait before answering\""
-                )
-            }
-        },
+        Service::Gateway => inject(&fakes.streaming_gateway, fault, gateway_failure_body).await,
     }
     Ok(())
 }
@@ -158,6 +146,19 @@ async fn is_slow(
         _ => Duration::from_secs(amount),
     };
     apply(world, &name, Fault::Slow(delay)).await
+}
+
+/// A stream that goes silent: the next model request gets the first `n` events of its
+/// scripted reply, then nothing, with the connection held open until the scenario ends. The
+/// reply stays scripted, so the request's retry gets it whole.
+#[given(regex = r"^the LLM Gateway stalls after (\d+) chunks?$")]
+async fn stalls_after(world: &mut ConformanceWorld, chunks: usize) -> StepResult {
+    world
+        .fakes()
+        .await?
+        .streaming_gateway
+        .stall_next_after(chunks);
+    Ok(())
 }
 
 #[cfg(test)]

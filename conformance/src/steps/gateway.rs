@@ -1,6 +1,8 @@
 //! Steps for scripting the LLM Gateway and checking how the runtime handles its answers:
 //! status codes, retries, malformed streams and failures (local-agent-host.md §6; INTEROP.md §2).
-use agent_mocks::{GatewayReply, ScriptedToolCall, StreamStep};
+use std::time::Duration;
+
+use agent_mocks::{GatewayReply, ScriptedToolCall, StreamStep, Usage};
 use anyhow::Context;
 use cucumber::{given, then};
 use serde_json::{Value, json};
@@ -162,6 +164,23 @@ async fn model_writes_and_reads(
             ],
         },
     );
+    Ok(())
+}
+
+/// A slow but live stream: each event comes `ms` after the previous one, so the whole answer
+/// takes longer than a short idle timeout while no single silence does.
+#[given(expr = "the model will answer {string} with {int} ms between chunks")]
+async fn model_answers_paced(world: &mut ConformanceWorld, text: String, ms: u64) -> StepResult {
+    let steps = StreamStep::from_reply(&GatewayReply::text(text), Some(Usage::default()))
+        .context("a text reply renders as a stream")?;
+    let mut paced = Vec::with_capacity(steps.len() * 2);
+    for step in steps {
+        if !paced.is_empty() {
+            paced.push(StreamStep::Delay(Duration::from_millis(ms)));
+        }
+        paced.push(step);
+    }
+    push_model_stream(world.fakes().await?, paced);
     Ok(())
 }
 

@@ -11,7 +11,7 @@ use anyhow::{Context, anyhow};
 use cucumber::{given, then};
 use serde_json::{Value, json};
 
-use super::common::{edit_policy, tool_completed, wait_task_event, workspace_path};
+use super::common::{edit_policy, grant, tool_completed, wait_task_event, workspace_path};
 use super::task::{READ_CALL_ID, wait_task_end};
 use super::{StepResult, model_requests, push_model_reply, show, str_at};
 use crate::world::ConformanceWorld;
@@ -185,13 +185,7 @@ async fn gateway_header(world: &mut ConformanceWorld, name: String, value: Strin
 
 #[given("the policy grants File.Read")]
 async fn grants_file_read(world: &mut ConformanceWorld) -> StepResult {
-    edit_policy(world, |bundle| {
-        set_capability(
-            bundle,
-            capability_entry("File.Read", json!({"allowedPaths": ["."]})),
-        );
-    })
-    .await?;
+    grant(world, "File.Read", json!({"allowedPaths": ["."]})).await?;
     Ok(())
 }
 
@@ -207,15 +201,11 @@ async fn allows_and_blocks(
     allowed: String,
     blocked: String,
 ) -> StepResult {
-    edit_policy(world, |bundle| {
-        set_capability(
-            bundle,
-            capability_entry(
-                "File.Read",
-                json!({"allowedPaths": [allowed], "blockedPaths": [blocked]}),
-            ),
-        );
-    })
+    grant(
+        world,
+        "File.Read",
+        json!({"allowedPaths": [allowed], "blockedPaths": [blocked]}),
+    )
     .await?;
     Ok(())
 }
@@ -225,27 +215,17 @@ async fn allows_only_folder(world: &mut ConformanceWorld, folder: String) -> Ste
     // An absolute entry without a trailing slash, like "/Users/me/proj".
     let absolute = workspace_path(world, &folder)?;
     std::fs::create_dir_all(&absolute).with_context(|| format!("cannot create {absolute}"))?;
-    edit_policy(world, |bundle| {
-        set_capability(
-            bundle,
-            capability_entry("File.Read", json!({"allowedPaths": [absolute]})),
-        );
-    })
-    .await?;
+    grant(world, "File.Read", json!({"allowedPaths": [absolute]})).await?;
     Ok(())
 }
 
 #[given(expr = "the policy limits File.Read to files of at most {int} bytes")]
 async fn limits_size(world: &mut ConformanceWorld, bytes: u64) -> StepResult {
-    edit_policy(world, |bundle| {
-        set_capability(
-            bundle,
-            capability_entry(
-                "File.Read",
-                json!({"allowedPaths": ["."], "maxFileSizeBytes": bytes}),
-            ),
-        );
-    })
+    grant(
+        world,
+        "File.Read",
+        json!({"allowedPaths": ["."], "maxFileSizeBytes": bytes}),
+    )
     .await?;
     Ok(())
 }

@@ -12,7 +12,7 @@ use anyhow::{Context, anyhow};
 use cucumber::{given, when};
 use serde_json::{Value, json};
 
-use super::common::{this_task_events, workspace_path};
+use super::common::{this_task_events, wait_task_event, workspace_path};
 use super::task::{start_task, wait_task_end};
 use super::{
     StepResult, TASK_TERMINAL_EVENTS, barrier, eventually, expect_result, model_requests,
@@ -420,13 +420,10 @@ async fn cancels_in_session(world: &mut ConformanceWorld, session_id: String) ->
 async fn model_received(world: &mut ConformanceWorld) -> StepResult {
     let task_id = world.task()?.task_id.clone();
     let timeout = world.timeout();
-    world
-        .started_runtime()?
-        .wait_for_event("llm_request_started for the task", timeout, |e| {
-            e.event_type() == "llm_request_started"
-                && e.str_field("taskId") == Some(task_id.as_str())
-        })
-        .await?;
+    wait_task_event(world, "llm_request_started for the task", |e| {
+        e.event_type() == "llm_request_started"
+    })
+    .await?;
     let fakes = world.started_fakes()?;
     eventually(
         timeout,

@@ -8,13 +8,12 @@
 use agent_mocks::FaultControl;
 use std::time::Duration;
 
-use agent_mocks::policy::{capability_entry, set_capability};
 use agent_mocks::{GatewayReply, ScriptedToolCall, StreamStep, Usage};
 use anyhow::{Context, anyhow};
 use cucumber::{given, then, when};
 use serde_json::{Value, json};
 
-use super::common::{edit_policy, tool_completed, wait_task_event, workspace_path};
+use super::common::{edit_policy, grant, tool_completed, wait_task_event, workspace_path};
 use super::task::{READ_CALL_ID, wait_task_end};
 use super::{
     StepResult, barrier, check_service_body, eventually, model_requests, push_model_reply,
@@ -51,6 +50,22 @@ fn list(text: &str) -> Value {
     } else {
         json!(items)
     }
+}
+
+/// Grants `capability` with `scope` (a JSON object) behind the approval rule [`RULE_ID`],
+/// titled `title`.
+async fn grant_with_approval(
+    world: &mut ConformanceWorld,
+    capability: &str,
+    mut scope: Value,
+    title: &str,
+) -> StepResult {
+    check!(scope.is_object(), "the scope must be a JSON object");
+    scope["requiresApproval"] = json!(true);
+    scope["approvalRuleId"] = json!(RULE_ID);
+    grant(world, capability, scope).await?;
+    edit_policy(world, |bundle| add_rule(bundle, title)).await?;
+    Ok(())
 }
 
 fn add_rule(bundle: &mut Value, title: &str) {
@@ -102,34 +117,15 @@ async fn push_call(world: &mut ConformanceWorld, id: &str, tool: &str, args: Val
 
 #[given(expr = "the policy allows the commands {string} and blocks the commands {string}")]
 async fn commands(world: &mut ConformanceWorld, allowed: String, blocked: String) -> StepResult {
-    edit_policy(world, |bundle| {
-        set_capability(
-            bundle,
-            capability_entry(
-                "Shell.Exec",
-                json!({"allowedCommands": list(&allowed), "blockedCommands": list(&blocked)}),
-            ),
-        );
-    })
-    .await?;
+    let scope = json!({"allowedCommands": list(&allowed), "blockedCommands": list(&blocked)});
+    grant(world, "Shell.Exec", scope).await?;
     Ok(())
 }
 
 #[given(expr = "the policy lets HttpRequest reach {string} but never {string}, after approval")]
 async fn domains(world: &mut ConformanceWorld, allowed: String, blocked: String) -> StepResult {
-    edit_policy(world, |bundle| {
-        set_capability(
-            bundle,
-            capability_entry(
-                "Network.Http",
-                json!({"allowedDomains": list(&allowed), "blockedDomains": list(&blocked),
-                       "requiresApproval": true, "approvalRuleId": RULE_ID}),
-            ),
-        );
-        add_rule(bundle, "Network access");
-    })
-    .await?;
-    Ok(())
+    let scope = json!({"allowedDomains": list(&allowed), "blockedDomains": list(&blocked)});
+    grant_with_approval(world, "Network.Http", scope, "Network access").await
 }
 
 /// `scope` is the JSON of the entry's scope fields, e.g. `{"allowedCommands": ["ls"]}`.
@@ -139,31 +135,15 @@ async fn approval_scoped(
     capability: String,
     scope: String,
 ) -> StepResult {
-    let mut scope: Value =
+    let scope: Value =
         serde_json::from_str(&scope).with_context(|| format!("the scope {scope:?} is not JSON"))?;
-    check!(scope.is_object(), "the scope must be a JSON object");
-    scope["requiresApproval"] = json!(true);
-    scope["approvalRuleId"] = json!(RULE_ID);
-    edit_policy(world, |bundle| {
-        set_capability(bundle, capability_entry(&capability, scope));
-        add_rule(bundle, "Check this action");
-    })
-    .await?;
-    Ok(())
+    grant_with_approval(world, &capability, scope, "Check this action").await
 }
 
 #[given(expr = "the policy allows File.Write under {string} but blocks {string}")]
 async fn write_scope(world: &mut ConformanceWorld, allowed: String, blocked: String) -> StepResult {
-    edit_policy(world, |bundle| {
-        set_capability(
-            bundle,
-            capability_entry(
-                "File.Write",
-                json!({"allowedPaths": [allowed], "blockedPaths": [blocked]}),
-            ),
-        );
-    })
-    .await?;
+    let scope = json!({"allowedPaths": [allowed], "blockedPaths": [blocked]});
+    grant(world, "File.Write", scope).await?;
     Ok(())
 }
 

@@ -6,7 +6,7 @@ use anyhow::Context;
 use cucumber::{given, then, when};
 use serde_json::{Value, json};
 
-use super::common::this_task_events;
+use super::common::{this_task_events, wait_task_event};
 use super::{
     StepResult, TASK_TERMINAL_EVENTS, at, barrier, event_types, expect_result, push_model_reply,
     push_model_stream, release_model, show, str_at, task_events,
@@ -148,14 +148,10 @@ async fn task_finishes(world: &mut ConformanceWorld) -> StepResult {
 
 #[when("the model has begun streaming its answer")]
 async fn model_began(world: &mut ConformanceWorld) -> StepResult {
-    let task_id = world.task()?.task_id.clone();
-    let timeout = world.timeout();
-    world
-        .started_runtime()?
-        .wait_for_event("the first text_chunk of the task", timeout, |e| {
-            e.event_type() == "text_chunk" && e.str_field("taskId") == Some(task_id.as_str())
-        })
-        .await?;
+    wait_task_event(world, "the first text_chunk of the task", |e| {
+        e.event_type() == "text_chunk"
+    })
+    .await?;
     Ok(())
 }
 

@@ -9,14 +9,13 @@
 
 use agent_mocks::FaultControl;
 use agent_mocks::GatewayReply;
-use agent_mocks::policy::{capability_entry, set_capability};
 use anyhow::Context;
 use base64::Engine as _;
 use cucumber::gherkin::Step;
 use cucumber::{given, then};
 use serde_json::{Value, json};
 
-use super::common::{edit_policy, this_task_events};
+use super::common::{grant, this_task_events};
 use super::task::wait_task_end;
 use super::{StepResult, at, event_types, push_model_reply, show, str_at};
 use crate::driver::ReceivedEvent;
@@ -97,37 +96,19 @@ async fn also_grants(world: &mut ConformanceWorld, capability: String) -> StepRe
     } else {
         json!({})
     };
-    edit_policy(world, |bundle| {
-        set_capability(bundle, capability_entry(&capability, scope));
-    })
-    .await?;
+    grant(world, &capability, scope).await?;
     Ok(())
 }
 
 #[given(expr = "the policy grants Shell.Exec with at most {int} output bytes")]
 async fn shell_output_limit(world: &mut ConformanceWorld, bytes: u64) -> StepResult {
-    edit_policy(world, |bundle| {
-        set_capability(
-            bundle,
-            capability_entry("Shell.Exec", json!({"maxOutputBytes": bytes})),
-        );
-    })
-    .await?;
+    grant(world, "Shell.Exec", json!({"maxOutputBytes": bytes})).await?;
     Ok(())
 }
 
 #[given(expr = "the policy limits File.Write to files of at most {int} bytes")]
 async fn write_limit(world: &mut ConformanceWorld, bytes: u64) -> StepResult {
-    edit_policy(world, |bundle| {
-        set_capability(
-            bundle,
-            capability_entry(
-                "File.Write",
-                json!({"allowedPaths": ["."], "blockedPaths": [".env", ".git/"], "maxFileSizeBytes": bytes}),
-            ),
-        );
-    })
-    .await?;
+    grant(world, "File.Write", json!({"allowedPaths": ["."], "blockedPaths": [".env", ".git/"], "maxFileSizeBytes": bytes})).await?;
     Ok(())
 }
 

@@ -6,8 +6,9 @@ use std::path::Path;
 
 use anyhow::Context;
 use cucumber::{given, then, when};
-use serde_json::{Value, json};
+use serde_json::Value;
 
+use super::common::task_request;
 use super::task::wait_task_end;
 use super::{StepResult, expect_result, show, str_at};
 use crate::world::ConformanceWorld;
@@ -114,16 +115,7 @@ async fn remote_has_commit(world: &mut ConformanceWorld, name: String) -> StepRe
 #[when("the client asks for the patch preview of the task")]
 async fn asks_patch_preview(world: &mut ConformanceWorld) -> StepResult {
     wait_task_end(world).await?;
-    let session_id = world.session()?.session_id.clone();
-    let task_id = world.task()?.task_id.clone();
-    let response = world
-        .runtime()
-        .await?
-        .request(
-            "GetPatchPreview",
-            Some(json!({"sessionId": session_id, "taskId": task_id})),
-        )
-        .await?;
+    let response = task_request(world, "GetPatchPreview").await?;
     world.last_response = Some(response);
     world.last_method = Some("GetPatchPreview".to_owned());
     Ok(())

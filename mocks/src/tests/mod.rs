@@ -8,5 +8,6 @@ mod render;
 mod services_down;
 mod session;
 mod streaming;
+mod streaming_faults;
 mod support;
 mod workspace;

@@ -1,7 +1,9 @@
 //! One streaming call to the gateway, with retries (local-agent-host.md §6.1, §6.4).
 //!
 //! The connect timeout and the idle timeout are separate: a long answer that keeps
-//! streaming is never cut, a stream that goes silent is.
+//! streaming is never cut, a gateway that goes silent is — before the response head as
+//! well as inside the stream, since a request that is never answered is a network timeout
+//! (local-agent-host.md §6.4), retried like any.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -129,14 +131,24 @@ impl LlmClient {
         for (name, value) in &self.settings.headers {
             request = request.header(name.as_str(), value.as_str());
         }
-        let response = request.send().await.map_err(|error| LlmError::Retryable {
-            reason: if error.is_timeout() {
-                "the LLM Gateway did not answer in time".to_owned()
-            } else {
-                format!("the LLM Gateway could not be reached ({error})")
-            },
-            retry_after: None,
-        })?;
+        let idle = self.settings.idle_timeout;
+        let response = tokio::time::timeout(idle, request.send())
+            .await
+            .map_err(|_| LlmError::Retryable {
+                reason: format!(
+                    "the LLM Gateway sent no answer within {:.1}s",
+                    idle.as_secs_f64()
+                ),
+                retry_after: None,
+            })?
+            .map_err(|error| LlmError::Retryable {
+                reason: if error.is_timeout() {
+                    "the LLM Gateway did not answer in time".to_owned()
+                } else {
+                    format!("the LLM Gateway could not be reached ({error})")
+                },
+                retry_after: None,
+            })?;
         let status = response.status();
         if !status.is_success() {
             let retry_after = response
@@ -146,7 +158,11 @@ impl LlmClient {
                 .and_then(|value| value.trim().parse::<f64>().ok())
                 .filter(|seconds| seconds.is_finite() && *seconds >= 0.0)
                 .map(Duration::from_secs_f64);
-            let bytes = response.bytes().await.unwrap_or_default();
+            let bytes = tokio::time::timeout(idle, response.bytes())
+                .await
+                .ok()
+                .and_then(Result::ok)
+                .unwrap_or_default();
             let (_, message) = parse_error_body(&bytes, status);
             return Err(classify(status, message, retry_after));
         }
@@ -154,12 +170,12 @@ impl LlmClient {
         let mut events = response.bytes_stream().eventsource();
         let mut accumulator = Accumulator::default();
         loop {
-            let next = tokio::time::timeout(self.settings.idle_timeout, events.next()).await;
+            let next = tokio::time::timeout(idle, events.next()).await;
             let ended = matches!(next, Ok(None));
             let failure = match next {
                 Err(_) => Some(format!(
                     "the LLM stream stalled for {:.1}s",
-                    self.settings.idle_timeout.as_secs_f64()
+                    idle.as_secs_f64()
                 )),
                 Ok(None) => (!accumulator.is_done())
                     .then(|| "the LLM stream ended before [DONE]".to_owned()),
