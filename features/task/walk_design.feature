@@ -17,7 +17,7 @@ Feature: Task statements of system-design.md
     When the user approves the action
     Then the task ends with exactly one task_completed event
 
-  @REQ-LLM-300
+  @REQ-LLM-100
   Scenario: every model request asks for at most llmPolicy.maxOutputTokens
     Given the policy limits answers to 1234 output tokens
     And a running session

@@ -20,22 +20,6 @@ async fn max_output_tokens(world: &mut ConformanceWorld, tokens: u64) -> StepRes
     Ok(())
 }
 
-#[then(expr = "every model request asks for at most {int} output tokens")]
-async fn every_request_max_tokens(world: &mut ConformanceWorld, tokens: u64) -> StepResult {
-    let requests = model_requests(world.started_fakes()?).await;
-    check!(!requests.is_empty(), "the model received no request");
-    for (n, request) in requests.iter().enumerate() {
-        let got = request.body.get("max_tokens");
-        check!(
-            got.and_then(Value::as_u64) == Some(tokens),
-            "model request {} carries max_tokens {}, the policy's llmPolicy.maxOutputTokens is {tokens}",
-            n + 1,
-            show(got.unwrap_or(&Value::Null))
-        );
-    }
-    Ok(())
-}
-
 #[then("the runtime reported no session_started")]
 async fn no_session_started(world: &mut ConformanceWorld) -> StepResult {
     barrier(world).await?;
