@@ -50,6 +50,7 @@ pub mod thread;
 pub mod tools;
 pub mod tools_git;
 pub mod tools_http;
+pub mod walk_tools;
 
 use std::fmt;
 use std::future::Future;

@@ -1,0 +1,86 @@
+//! Steps added by the walk of local-tool-runtime.md (features/tools/walk_tools.feature,
+//! features/extensions/walk_mcp.feature): the tool descriptions the model is offered (§5),
+//! paths the tool runtime must refuse or expand (§6.1, §8.1), and what an MCP server fake
+//! was sent (§9.3).
+
+use agent_mocks::GatewayReply;
+use anyhow::Context as _;
+use cucumber::{given, then};
+use serde_json::json;
+
+use super::task::wait_task_end;
+use super::tools::{SCRIPTED_CALLS, call_id};
+use super::{StepResult, model_requests, push_model_reply};
+use crate::world::ConformanceWorld;
+
+#[then(expr = "the model is offered {word} described as {string}")]
+async fn offered_with_description(
+    world: &mut ConformanceWorld,
+    tool: String,
+    description: String,
+) -> StepResult {
+    wait_task_end(world).await?;
+    let requests = model_requests(world.started_fakes()?).await;
+    check!(!requests.is_empty(), "the model was never asked");
+    for (index, request) in requests.iter().enumerate() {
+        let offered = request.body["tools"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let function = offered
+            .iter()
+            .find(|t| t["function"]["name"] == json!(tool))
+            .with_context(|| format!("model request {} does not offer {tool}", index + 1))?;
+        let got = function["function"]["description"].as_str();
+        check!(
+            got == Some(description.as_str()),
+            "model request {} describes {tool} as {got:?}; local-tool-runtime.md §5 says {description:?}",
+            index + 1
+        );
+    }
+    Ok(())
+}
+
+#[given(expr = "the model will call ReadFile on a path of {int} characters in the workspace")]
+async fn model_reads_long_path(world: &mut ConformanceWorld, length: usize) -> StepResult {
+    let workspace = world.dirs()?.workspace.display().to_string();
+    // Folders of 100 characters: every component stays under NAME_MAX, only the whole is long.
+    let mut path = workspace;
+    while path.len() < length {
+        path.push('/');
+        path.push_str(&"d".repeat(100));
+    }
+    path.truncate(length);
+    let n = world.marks.get(SCRIPTED_CALLS).copied().unwrap_or(0) + 1;
+    world.marks.insert(SCRIPTED_CALLS, n);
+    let arguments = json!({ "path": path }).to_string();
+    push_model_reply(
+        world.fakes().await?,
+        GatewayReply::tool_call(call_id(n), "ReadFile", arguments),
+    );
+    Ok(())
+}
+
+#[given(expr = "the file {string} in the home folder contains {string}")]
+async fn home_file(world: &mut ConformanceWorld, name: String, content: String) -> StepResult {
+    let path = world.dirs()?.home.join(&name);
+    std::fs::write(&path, format!("{content}\n"))
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(())
+}
+
+#[then(expr = "there is no file {string} beside the workspace")]
+async fn no_file_beside(world: &mut ConformanceWorld, name: String) -> StepResult {
+    wait_task_end(world).await?;
+    let workspace = world.dirs()?.workspace.clone();
+    let path = workspace
+        .parent()
+        .context("the workspace has no parent directory")?
+        .join(&name);
+    check!(
+        !path.exists(),
+        "{} exists: the tool wrote outside the workspace",
+        path.display()
+    );
+    Ok(())
+}
