@@ -10,7 +10,7 @@ use serde_json::json;
 
 use super::task::wait_task_end;
 use super::tools::{SCRIPTED_CALLS, call_id};
-use super::{StepResult, model_requests, push_model_reply};
+use super::{StepResult, event_types, model_requests, push_model_reply, str_at};
 use crate::world::ConformanceWorld;
 
 #[then(expr = "the model is offered {word} described as {string}")]
@@ -81,6 +81,36 @@ async fn no_file_beside(world: &mut ConformanceWorld, name: String) -> StepResul
         !path.exists(),
         "{} exists: the tool wrote outside the workspace",
         path.display()
+    );
+    Ok(())
+}
+
+#[then(expr = "the MCP server {string} received no request at all")]
+async fn mcp_untouched(world: &mut ConformanceWorld, name: String) -> StepResult {
+    wait_task_end(world).await?;
+    super::barrier(world).await?;
+    let fake = world
+        .mcp_servers
+        .iter()
+        .find(|(server, _)| *server == name)
+        .map(|(_, fake)| fake)
+        .with_context(|| format!("no MCP server fake named {name:?} was started"))?;
+    let count = fake.request_count();
+    check!(
+        count == 0,
+        "the MCP server {name} must never be contacted; it received {count} HTTP request(s)"
+    );
+    Ok(())
+}
+
+#[then(expr = "the runtime reported a warning naming the MCP tool {string}")]
+async fn warned_about_tool(world: &mut ConformanceWorld, tool: String) -> StepResult {
+    let events = world.started_runtime()?.events();
+    check!(
+        events.iter().any(|e| e.event_type() == "warning"
+            && str_at(e.payload(), &["message"]).is_some_and(|message| message.contains(&tool))),
+        "no warning event names the MCP tool {tool}; events: {}",
+        event_types(&events)
     );
     Ok(())
 }
