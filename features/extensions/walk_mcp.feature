@@ -49,3 +49,17 @@ Feature: MCP client statements catalogued by the spec walk
     Then the task completes after 1 model request
     And the runtime reported a warning naming the MCP tool "docs/broken"
     And the model is not offered the function "docs__broken"
+
+  @REQ-EXT-204
+  Scenario: an approval rule for one MCP tool is asked before the call is forwarded
+    Given the runtime is started with AGENT_RUNTIME_ALLOW_LOOPBACK_HTTP set to "true"
+    And an MCP server "docs" the policy allows with only the tool "echo", approved under the rule "Echo through docs"
+    And a running session
+    And the model will call the tool "docs__echo" with the arguments '{"text": "hello"}'
+    And the model will then answer "Done."
+    When the client starts the task "Echo hello."
+    And the runtime asks for approval
+    Then the MCP server "docs" has received no tool call yet
+    When the user approves the action
+    Then the runtime reports tool_completed for "docs/echo" with a result containing "echo: hello"
+    And the MCP server "docs" received only the call "echo" with the text "hello"

@@ -114,3 +114,61 @@ async fn warned_about_tool(world: &mut ConformanceWorld, tool: String) -> StepRe
     );
     Ok(())
 }
+
+#[given(
+    expr = "an MCP server {string} the policy allows with only the tool {string}, approved under the rule {string}"
+)]
+async fn mcp_server_with_approval(
+    world: &mut ConformanceWorld,
+    name: String,
+    tool: String,
+    title: String,
+) -> StepResult {
+    check!(
+        world.session.is_none(),
+        "the policy must be shaped before the session is created (put this step before \"a running session\")"
+    );
+    let fake = agent_mocks::McpServerFake::start().await?;
+    let rule_id = format!("approval_conformance_mcp_{name}_{tool}");
+    // local-tool-runtime.md §9.4: approvalRules can name individual MCP tools; the bundle's
+    // McpServer carries them as toolApprovalRules {tool: ruleId} (schemas/policy).
+    let server = json!({
+        "name": name, "endpoint": fake.url(), "bearerToken": "mcp-walk-token",
+        "allowedTools": [tool], "toolApprovalRules": {tool.clone(): rule_id},
+    });
+    let rule = json!({
+        "approvalRuleId": rule_id, "title": title,
+        "description": format!("The user approves every call of the MCP tool {name}/{tool}"),
+    });
+    world.mcp_servers.push((name, fake));
+    world.fakes().await?.session.update_policy(|bundle| {
+        let entry =
+            agent_mocks::policy::capability_entry("Mcp.Invoke", json!({"mcpServers": [server]}));
+        match bundle.get_mut("capabilities").and_then(|v| v.as_array_mut()) {
+            Some(capabilities) => capabilities.push(entry),
+            None => bundle["capabilities"] = json!([entry]),
+        }
+        match bundle.get_mut("approvalRules").and_then(|v| v.as_array_mut()) {
+            Some(rules) => rules.push(rule),
+            None => bundle["approvalRules"] = json!([rule]),
+        }
+    });
+    Ok(())
+}
+
+#[then(expr = "the MCP server {string} has received no tool call yet")]
+async fn mcp_no_call_yet(world: &mut ConformanceWorld, name: String) -> StepResult {
+    super::barrier(world).await?;
+    let fake = world
+        .mcp_servers
+        .iter()
+        .find(|(server, _)| *server == name)
+        .map(|(_, fake)| fake)
+        .with_context(|| format!("no MCP server fake named {name:?} was started"))?;
+    let calls = fake.calls();
+    check!(
+        calls.is_empty(),
+        "the MCP server {name} was called before the approval: {calls:?}"
+    );
+    Ok(())
+}
