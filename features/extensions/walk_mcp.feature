@@ -63,3 +63,26 @@ Feature: MCP client statements catalogued by the spec walk
     When the user approves the action
     Then the runtime reports tool_completed for "docs/echo" with a result containing "echo: hello"
     And the MCP server "docs" received only the call "echo" with the text "hello"
+
+  @REQ-EXT-205
+  Scenario: an MCP server that never answers a call is bounded by the remote tool timeout
+    Given the runtime is started with AGENT_RUNTIME_ALLOW_LOOPBACK_HTTP set to "true"
+    And the runtime is started with AGENT_RUNTIME_REMOTE_TOOL_TIMEOUT_SECONDS set to "1"
+    And an MCP server "docs" the policy allows with only the tool "hang"
+    And a running session
+    And the model will call the tool "docs__hang" with the arguments "{}"
+    And the model will then answer "The tool hung."
+    When the client starts the task "Call the hanging tool."
+    Then the tool call fails with errorCode "TOOL_EXECUTION_TIMEOUT"
+    And the task goes on to complete
+
+  @REQ-EXT-206
+  Scenario: an MCP response over 10 MB is aborted and the call fails
+    Given the runtime is started with AGENT_RUNTIME_ALLOW_LOOPBACK_HTTP set to "true"
+    And an MCP server "docs" the policy allows with only the tool "flood"
+    And a running session
+    And the model will call the tool "docs__flood" with the arguments "{}"
+    And the model will then answer "Too much."
+    When the client starts the task "Call the flooding tool."
+    Then the tool call fails with errorCode "TOOL_EXECUTION_FAILED" and a message containing "10 MB"
+    And the task goes on to complete

@@ -3,7 +3,8 @@
 //! `echo: {text}`), `secret` (answers `the secret is 4-8-15-16`), `fail` (an `isError`
 //! result: `the fake failed on purpose`), `pages` (two text blocks, `first page` and
 //! `second page`, and a PNG image block whose bytes are [`PAGES_IMAGE_BYTES`]) and
-//! `broken` (whose input schema is an array, which a client must reject at ingress). It
+//! `broken` (whose input schema is an array, which a client must reject at ingress), `hang`
+//! (never answers) and `flood` (answers [`FLOOD_BYTES`] of text, over the 10 MB cap). It
 //! records every `tools/call` it receives, the `Authorization` header of every request and
 //! how many HTTP requests reached it.
 
@@ -29,6 +30,8 @@ type Tokens = Arc<Mutex<Vec<String>>>;
 
 /// The bytes of the image the `pages` tool returns, and their base64 (as on the wire).
 pub const PAGES_IMAGE_BYTES: &[u8] = b"walk-mcp-image-bytes";
+/// The size of the `flood` tool's text: 11 MiB.
+pub const FLOOD_BYTES: usize = 11 * 1024 * 1024;
 const PAGES_IMAGE_BASE64: &str = "d2Fsay1tY3AtaW1hZ2UtYnl0ZXM=";
 
 #[derive(Clone)]
@@ -64,6 +67,8 @@ impl ServerHandler for Handler {
             tool("secret", "Tell the secret"),
             tool("fail", "Fail on purpose"),
             tool("pages", "Answer with two text blocks and an image"),
+            tool("hang", "Never answer"),
+            tool("flood", "Answer with 11 MiB of text"),
             tool_with_schema("broken", "A tool whose input schema is not an object", json!({"type": "array"})),
         ]))
     }
@@ -84,6 +89,11 @@ impl ServerHandler for Handler {
                 )])
                 .into());
             }
+            "hang" => {
+                // Until the client gives up on the call (or the fake stops).
+                return std::future::pending().await;
+            }
+            "flood" => "x".repeat(FLOOD_BYTES),
             "pages" => {
                 return Ok(CallToolResult::success(vec![
                     ContentBlock::text("first page"),
