@@ -86,3 +86,14 @@ Feature: MCP client statements catalogued by the spec walk
     When the client starts the task "Call the flooding tool."
     Then the tool call fails with errorCode "TOOL_EXECUTION_FAILED" and a message containing "10 MB"
     And the task goes on to complete
+
+  @REQ-EXT-207
+  Scenario: structured content that breaks the tool's declared output schema is rejected at egress
+    Given the runtime is started with AGENT_RUNTIME_ALLOW_LOOPBACK_HTTP set to "true"
+    And an MCP server "docs" the policy allows with only the tool "shape"
+    And a running session
+    And the model will call the tool "docs__shape" with the arguments "{}"
+    And the model will then answer "The tool answered nonsense."
+    When the client starts the task "Count things."
+    Then the tool call fails with errorCode "TOOL_EXECUTION_FAILED" and a message containing "output schema"
+    And no model request contains "many"

@@ -4,7 +4,8 @@
 //! result: `the fake failed on purpose`), `pages` (two text blocks, `first page` and
 //! `second page`, and a PNG image block whose bytes are [`PAGES_IMAGE_BYTES`]) and
 //! `broken` (whose input schema is an array, which a client must reject at ingress), `hang`
-//! (never answers) and `flood` (answers [`FLOOD_BYTES`] of text, over the 10 MB cap). It
+//! (never answers), `flood` (answers [`FLOOD_BYTES`] of text, over the 10 MB cap) and
+//! `shape` (declares an output schema with an integer `count`, answers `{"count": "many"}`). It
 //! records every `tools/call` it receives, the `Authorization` header of every request and
 //! how many HTTP requests reached it.
 
@@ -69,6 +70,13 @@ impl ServerHandler for Handler {
             tool("pages", "Answer with two text blocks and an image"),
             tool("hang", "Never answer"),
             tool("flood", "Answer with 11 MiB of text"),
+            tool("shape", "Answer structured content that breaks its output schema")
+                .with_raw_output_schema(Arc::new(
+                    json!({"type": "object", "properties": {"count": {"type": "integer"}}, "required": ["count"]})
+                        .as_object()
+                        .cloned()
+                        .unwrap_or_default(),
+                )),
             tool_with_schema("broken", "A tool whose input schema is not an object", json!({"type": "array"})),
         ]))
     }
@@ -94,6 +102,7 @@ impl ServerHandler for Handler {
                 return std::future::pending().await;
             }
             "flood" => "x".repeat(FLOOD_BYTES),
+            "shape" => return Ok(CallToolResult::structured(json!({"count": "many"})).into()),
             "pages" => {
                 return Ok(CallToolResult::success(vec![
                     ContentBlock::text("first page"),

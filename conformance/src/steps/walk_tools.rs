@@ -144,11 +144,17 @@ async fn mcp_server_with_approval(
     world.fakes().await?.session.update_policy(|bundle| {
         let entry =
             agent_mocks::policy::capability_entry("Mcp.Invoke", json!({"mcpServers": [server]}));
-        match bundle.get_mut("capabilities").and_then(|v| v.as_array_mut()) {
+        match bundle
+            .get_mut("capabilities")
+            .and_then(|v| v.as_array_mut())
+        {
             Some(capabilities) => capabilities.push(entry),
             None => bundle["capabilities"] = json!([entry]),
         }
-        match bundle.get_mut("approvalRules").and_then(|v| v.as_array_mut()) {
+        match bundle
+            .get_mut("approvalRules")
+            .and_then(|v| v.as_array_mut())
+        {
             Some(rules) => rules.push(rule),
             None => bundle["approvalRules"] = json!([rule]),
         }
