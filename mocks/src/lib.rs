@@ -43,7 +43,7 @@ pub use audit::{EventService, EventServiceFake};
 pub use backend_tools::{BackendToolReply, BackendToolServiceFake};
 pub use faults::FaultControl;
 pub use gateway::GatewayFake;
-pub use mcp::McpServerFake;
+pub use mcp::{McpServerFake, PAGES_IMAGE_BYTES};
 pub use policy::default_policy_template;
 pub use recording::RecordedRequest;
 pub use session::SessionServiceFake;

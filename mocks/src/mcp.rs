@@ -1,8 +1,15 @@
 //! An MCP server fake (local-tool-runtime.md §9) on the official SDK `rmcp`, streamable
 //! HTTP on a loopback port (`{url}` ends in `/mcp`). It offers `echo` (answers
-//! `echo: {text}`) and `secret` (answers `the secret is 4-8-15-16`), and records every
-//! `tools/call` it receives and the `Authorization` header of every request.
+//! `echo: {text}`), `secret` (answers `the secret is 4-8-15-16`), `fail` (an `isError`
+//! result: `the fake failed on purpose`), `pages` (two text blocks, `first page` and
+//! `second page`, and a PNG image block whose bytes are [`PAGES_IMAGE_BYTES`]) and
+//! `broken` (whose input schema is an array, which a client must reject at ingress), `hang`
+//! (never answers), `flood` (answers [`FLOOD_BYTES`] of text, over the 10 MB cap) and
+//! `shape` (declares an output schema with an integer `count`, answers `{"count": "many"}`). It
+//! records every `tools/call` it receives, the `Authorization` header of every request and
+//! how many HTTP requests reached it.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
@@ -22,6 +29,12 @@ use crate::util::lock;
 type Calls = Arc<Mutex<Vec<(String, Value)>>>;
 type Tokens = Arc<Mutex<Vec<String>>>;
 
+/// The bytes of the image the `pages` tool returns, and their base64 (as on the wire).
+pub const PAGES_IMAGE_BYTES: &[u8] = b"walk-mcp-image-bytes";
+/// The size of the `flood` tool's text: 11 MiB.
+pub const FLOOD_BYTES: usize = 11 * 1024 * 1024;
+const PAGES_IMAGE_BASE64: &str = "d2Fsay1tY3AtaW1hZ2UtYnl0ZXM=";
+
 #[derive(Clone)]
 struct Handler {
     calls: Calls,
@@ -29,6 +42,10 @@ struct Handler {
 
 fn tool(name: &str, description: &str) -> Tool {
     let schema = json!({"type": "object", "properties": {"text": {"type": "string"}}});
+    tool_with_schema(name, description, schema)
+}
+
+fn tool_with_schema(name: &str, description: &str, schema: Value) -> Tool {
     Tool::new(
         name.to_owned(),
         description.to_owned(),
@@ -49,6 +66,18 @@ impl ServerHandler for Handler {
         Ok(ListToolsResult::with_all_items(vec![
             tool("echo", "Echo the text back"),
             tool("secret", "Tell the secret"),
+            tool("fail", "Fail on purpose"),
+            tool("pages", "Answer with two text blocks and an image"),
+            tool("hang", "Never answer"),
+            tool("flood", "Answer with 11 MiB of text"),
+            tool("shape", "Answer structured content that breaks its output schema")
+                .with_raw_output_schema(Arc::new(
+                    json!({"type": "object", "properties": {"count": {"type": "integer"}}, "required": ["count"]})
+                        .as_object()
+                        .cloned()
+                        .unwrap_or_default(),
+                )),
+            tool_with_schema("broken", "A tool whose input schema is not an object", json!({"type": "array"})),
         ]))
     }
 
@@ -62,6 +91,26 @@ impl ServerHandler for Handler {
         let text = match request.name.as_ref() {
             "echo" => format!("echo: {}", arguments["text"].as_str().unwrap_or_default()),
             "secret" => "the secret is 4-8-15-16".to_owned(),
+            "fail" => {
+                return Ok(CallToolResult::error(vec![ContentBlock::text(
+                    "the fake failed on purpose",
+                )])
+                .into());
+            }
+            "hang" => {
+                // Until the client gives up on the call (or the fake stops).
+                return std::future::pending().await;
+            }
+            "flood" => "x".repeat(FLOOD_BYTES),
+            "shape" => return Ok(CallToolResult::structured(json!({"count": "many"})).into()),
+            "pages" => {
+                return Ok(CallToolResult::success(vec![
+                    ContentBlock::text("first page"),
+                    ContentBlock::text("second page"),
+                    ContentBlock::image(PAGES_IMAGE_BASE64, "image/png"),
+                ])
+                .into());
+            }
             other => return Err(ErrorData::invalid_params(format!("no tool {other}"), None)),
         };
         Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into())
@@ -72,6 +121,7 @@ pub struct McpServerFake {
     url: String,
     calls: Calls,
     tokens: Tokens,
+    requests: Arc<AtomicUsize>,
     stop: CancellationToken,
 }
 
@@ -90,12 +140,15 @@ impl McpServerFake {
                 StreamableHttpServerConfig::default().with_cancellation_token(stop.child_token()),
             );
         let seen = Arc::clone(&tokens);
+        let requests = Arc::new(AtomicUsize::new(0));
+        let counted = Arc::clone(&requests);
         let router =
             axum::Router::new()
                 .nest_service("/mcp", service)
                 .layer(axum::middleware::from_fn(
                     move |request: axum::extract::Request, next: axum::middleware::Next| {
                         let seen = Arc::clone(&seen);
+                        counted.fetch_add(1, Ordering::SeqCst);
                         async move {
                             if let Some(value) = request.headers().get("authorization") {
                                 lock(&seen)
@@ -117,6 +170,7 @@ impl McpServerFake {
             url: format!("http://{address}/mcp"),
             calls,
             tokens,
+            requests,
             stop,
         })
     }
@@ -129,6 +183,11 @@ impl McpServerFake {
     /// `(tool, arguments)` of every `tools/call`, in order.
     pub fn calls(&self) -> Vec<(String, Value)> {
         lock(&self.calls).clone()
+    }
+
+    /// How many HTTP requests reached the server, of any kind.
+    pub fn request_count(&self) -> usize {
+        self.requests.load(Ordering::SeqCst)
     }
 
     /// Every `Authorization` header received.

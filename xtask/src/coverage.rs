@@ -133,8 +133,20 @@ spec walk (features/walk/ against {}):",
             }
         );
     }
-    for doc in &walk.not_walked {
-        println!("  {doc:<24} not walked (warning: no features/walk/ record yet)");
+    if walk.spec_missing {
+        println!(
+            "  warning: {} does not exist, so the records' headings were not compared with the \
+             documents (their ids were checked); pass --spec DIR",
+            spec.display()
+        );
+    } else {
+        for doc in &walk.not_walked {
+            println!("  {doc:<24} not walked");
+            problems.push(format!(
+                "{doc} has no walk record (features/walk/{}.toml): every heading of it must be listed",
+                doc.trim_end_matches(".md")
+            ));
+        }
     }
     problems.extend(walk.problems().cloned());
     if problems.is_empty() {

@@ -52,6 +52,7 @@ pub mod tools_git;
 pub mod tools_http;
 pub mod walk_design;
 pub mod walk_host;
+pub mod walk_tools;
 
 use std::fmt;
 use std::future::Future;

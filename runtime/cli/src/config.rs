@@ -128,6 +128,10 @@ pub struct Cli {
         default_value = "10"
     )]
     force_cancel_grace_seconds: f64,
+    /// Seconds between SIGTERM and SIGKILL when a command's process tree is ended
+    /// (local-tool-runtime.md §6.2: 5).
+    #[arg(long, env = "AGENT_RUNTIME_KILL_GRACE_SECONDS", default_value = "5")]
+    kill_grace_seconds: f64,
     /// Let HttpRequest reach loopback addresses (127.0.0.0/8, ::1) — for tests against local
     /// servers only; private, link-local and metadata addresses stay refused.
     #[arg(
@@ -251,6 +255,10 @@ impl Cli {
         };
         Ok(agent_tools::ToolOptions {
             allow_loopback_http: self.allow_loopback_http,
+            kill_grace: Some(seconds(
+                "AGENT_RUNTIME_KILL_GRACE_SECONDS",
+                self.kill_grace_seconds,
+            )?),
             backend_tool_service_url: self
                 .backend_tool_service_url
                 .clone()

@@ -36,6 +36,10 @@ pub struct ToolOptions {
     /// (private, link-local, metadata, …) stays forbidden even then. Also lets MCP
     /// endpoints on loopback use plain http.
     pub allow_loopback_http: bool,
+    /// Time between `SIGTERM` and `SIGKILL` when RunCommand ends a process tree; `None` is
+    /// the spec's 5 s (local-tool-runtime.md §6.2). A knob so the escalation can be
+    /// certified without waiting the full grace.
+    pub kill_grace: Option<std::time::Duration>,
 }
 
 pub struct LocalToolRouter {
@@ -66,7 +70,10 @@ impl LocalToolRouter {
                 Box::new(ReadFile),
                 Box::new(WriteFile),
                 Box::new(DeleteFile),
-                Box::new(RunCommand::new()),
+                Box::new(match options.kill_grace {
+                    Some(grace) => RunCommand::new().with_kill_grace(grace),
+                    None => RunCommand::new(),
+                }),
                 Box::new(HttpRequest::new(policy)),
                 Box::new(GitStatus::default()),
                 Box::new(GitDiff::default()),

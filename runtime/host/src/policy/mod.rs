@@ -235,6 +235,12 @@ impl PolicyEnforcer {
     }
 
     fn absolute(&self, path: &Path) -> PathBuf {
+        // The tool runtime expands `~` before it touches a file (local-tool-runtime.md §6.1),
+        // so the enforcer must judge the same file: `~/.ssh/id_rsa` is in the home folder,
+        // not a folder named `~` in the workspace.
+        if let Some(expanded) = expand_home(path, home_dir().as_deref()) {
+            return expanded;
+        }
         if path.is_absolute() {
             return path.to_path_buf();
         }
@@ -255,6 +261,29 @@ impl PolicyEnforcer {
         let prefix = resolve(&self.absolute(Path::new(prefix)));
         path_match::starts_with(path, &prefix, path_match::FOLDS_CASE)
     }
+}
+
+/// The user's home folder, where `~` points (`HOME`; `USERPROFILE` on Windows).
+fn home_dir() -> Option<PathBuf> {
+    std::env::var_os(if cfg!(windows) { "USERPROFILE" } else { "HOME" })
+        .filter(|home| !home.is_empty())
+        .map(PathBuf::from)
+}
+
+/// `~` or `~/…` (also `~\…` on Windows) with `~` replaced by `home`; `None` for any other
+/// path (`~user/…` is an ordinary relative name, as in the tool runtime).
+fn expand_home(path: &Path, home: Option<&Path>) -> Option<PathBuf> {
+    let text = path.to_str()?;
+    let rest = text.strip_prefix('~')?;
+    let is_separator = |c: char| c == '/' || (cfg!(windows) && c == '\\');
+    if !(rest.is_empty() || rest.starts_with(is_separator)) {
+        return None;
+    }
+    let mut expanded = home?.to_path_buf();
+    for part in rest.split(is_separator).filter(|part| !part.is_empty()) {
+        expanded.push(part);
+    }
+    Some(expanded)
 }
 
 /// The arguments of file tools that name a path (the tools define `path`; the rest are
@@ -314,6 +343,21 @@ pub fn resolve(path: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_leading_tilde_is_the_home_folder_and_nothing_else_is() {
+        let home = Path::new("/home/ada");
+        let expand = |raw: &str| expand_home(Path::new(raw), Some(home));
+        assert_eq!(expand("~"), Some(PathBuf::from("/home/ada")));
+        assert_eq!(
+            expand("~/.ssh/id_rsa"),
+            Some(PathBuf::from("/home/ada/.ssh/id_rsa"))
+        );
+        assert_eq!(expand("~other/x"), None);
+        assert_eq!(expand("a/~/x"), None);
+        assert_eq!(expand("/abs"), None);
+        assert_eq!(expand_home(Path::new("~/x"), None), None);
+    }
     use serde_json::json;
 
     fn enforcer(root: &Path, capabilities: Value) -> PolicyEnforcer {

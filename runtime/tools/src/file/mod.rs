@@ -12,7 +12,7 @@ use agent_protocol::{ErrorCode, ToolRequest, ToolResult};
 
 use crate::platform;
 
-/// The path argument of a tool that changes files, resolved against the project folder with
+/// The path argument of a file tool, resolved against the project folder with
 /// the checks of §8.1 — or the failure to return (boxed: a `ToolResult` is large).
 pub(crate) fn resolve_path(
     tool: &str,

@@ -1,6 +1,6 @@
 //! ReadFile (local-tool-runtime.md §4.1).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use agent_protocol::{ErrorCode, ToolDefinition, ToolRequest, ToolResult};
 use async_trait::async_trait;
@@ -52,16 +52,11 @@ impl Tool for ReadFile {
             Ok(parsed) => parsed,
             Err(error) => return ToolResult::failed(request, ErrorCode::InvalidRequest, error.0),
         };
-        let root = request.workspace_root.as_deref().map(Path::new);
-        let path = match platform::resolve(raw_path, root) {
+        // §8.1: every file tool, not only those that change files, refuses a path that
+        // climbs out of the project folder with `..` (defense in depth behind the enforcer).
+        let path = match super::resolve_path("ReadFile", raw_path, request) {
             Ok(path) => path,
-            Err(error) => {
-                return ToolResult::failed(
-                    request,
-                    ErrorCode::InvalidRequest,
-                    format!("ReadFile: {error}"),
-                );
-            }
+            Err(failure) => return *failure,
         };
         let request_owned = request.clone();
         let encoding = encoding.map(str::to_owned);
@@ -158,6 +153,7 @@ mod tests {
     use super::*;
     use agent_protocol::ToolStatus;
     use serde_json::{Value, json};
+    use std::path::Path;
 
     fn request(dir: &Path, args: Value) -> ToolRequest {
         ToolRequest {

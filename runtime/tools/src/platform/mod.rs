@@ -39,8 +39,8 @@ pub fn resolve(raw: &str, root: Option<&Path>) -> Result<PathBuf, PathError> {
     paths::resolve_for(Os::current(), raw, root.as_deref(), home.as_deref()).map(PathBuf::from)
 }
 
-/// [`resolve`] plus the defence-in-depth rule of local-tool-runtime.md §8.1.2 for tools that
-/// change files: a path that climbs out of the project folder with `..` is refused (an
+/// [`resolve`] plus the defence-in-depth rule of local-tool-runtime.md §8.1.2 for the file
+/// tools: a path that climbs out of the project folder with `..` is refused (an
 /// absolute path elsewhere is the policy enforcer's call, not ours). Containment folds case
 /// where the OS does, so `..\PROJ\x` stays inside `C:\work\proj` on Windows.
 pub fn resolve_within(raw: &str, root: Option<&Path>) -> Result<PathBuf, PathError> {
