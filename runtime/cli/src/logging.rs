@@ -10,6 +10,10 @@ use tracing_subscriber::Layer;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 
+/// Lines queued per sink. tracing-appender's default, 128 000, preallocates 4 MB per sink —
+/// it was most of the process's memory.
+const QUEUED_LINES: usize = 1024;
+
 /// The file under LOG_DIR is also the local record of every SessionEvent
 /// (local-agent-host.md §12, Phase 1–2), so it keeps `session_event` lines at any
 /// LOG_LEVEL; stderr follows LOG_LEVEL alone.
@@ -26,6 +30,7 @@ pub fn init(level: &str, log_dir: Option<&Path>) -> Vec<WorkerGuard> {
     };
     let mut guards = Vec::new();
     let (stderr_writer, guard) = NonBlockingBuilder::default()
+        .buffered_lines_limit(QUEUED_LINES)
         .lossy(false)
         .thread_name("log-stderr")
         .finish(Redacting(std::io::stderr()));
@@ -38,6 +43,7 @@ pub fn init(level: &str, log_dir: Option<&Path>) -> Vec<WorkerGuard> {
         Some(dir) => {
             let appender = tracing_appender::rolling::never(dir, "agent-runtime.log");
             let (writer, guard) = NonBlockingBuilder::default()
+                .buffered_lines_limit(QUEUED_LINES)
                 .lossy(false)
                 .thread_name("log-file")
                 .finish(Redacting(appender));
