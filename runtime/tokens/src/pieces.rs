@@ -9,7 +9,8 @@
 
 use std::sync::OnceLock;
 
-use regex::Regex;
+use regex_automata::meta::Regex;
+use regex_automata::{Anchored, Input};
 
 const PATTERN: &str = concat!(
     r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
@@ -56,9 +57,24 @@ impl<'t> Iterator for Pieces<'t> {
             self.at = self.text.len();
             return Some(self.text);
         };
-        let found = regex.find_at(self.text, self.at)?;
+        // Every character starts some alternative, so each piece begins where the last
+        // ended: an anchored search, which needs no reverse pass to find where it began.
+        let input = Input::new(self.text)
+            .span(self.at..self.text.len())
+            .anchored(Anchored::Yes);
+        let Some(found) = regex.find(input) else {
+            // Cannot happen (see above); if it did, the character is a piece of its own
+            // rather than the end of the count.
+            let width = self.text[self.at..]
+                .chars()
+                .next()
+                .map_or(1, char::len_utf8);
+            let piece = &self.text[self.at..self.at + width];
+            self.at += width;
+            return Some(piece);
+        };
         let mut end = found.end();
-        let piece = found.as_str();
+        let piece = &self.text[found.start()..end];
         let followed_by_text = self.text[end..]
             .chars()
             .next()
