@@ -2,8 +2,10 @@
 //! written atomically (temp file in the same directory, fsync, rename, fsync the
 //! directory) so a crash at any instant leaves either the old or the new checkpoint.
 
+use std::borrow::Cow;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use agent_protocol::checkpoint::{CHECKPOINT_VERSION, Checkpoint};
 
@@ -38,6 +40,10 @@ pub enum CheckpointCorrupt {
 pub struct CheckpointStore {
     dir: PathBuf,
     durable: bool,
+    /// Reused for every checkpoint of the process: a long thread's checkpoint is
+    /// megabytes, and allocating it afresh each step left glibc's arenas holding several
+    /// times the live memory.
+    buffer: Arc<Mutex<Vec<u8>>>,
 }
 
 /// Set to `1` to skip the fsyncs, for `cargo xtask bench` only: it runs a task with and
@@ -51,7 +57,18 @@ impl CheckpointStore {
         Self {
             dir: dir.into(),
             durable,
+            buffer: Arc::default(),
         }
+    }
+
+    /// The store's serialisation buffer, emptied (capacity kept); writers take turns.
+    pub fn buffer(&self) -> MutexGuard<'_, Vec<u8>> {
+        let mut buffer = match self.buffer.lock() {
+            Ok(buffer) => buffer,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        buffer.clear();
+        buffer
     }
 
     pub fn path(&self, session_id: &str) -> PathBuf {
@@ -59,10 +76,24 @@ impl CheckpointStore {
     }
 
     pub fn write(&self, checkpoint: &Checkpoint) -> Result<PathBuf, StateError> {
-        let path = self.path(&checkpoint.session_id);
-        let text = serde_json::to_string(checkpoint)?;
-        let bytes = crate::redact::global().redact_values(&text).into_owned();
-        write_atomically(&self.dir, &path, bytes.as_bytes(), self.durable).map_err(|source| {
+        let mut buffer = self.buffer();
+        serde_json::to_writer(&mut *buffer, checkpoint)?;
+        self.write_serialized(&checkpoint.session_id, &buffer)
+    }
+
+    /// Writes an already serialised checkpoint of `session_id`, after the exact-value
+    /// redaction backstop.
+    pub fn write_serialized(&self, session_id: &str, json: &[u8]) -> Result<PathBuf, StateError> {
+        let path = self.path(session_id);
+        let text = String::from_utf8_lossy(json);
+        let redactor = crate::redact::global();
+        let clean = redactor.redact_values(&text);
+        // Valid UTF-8 with nothing to replace (the rule): the buffer itself is written.
+        let bytes = match (&text, &clean) {
+            (Cow::Borrowed(_), Cow::Borrowed(_)) => json,
+            _ => clean.as_bytes(),
+        };
+        write_atomically(&self.dir, &path, bytes, self.durable).map_err(|source| {
             StateError::Write {
                 path: path.clone(),
                 source,

@@ -31,11 +31,16 @@ fn task_status_word(status: TaskStatus, incomplete: bool) -> &'static str {
 }
 
 /// Writes the session's checkpoint; the step cursor is the task's last completed step.
+/// The checkpoint is serialised under the session lock straight from the live thread
+/// (lent, not copied) into the store's reused buffer, so a step allocates nothing the size
+/// of the thread.
 pub fn checkpoint(session: &Session, store: &CheckpointStore) {
-    let checkpoint = {
-        let inner = session.lock();
+    let mut buffer = store.buffer();
+    let serialized = {
+        let mut guard = session.lock();
+        let inner = &mut *guard;
         let policy = session.policy();
-        Checkpoint {
+        let head = Checkpoint {
             checkpoint_version: CHECKPOINT_VERSION.to_owned(),
             session_id: session.identity.session_id.clone(),
             workspace_id: session.identity.workspace_id.clone(),
@@ -54,7 +59,7 @@ pub fn checkpoint(session: &Session, store: &CheckpointStore) {
                 .task
                 .as_ref()
                 .and_then(|task| task.step_cursor.clone()),
-            thread: inner.thread.messages().to_vec(),
+            thread: Vec::new(),
             session_tokens_used: inner.tokens_used,
             policy_bundle_version: policy.bundle().policy_bundle_version.clone(),
             checkpointed_at: now_rfc3339(),
@@ -74,9 +79,20 @@ pub fn checkpoint(session: &Session, store: &CheckpointStore) {
             feature_flags: session.identity.feature_flags.clone(),
             execution_environment: Some(session.identity.execution_environment.clone()),
             os_family: Some(session.identity.os_family.clone()).filter(|os| !os.is_empty()),
-        }
+        };
+        inner.thread.lend(|messages| {
+            let checkpoint = Checkpoint {
+                thread: messages,
+                ..head
+            };
+            let serialized = serde_json::to_writer(&mut *buffer, &checkpoint);
+            (checkpoint.thread, serialized)
+        })
     };
-    if let Err(error) = store.write(&checkpoint) {
+    let written = serialized
+        .map_err(crate::state::StateError::from)
+        .and_then(|()| store.write_serialized(&session.identity.session_id, &buffer));
+    if let Err(error) = written {
         tracing::warn!(%error, "checkpoint write failed; the next step will try again");
     }
 }

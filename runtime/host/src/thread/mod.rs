@@ -56,6 +56,18 @@ impl Thread {
         &self.messages
     }
 
+    /// Lends the messages to `use_them` by value and takes them back: the checkpoint owns
+    /// its thread, and moving it in and out (under the session lock) costs nothing where a
+    /// copy of a long thread cost megabytes of allocations per step.
+    pub fn lend<R>(
+        &mut self,
+        use_them: impl FnOnce(Vec<ConversationMessage>) -> (Vec<ConversationMessage>, R),
+    ) -> R {
+        let (messages, result) = use_them(std::mem::take(&mut self.messages));
+        self.messages = messages;
+        result
+    }
+
     pub fn len(&self) -> usize {
         self.messages.len()
     }
