@@ -2,7 +2,10 @@
 //! errors, timeouts and 5xx answers are retried with backoff; what still fails becomes an
 //! error whose message a person can act on.
 
+use std::borrow::Cow;
 use std::time::Duration;
+
+use bytes::Bytes;
 
 use agent_protocol::message::ConversationMessage;
 use agent_protocol::services::{
@@ -35,6 +38,11 @@ pub enum ServiceError {
         service: &'static str,
         detail: String,
     },
+    #[error("A request to the {service} could not be written as JSON ({detail}).")]
+    InvalidRequest {
+        service: &'static str,
+        detail: String,
+    },
 }
 
 impl ServiceError {
@@ -50,11 +58,14 @@ impl ServiceError {
             ServiceError::Status { status: 404, .. } => (ErrorCode::SessionNotFound, false),
             ServiceError::Status { .. } => (ErrorCode::InvalidRequest, false),
             ServiceError::InvalidResponse { .. } => (ErrorCode::ServiceUnavailable, false),
+            ServiceError::InvalidRequest { .. } => (ErrorCode::InternalError, false),
         };
         let details = match self {
             ServiceError::Status { status, .. } => json!({ "httpStatus": status }),
             ServiceError::Unreachable { url, .. } => json!({ "url": url }),
-            ServiceError::InvalidResponse { .. } => json!({}),
+            ServiceError::InvalidResponse { .. } | ServiceError::InvalidRequest { .. } => {
+                json!({})
+            }
         };
         ErrorShape::new(code, self.to_string())
             .retryable(retryable)
@@ -119,19 +130,43 @@ impl ServiceClient {
         self.send::<(), T>(Method::GET, path, None).await
     }
 
+    /// POSTs a body already serialised as JSON (the session history, serialised under the
+    /// session lock from the live thread rather than from a copy of it).
+    pub async fn post_json<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        json: String,
+    ) -> Result<T, ServiceError> {
+        self.send_payload(Method::POST, path, Some(clean_payload(json)))
+            .await
+    }
+
     async fn send<B: Serialize, T: DeserializeOwned>(
         &self,
         method: Method,
         path: &str,
         body: Option<&B>,
     ) -> Result<T, ServiceError> {
+        let payload = match body.map(serde_json::to_string) {
+            Some(Ok(json)) => Some(clean_payload(json)),
+            Some(Err(error)) => {
+                return Err(ServiceError::InvalidRequest {
+                    service: self.service,
+                    detail: error.to_string(),
+                });
+            }
+            None => None,
+        };
+        self.send_payload(method, path, payload).await
+    }
+
+    async fn send_payload<T: DeserializeOwned>(
+        &self,
+        method: Method,
+        path: &str,
+        payload: Option<Bytes>,
+    ) -> Result<T, ServiceError> {
         let url = format!("{}{}", self.base_url, path);
-        // History and artifact uploads carry the thread: the runtime's own credentials are
-        // replaced in the serialized body as a last backstop (tool output was redacted
-        // before it entered the thread).
-        let payload = body
-            .and_then(|body| serde_json::to_string(body).ok())
-            .map(|text| crate::redact::global().redact_values(&text).into_owned());
         let mut attempt = 0;
         loop {
             attempt += 1;
@@ -139,14 +174,10 @@ impl ServiceClient {
                 .http
                 .request(method.clone(), &url)
                 .timeout(self.timeout);
-            match (&payload, body) {
-                (Some(payload), _) => {
-                    request = request
-                        .header(reqwest::header::CONTENT_TYPE, "application/json")
-                        .body(payload.clone());
-                }
-                (None, Some(body)) => request = request.json(body),
-                (None, None) => {}
+            if let Some(payload) = &payload {
+                request = request
+                    .header(reqwest::header::CONTENT_TYPE, "application/json")
+                    .body(payload.clone());
             }
             let outcome = request.send().await;
             let retry_left = attempt <= self.retry.retries;
@@ -191,6 +222,17 @@ impl ServiceClient {
             }
         }
     }
+}
+
+/// A request body after the exact-value backstop: history and artifact uploads carry the
+/// thread, so the runtime's own credentials are replaced in the serialised body (tool
+/// output was redacted before it entered the thread). Shared, not copied, across retries.
+fn clean_payload(json: String) -> Bytes {
+    let replaced = match crate::redact::global().redact_values(&json) {
+        Cow::Owned(clean) => Some(clean),
+        Cow::Borrowed(_) => None,
+    };
+    Bytes::from(replaced.unwrap_or(json))
 }
 
 fn is_retryable(status: StatusCode) -> bool {
@@ -331,6 +373,17 @@ impl WorkspaceServiceClient {
     ) -> Result<ArtifactUploadResponse, ServiceError> {
         self.client
             .post(&format!("/workspaces/{workspace_id}/artifacts"), request)
+            .await
+    }
+
+    /// [`Self::upload_artifact`] of an `ArtifactUploadRequest` already serialised.
+    pub async fn upload_artifact_json(
+        &self,
+        workspace_id: &str,
+        json: String,
+    ) -> Result<ArtifactUploadResponse, ServiceError> {
+        self.client
+            .post_json(&format!("/workspaces/{workspace_id}/artifacts"), json)
             .await
     }
 

@@ -101,25 +101,38 @@ pub fn checkpoint(session: &Session, store: &CheckpointStore) {
 /// wins). The service client already retries; what still fails becomes a warning event,
 /// and the next upload carries the full thread anyway.
 pub async fn upload_history(session: &Session, backends: &Backends, task_id: Option<&str>) {
-    let messages = session.lock().thread.messages().to_vec();
-    let request = ArtifactUploadRequest {
-        session_id: session.identity.session_id.clone(),
-        task_id: task_id.map(str::to_owned),
-        step_id: None,
-        artifact_type: "session_history".to_owned(),
-        artifact_name: "session_history.json".to_owned(),
-        content_type: "application/json".to_owned(),
-        content_base64: None,
-        messages: Some(messages),
-        snapshot_after_task_id: task_id.map(str::to_owned),
-        snapshot_at: Some(now_rfc3339()),
-        metadata: Map::new(),
+    // Serialised under the session lock from the lent thread, like the checkpoint: the
+    // upload never holds a copy of the thread, only its JSON.
+    let json = session.lock().thread.lend(|messages| {
+        let request = ArtifactUploadRequest {
+            session_id: session.identity.session_id.clone(),
+            task_id: task_id.map(str::to_owned),
+            step_id: None,
+            artifact_type: "session_history".to_owned(),
+            artifact_name: "session_history.json".to_owned(),
+            content_type: "application/json".to_owned(),
+            content_base64: None,
+            messages: Some(messages),
+            snapshot_after_task_id: task_id.map(str::to_owned),
+            snapshot_at: Some(now_rfc3339()),
+            metadata: Map::new(),
+        };
+        let json = serde_json::to_string(&request);
+        (request.messages.unwrap_or_default(), json)
+    });
+    let uploaded = match json {
+        Ok(json) => {
+            backends
+                .workspace
+                .upload_artifact_json(&session.identity.workspace_id, json)
+                .await
+        }
+        Err(error) => Err(crate::services::ServiceError::InvalidRequest {
+            service: "Workspace Service",
+            detail: error.to_string(),
+        }),
     };
-    if let Err(error) = backends
-        .workspace
-        .upload_artifact(&session.identity.workspace_id, &request)
-        .await
-    {
+    if let Err(error) = uploaded {
         tracing::warn!(%error, "session history upload failed");
         let scope = task_id.map_or_else(Scope::session, Scope::task);
         session.events.emit(
