@@ -269,6 +269,7 @@ impl TaskRun {
         // restart, where only the cursor tells how far the numbering went).
         let mut step_number = self.step_count().max(self.cursor_number());
         let mut continuations = 0u32;
+        let mut scanned_clean = crate::redact::apply::CleanMemo::default();
         loop {
             if self.cancel.is_cancelled() {
                 return Ending::Cancelled;
@@ -321,8 +322,11 @@ impl TaskRun {
                 self.build_request(&system_prompt, &offered, llm_policy);
             // §8.7 (Phase 2): the outbound prompt is scrubbed as a whole — the user's prompt
             // too — and the request says so in its context headers.
-            let redaction_applied =
-                crate::redact::apply::request_body(&crate::redact::global(), &mut body);
+            let redaction_applied = crate::redact::apply::request_body_remembering(
+                &crate::redact::global(),
+                &mut body,
+                &mut scanned_clean,
+            );
             if let Some(dropped) = dropped {
                 self.emit(
                     scope.clone(),

@@ -253,3 +253,25 @@ fn redactors_that_differ_in_values_share_compiled_rules() {
     second.warm();
     assert!(first.rules.set.get().is_some());
 }
+
+#[test]
+fn a_text_seen_clean_is_scanned_again_once_the_redactor_learns_more() {
+    use crate::redact::apply::{CleanMemo, request_body_remembering};
+    let request = || {
+        serde_json::json!({"messages": [
+            {"role": "user", "content": "deploy with abcdefgh-learnt-later please"}
+        ]})
+    };
+    let first = Arc::new(Redactor::with_defaults());
+    let mut memo = CleanMemo::default();
+    let mut body = request();
+    assert!(!request_body_remembering(&first, &mut body, &mut memo));
+    assert_eq!(body, request(), "clean text is left as it is");
+    let second = Arc::new(first.with_values(["abcdefgh-learnt-later".to_owned()]));
+    let mut body = request();
+    assert!(request_body_remembering(&second, &mut body, &mut memo));
+    assert!(
+        !body.to_string().contains("abcdefgh-learnt-later"),
+        "{body}"
+    );
+}
