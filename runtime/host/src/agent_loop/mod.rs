@@ -3,8 +3,10 @@
 //! text only, the step limit is reached, the task is cancelled, or something fails. Every
 //! way out goes through [`finish`], which emits exactly one terminal event.
 
+mod backends;
 mod persist;
 mod prompt;
+mod request;
 mod tools;
 
 use std::sync::Arc;
@@ -17,80 +19,17 @@ use agent_protocol::state::{SessionStatus, TaskStatus};
 use agent_protocol::{ErrorCode, ToolRouter};
 use tokio_util::sync::CancellationToken;
 
+pub use backends::Backends;
 pub use persist::{checkpoint, upload_history};
 pub use prompt::system_prompt;
 
 use crate::config::HostConfig;
 use crate::events::Scope;
-use crate::llm::client::{CallIds, LlmSettings};
-use crate::llm::{LlmClient, LlmError, StopReason, StreamObserver};
+use crate::llm::client::CallIds;
+use crate::llm::{LlmError, StopReason, StreamObserver};
 use crate::policy::LlmDenial;
-use crate::services::{Retry, ServiceClient, SessionServiceClient, WorkspaceServiceClient};
 use crate::session::Session;
-use crate::state::CheckpointStore;
 use crate::thread::{Origin, estimate_tokens};
-
-/// The clients the loop talks through, built once per process on first use.
-pub struct Backends {
-    pub llm: LlmClient,
-    pub sessions: SessionServiceClient,
-    pub workspace: WorkspaceServiceClient,
-    pub checkpoints: CheckpointStore,
-    pub approvals: crate::approval_service::ApprovalServiceClient,
-}
-
-impl Backends {
-    pub fn new(config: &HostConfig) -> Result<Self, reqwest::Error> {
-        // One client for the gateway and every service: building one loads the system's
-        // trust roots, which costs more than the rest of CreateSession. Service calls get
-        // their time limit per request (streams must not have one).
-        let http = reqwest::Client::builder()
-            .connect_timeout(config.llm_connect_timeout)
-            .build()?;
-        let retry = Retry {
-            retries: config.service_retries,
-            base_delay: config.service_retry_delay,
-        };
-        let timeout = config.service_timeout;
-        Ok(Self {
-            llm: LlmClient::new(
-                LlmSettings {
-                    endpoint: config.llm_gateway_endpoint.clone(),
-                    auth_token: config.llm_gateway_auth_token.clone(),
-                    headers: config.llm_gateway_headers.clone(),
-                    connect_timeout: config.llm_connect_timeout,
-                    idle_timeout: config.llm_idle_timeout,
-                    max_retries: config.llm_max_retries,
-                    retry_base_delay: config.llm_retry_base_delay,
-                    retry_max_delay: config.llm_retry_max_delay,
-                },
-                http.clone(),
-            ),
-            sessions: SessionServiceClient::new(ServiceClient::new(
-                "Session Service",
-                &config.session_service_url,
-                http.clone(),
-                retry,
-                timeout,
-            )),
-            workspace: WorkspaceServiceClient::new(ServiceClient::new(
-                "Workspace Service",
-                &config.workspace_service_url,
-                http.clone(),
-                retry,
-                timeout,
-            )),
-            approvals: crate::approval_service::ApprovalServiceClient::new(
-                config
-                    .approval_service_url
-                    .as_deref()
-                    .filter(|url| !url.trim().is_empty())
-                    .map(|url| ServiceClient::new("Approval Service", url, http, retry, timeout)),
-            ),
-            checkpoints: CheckpointStore::new(config.checkpoint_dir.clone()),
-        })
-    }
-}
 
 /// Everything one task run needs.
 pub struct TaskRun {
@@ -517,59 +456,6 @@ impl TaskRun {
             }
             self.transition(TaskStatus::TaskRunning);
         }
-    }
-
-    /// The request body within the context limits, its estimated input tokens, and the
-    /// number of dropped messages when that number changed since the last request.
-    fn build_request(
-        &self,
-        system_prompt: &str,
-        tools: &[agent_protocol::ToolDefinition],
-        llm_policy: &agent_protocol::policy::LlmPolicy,
-    ) -> (serde_json::Value, u64, Option<usize>) {
-        use crate::thread::tokens::count_repeated;
-        use crate::thread::window::{Limits, fit, marker_text};
-        let tools_tokens = serde_json::to_string(tools).map_or(0, |json| count_repeated(&json));
-        let fixed_tokens = count_repeated(system_prompt) + tools_tokens;
-        let limits = Limits {
-            max_input_tokens: llm_policy.max_input_tokens,
-            fixed_tokens,
-            max_messages: self.config.max_request_messages,
-            recency_window: self.config.recency_window,
-        };
-        let mut inner = self.session.lock();
-        let session_id = self.session.id().to_owned();
-        let fitted = fit(inner.thread.messages(), &limits, |dropped| {
-            let text = marker_text(dropped);
-            agent_protocol::message::ConversationMessage {
-                message_id: "context_marker".to_owned(),
-                session_id: session_id.clone(),
-                task_id: None,
-                step_id: None,
-                role: agent_protocol::message::Role::System,
-                token_count: Some(estimate_tokens(&text)),
-                content: text,
-                timestamp: String::new(),
-                tool_calls: Vec::new(),
-                tool_call_id: None,
-                tool_name: None,
-            }
-        });
-        let estimated = fixed_tokens
-            + fitted
-                .messages
-                .iter()
-                .map(|message| message.token_count.unwrap_or(0))
-                .sum::<u64>();
-        let body = crate::llm::request::build_body(
-            system_prompt,
-            fitted.messages.iter().map(AsRef::as_ref),
-            tools,
-            llm_policy,
-        );
-        let changed = (fitted.dropped != inner.last_dropped).then_some(fitted.dropped);
-        inner.last_dropped = fitted.dropped;
-        (body, estimated, changed.filter(|dropped| *dropped > 0))
     }
 
     async fn llm_failure(&self, error: LlmError, step_id: &str) -> Ending {

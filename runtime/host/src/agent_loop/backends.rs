@@ -1,0 +1,69 @@
+//! The backend clients of the loop: one HTTP client shared by the gateway and the services.
+
+use crate::config::HostConfig;
+use crate::llm::LlmClient;
+use crate::llm::client::LlmSettings;
+use crate::services::{Retry, ServiceClient, SessionServiceClient, WorkspaceServiceClient};
+use crate::state::CheckpointStore;
+
+/// The clients the loop talks through, built once per process on first use.
+pub struct Backends {
+    pub llm: LlmClient,
+    pub sessions: SessionServiceClient,
+    pub workspace: WorkspaceServiceClient,
+    pub checkpoints: CheckpointStore,
+    pub approvals: crate::approval_service::ApprovalServiceClient,
+}
+
+impl Backends {
+    pub fn new(config: &HostConfig) -> Result<Self, reqwest::Error> {
+        // One client for the gateway and every service: building one loads the system's
+        // trust roots, which costs more than the rest of CreateSession. Service calls get
+        // their time limit per request (streams must not have one).
+        let http = reqwest::Client::builder()
+            .connect_timeout(config.llm_connect_timeout)
+            .build()?;
+        let retry = Retry {
+            retries: config.service_retries,
+            base_delay: config.service_retry_delay,
+        };
+        let timeout = config.service_timeout;
+        Ok(Self {
+            llm: LlmClient::new(
+                LlmSettings {
+                    endpoint: config.llm_gateway_endpoint.clone(),
+                    auth_token: config.llm_gateway_auth_token.clone(),
+                    headers: config.llm_gateway_headers.clone(),
+                    connect_timeout: config.llm_connect_timeout,
+                    idle_timeout: config.llm_idle_timeout,
+                    max_retries: config.llm_max_retries,
+                    retry_base_delay: config.llm_retry_base_delay,
+                    retry_max_delay: config.llm_retry_max_delay,
+                },
+                http.clone(),
+            ),
+            sessions: SessionServiceClient::new(ServiceClient::new(
+                "Session Service",
+                &config.session_service_url,
+                http.clone(),
+                retry,
+                timeout,
+            )),
+            workspace: WorkspaceServiceClient::new(ServiceClient::new(
+                "Workspace Service",
+                &config.workspace_service_url,
+                http.clone(),
+                retry,
+                timeout,
+            )),
+            approvals: crate::approval_service::ApprovalServiceClient::new(
+                config
+                    .approval_service_url
+                    .as_deref()
+                    .filter(|url| !url.trim().is_empty())
+                    .map(|url| ServiceClient::new("Approval Service", url, http, retry, timeout)),
+            ),
+            checkpoints: CheckpointStore::new(config.checkpoint_dir.clone()),
+        })
+    }
+}

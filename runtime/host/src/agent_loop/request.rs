@@ -1,0 +1,60 @@
+//! Building one model request: the thread fitted to the context limits, as the gateway's
+//! request body.
+
+use super::TaskRun;
+use crate::thread::estimate_tokens;
+
+impl TaskRun {
+    /// The request body within the context limits, its estimated input tokens, and the
+    /// number of dropped messages when that number changed since the last request.
+    pub(super) fn build_request(
+        &self,
+        system_prompt: &str,
+        tools: &[agent_protocol::ToolDefinition],
+        llm_policy: &agent_protocol::policy::LlmPolicy,
+    ) -> (serde_json::Value, u64, Option<usize>) {
+        use crate::thread::tokens::count_repeated;
+        use crate::thread::window::{Limits, fit, marker_text};
+        let tools_tokens = serde_json::to_string(tools).map_or(0, |json| count_repeated(&json));
+        let fixed_tokens = count_repeated(system_prompt) + tools_tokens;
+        let limits = Limits {
+            max_input_tokens: llm_policy.max_input_tokens,
+            fixed_tokens,
+            max_messages: self.config.max_request_messages,
+            recency_window: self.config.recency_window,
+        };
+        let mut inner = self.session.lock();
+        let session_id = self.session.id().to_owned();
+        let fitted = fit(inner.thread.messages(), &limits, |dropped| {
+            let text = marker_text(dropped);
+            agent_protocol::message::ConversationMessage {
+                message_id: "context_marker".to_owned(),
+                session_id: session_id.clone(),
+                task_id: None,
+                step_id: None,
+                role: agent_protocol::message::Role::System,
+                token_count: Some(estimate_tokens(&text)),
+                content: text,
+                timestamp: String::new(),
+                tool_calls: Vec::new(),
+                tool_call_id: None,
+                tool_name: None,
+            }
+        });
+        let estimated = fixed_tokens
+            + fitted
+                .messages
+                .iter()
+                .map(|message| message.token_count.unwrap_or(0))
+                .sum::<u64>();
+        let body = crate::llm::request::build_body(
+            system_prompt,
+            fitted.messages.iter().map(AsRef::as_ref),
+            tools,
+            llm_policy,
+        );
+        let changed = (fitted.dropped != inner.last_dropped).then_some(fitted.dropped);
+        inner.last_dropped = fitted.dropped;
+        (body, estimated, changed.filter(|dropped| *dropped > 0))
+    }
+}
