@@ -74,6 +74,25 @@ pub struct SessionInfo {
     pub result: Value,
 }
 
+impl SessionInfo {
+    /// The session a CreateSession (or ResumeSession) result names; missing ids stay
+    /// empty, for the step that checks the result to report.
+    pub fn from_result(result: Value) -> Self {
+        let id = |key: &str| {
+            result
+                .get(key)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned()
+        };
+        Self {
+            session_id: id("sessionId"),
+            workspace_id: id("workspaceId"),
+            result,
+        }
+    }
+}
+
 /// The task the scenario started.
 #[derive(Debug, Clone)]
 pub struct TaskInfo {

@@ -92,3 +92,15 @@ pub(super) async fn tool_completed(
     .await?;
     Ok(event.payload().clone())
 }
+
+/// The system prompt of a model request: the content of its first message when that
+/// message is the system's (INTEROP.md §2), else empty.
+pub fn system_prompt(body: &Value) -> String {
+    body.get("messages")
+        .and_then(Value::as_array)
+        .and_then(|messages| messages.first())
+        .filter(|m| str_at(m, &["role"]) == Some("system"))
+        .and_then(|m| str_at(m, &["content"]))
+        .unwrap_or_default()
+        .to_owned()
+}

@@ -5,7 +5,7 @@
 use cucumber::then;
 use serde_json::Value;
 
-use super::{StepResult, model_requests, show, str_at};
+use super::{StepResult, model_requests, show};
 use crate::world::ConformanceWorld;
 
 #[then("every model request's system prompt names the project folder and the OS family")]
@@ -16,15 +16,7 @@ async fn system_prompt_facts(world: &mut ConformanceWorld) -> StepResult {
     check!(!requests.is_empty(), "the model received no request");
     let mut prompts = Vec::new();
     for request in &requests {
-        let system = request
-            .body
-            .get("messages")
-            .and_then(Value::as_array)
-            .and_then(|messages| messages.first())
-            .filter(|m| str_at(m, &["role"]) == Some("system"))
-            .and_then(|m| str_at(m, &["content"]))
-            .unwrap_or_default()
-            .to_owned();
+        let system = super::common::system_prompt(&request.body);
         check!(
             system.contains(&workspace) && system.to_lowercase().contains(&os),
             "the system prompt should name the project folder {workspace:?} (workspaceHint.localPaths[0]) and the OS family {os:?} (clientInfo.osFamily): {}",

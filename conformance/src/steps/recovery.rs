@@ -125,15 +125,7 @@ async fn create_continuing(world: &mut ConformanceWorld) -> StepResult {
     let previous = world.session()?.session_id.clone();
     let response = create_session_with(world, json!({ "continueFromSessionId": previous })).await?;
     let result = expect_result(&response, "CreateSession continuing a past session")?.clone();
-    world.session = Some(SessionInfo {
-        session_id: str_at(&result, &["sessionId"])
-            .unwrap_or_default()
-            .to_owned(),
-        workspace_id: str_at(&result, &["workspaceId"])
-            .unwrap_or_default()
-            .to_owned(),
-        result,
-    });
+    world.session = Some(SessionInfo::from_result(result));
     world.last_response = Some(response);
     world.last_method = Some("CreateSession".to_owned());
     Ok(())

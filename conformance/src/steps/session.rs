@@ -49,17 +49,7 @@ async fn create_session(world: &mut ConformanceWorld) -> anyhow::Result<Value> {
         .request("CreateSession", Some(params))
         .await?;
     if let Some(result) = response.get("result") {
-        let session_id = str_at(result, &["sessionId"])
-            .unwrap_or_default()
-            .to_owned();
-        let workspace_id = str_at(result, &["workspaceId"])
-            .unwrap_or_default()
-            .to_owned();
-        world.session = Some(SessionInfo {
-            session_id,
-            workspace_id,
-            result: result.clone(),
-        });
+        world.session = Some(SessionInfo::from_result(result.clone()));
     }
     world.last_response = Some(response.clone());
     world.last_method = Some("CreateSession".to_owned());

@@ -178,15 +178,7 @@ async fn session_on_os(world: &mut ConformanceWorld, os_family: String) -> StepR
         .request("CreateSession", Some(params))
         .await?;
     let result = super::expect_result(&response, "CreateSession")?.clone();
-    world.session = Some(crate::world::SessionInfo {
-        session_id: str_at(&result, &["sessionId"])
-            .unwrap_or_default()
-            .to_owned(),
-        workspace_id: str_at(&result, &["workspaceId"])
-            .unwrap_or_default()
-            .to_owned(),
-        result,
-    });
+    world.session = Some(crate::world::SessionInfo::from_result(result));
     Ok(())
 }
 
@@ -196,15 +188,7 @@ async fn same_system_prompt(world: &mut ConformanceWorld, os_family: String) -> 
     check!(!requests.is_empty(), "the model received no request");
     let mut prompts: Vec<String> = Vec::new();
     for request in &requests {
-        let system = request
-            .body
-            .get("messages")
-            .and_then(Value::as_array)
-            .and_then(|messages| messages.first())
-            .filter(|m| str_at(m, &["role"]) == Some("system"))
-            .and_then(|m| str_at(m, &["content"]))
-            .unwrap_or_default()
-            .to_owned();
+        let system = super::common::system_prompt(&request.body);
         check!(
             system.to_lowercase().contains(&os_family.to_lowercase()),
             "the system prompt should name the OS family the desktop app reported ({os_family:?}): {}",

@@ -83,15 +83,7 @@ async fn create_without_folder(world: &mut ConformanceWorld) -> StepResult {
         .request("CreateSession", Some(params))
         .await?;
     let result = expect_result(&response, "CreateSession without a workspaceHint")?.clone();
-    world.session = Some(SessionInfo {
-        session_id: str_at(&result, &["sessionId"])
-            .unwrap_or_default()
-            .to_owned(),
-        workspace_id: str_at(&result, &["workspaceId"])
-            .unwrap_or_default()
-            .to_owned(),
-        result,
-    });
+    world.session = Some(SessionInfo::from_result(result));
     world.last_response = Some(response);
     world.last_method = Some("CreateSession".to_owned());
     Ok(())
