@@ -16,7 +16,10 @@ use crate::world::ConformanceWorld;
 /// The bearer token the policy gives every MCP server fake.
 const MCP_TOKEN: &str = "mcp-conformance-token";
 
-fn mcp_server<'a>(world: &'a ConformanceWorld, name: &str) -> anyhow::Result<&'a McpServerFake> {
+pub(super) fn mcp_server<'a>(
+    world: &'a ConformanceWorld,
+    name: &str,
+) -> anyhow::Result<&'a McpServerFake> {
     world
         .mcp_servers
         .iter()

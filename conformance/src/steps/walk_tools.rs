@@ -89,12 +89,7 @@ async fn no_file_beside(world: &mut ConformanceWorld, name: String) -> StepResul
 async fn mcp_untouched(world: &mut ConformanceWorld, name: String) -> StepResult {
     wait_task_end(world).await?;
     super::barrier(world).await?;
-    let fake = world
-        .mcp_servers
-        .iter()
-        .find(|(server, _)| *server == name)
-        .map(|(_, fake)| fake)
-        .with_context(|| format!("no MCP server fake named {name:?} was started"))?;
+    let fake = super::extensions::mcp_server(world, &name)?;
     let count = fake.request_count();
     check!(
         count == 0,
@@ -165,12 +160,7 @@ async fn mcp_server_with_approval(
 #[then(expr = "the MCP server {string} has received no tool call yet")]
 async fn mcp_no_call_yet(world: &mut ConformanceWorld, name: String) -> StepResult {
     super::barrier(world).await?;
-    let fake = world
-        .mcp_servers
-        .iter()
-        .find(|(server, _)| *server == name)
-        .map(|(_, fake)| fake)
-        .with_context(|| format!("no MCP server fake named {name:?} was started"))?;
+    let fake = super::extensions::mcp_server(world, &name)?;
     let calls = fake.calls();
     check!(
         calls.is_empty(),
