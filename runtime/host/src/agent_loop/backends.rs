@@ -8,6 +8,8 @@ use crate::state::CheckpointStore;
 
 /// The clients the loop talks through, built once per process on first use.
 pub struct Backends {
+    /// The one HTTP client of the process (gateway, services, audit and telemetry).
+    pub http: reqwest::Client,
     pub llm: LlmClient,
     pub sessions: SessionServiceClient,
     pub workspace: WorkspaceServiceClient,
@@ -29,6 +31,7 @@ impl Backends {
         };
         let timeout = config.service_timeout;
         Ok(Self {
+            http: http.clone(),
             llm: LlmClient::new(
                 LlmSettings {
                     endpoint: config.llm_gateway_endpoint.clone(),

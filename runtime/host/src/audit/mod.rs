@@ -103,20 +103,19 @@ pub struct Outlets {
 
 impl Outlets {
     /// Starts the delivery tasks and the run store the configuration asks for (on the
-    /// current tokio runtime).
-    pub fn start(config: &AuditConfig, log_dir: Option<&PathBuf>, ids: Ids) -> Self {
-        // Built only when a service is configured (building one parses the TLS roots), and
-        // without `Client::new`, which panics when TLS cannot be initialised.
-        let wanted = config.audit_service_url.is_some() || config.telemetry_service_url.is_some();
-        let client = wanted
-            .then(|| reqwest::Client::builder().build())
-            .and_then(|built| {
-                built
-                    .map_err(|error| {
-                        tracing::error!(%error, "audit/telemetry delivery disabled: no HTTP client")
-                    })
-                    .ok()
-            });
+    /// current tokio runtime). `client` is the host's shared HTTP client (building another
+    /// would parse the system's trust roots again); without one there is no delivery.
+    pub fn start(
+        config: &AuditConfig,
+        log_dir: Option<&PathBuf>,
+        ids: Ids,
+        client: Option<reqwest::Client>,
+    ) -> Self {
+        if client.is_none()
+            && (config.audit_service_url.is_some() || config.telemetry_service_url.is_some())
+        {
+            tracing::error!("audit/telemetry delivery disabled: no HTTP client");
+        }
         let channel = |base: Option<&String>, path: &str| {
             let client = client.as_ref()?;
             config

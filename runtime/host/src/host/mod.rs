@@ -105,8 +105,10 @@ impl Host {
         &self.config
     }
 
-    /// Audit/telemetry delivery and the run store of a session (crate::audit).
+    /// Audit/telemetry delivery and the run store of a session (crate::audit), through the
+    /// backends' HTTP client.
     fn outlets(&self, identity: &Identity) -> crate::audit::Outlets {
+        let client = self.backends().ok().map(|backends| backends.http.clone());
         crate::audit::Outlets::start(
             &self.config.audit,
             self.config.log_dir.as_ref(),
@@ -116,6 +118,7 @@ impl Host {
                 workspace_id: identity.workspace_id.clone(),
                 session_id: identity.session_id.clone(),
             },
+            client,
         )
     }
 
