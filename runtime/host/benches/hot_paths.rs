@@ -5,7 +5,7 @@
 use std::hint::black_box;
 use std::path::PathBuf;
 
-use agent_host::llm::request::build_body;
+use agent_host::llm::request::WireCache;
 use agent_host::llm::stream::Accumulator;
 use agent_host::policy::PolicyEnforcer;
 use agent_host::thread::window::{Limits, fit, marker_text};
@@ -82,14 +82,13 @@ fn context_window(c: &mut Criterion) {
             BenchmarkId::new("fit_and_build_body", len),
             &messages,
             |b, messages| {
+                // One cache across iterations, as across the steps of a task: what a
+                // step pays once the thread's messages were sent before.
+                let redactor = std::sync::Arc::new(agent_host::redact::Redactor::with_defaults());
+                let mut wires = WireCache::default();
                 b.iter(|| {
                     let fitted = fit(black_box(messages), &limits, marker);
-                    build_body(
-                        "system prompt",
-                        fitted.messages.iter().map(AsRef::as_ref),
-                        &[],
-                        &policy,
-                    )
+                    wires.body(&redactor, "system prompt", &fitted.messages, &[], &policy)
                 })
             },
         );

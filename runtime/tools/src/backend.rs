@@ -40,7 +40,7 @@ impl BackendTools {
 
     fn client(&self) -> &reqwest::Client {
         self.client.get_or_init(|| {
-            reqwest::Client::builder()
+            agent_tls::client_builder()
                 .redirect(reqwest::redirect::Policy::none())
                 .build()
                 .unwrap_or_default()

@@ -19,10 +19,10 @@ pub struct Backends {
 
 impl Backends {
     pub fn new(config: &HostConfig) -> Result<Self, reqwest::Error> {
-        // One client for the gateway and every service: building one loads the system's
-        // trust roots, which costs more than the rest of CreateSession. Service calls get
-        // their time limit per request (streams must not have one).
-        let http = reqwest::Client::builder()
+        // One client for the gateway and every service, its trust roots loaded at the first
+        // TLS handshake (`agent_tls`). Service calls get their time limit per request
+        // (streams must not have one).
+        let http = agent_tls::client_builder()
             .connect_timeout(config.llm_connect_timeout)
             .build()?;
         let retry = Retry {

@@ -208,7 +208,7 @@ impl TaskRun {
         // restart, where only the cursor tells how far the numbering went).
         let mut step_number = self.step_count().max(self.cursor_number());
         let mut continuations = 0u32;
-        let mut scanned_clean = crate::redact::apply::CleanMemo::default();
+        let mut wires = crate::llm::request::WireCache::default();
         loop {
             if self.cancel.is_cancelled() {
                 return Ending::Cancelled;
@@ -257,15 +257,18 @@ impl TaskRun {
                 })
             });
             let llm_policy = &policy.bundle().llm_policy;
-            let (mut body, estimated, dropped) =
-                self.build_request(&system_prompt, &offered, llm_policy);
-            // §8.7 (Phase 2): the outbound prompt is scrubbed as a whole — the user's prompt
-            // too — and the request says so in its context headers.
-            let redaction_applied = crate::redact::apply::request_body_remembering(
-                &crate::redact::global(),
-                &mut body,
-                &mut scanned_clean,
-            );
+            let (body, estimated, dropped) =
+                match self.build_request(&mut wires, &system_prompt, &offered, llm_policy) {
+                    Ok(request) => request,
+                    Err(error) => {
+                        return Ending::failed(
+                            "request_unserialisable",
+                            ErrorCode::InternalError,
+                            format!("The request to the model could not be written: {error}"),
+                            false,
+                        );
+                    }
+                };
             if let Some(dropped) = dropped {
                 self.emit(
                     scope.clone(),
@@ -309,12 +312,12 @@ impl TaskRun {
                 session_id: self.session.id(),
                 task_id: &self.task_id,
                 step_id: &step_id,
-                redaction_applied,
+                redaction_applied: body.redaction_applied,
             };
             let response = match self
                 .backends
                 .llm
-                .complete(&body, ids, &mut observer, &self.cancel)
+                .complete(&body.json, ids, &mut observer, &self.cancel)
                 .await
             {
                 Ok(response) => response,

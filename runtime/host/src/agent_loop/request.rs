@@ -2,17 +2,20 @@
 //! request body.
 
 use super::TaskRun;
+use crate::llm::request::{RequestBody, WireCache};
 use crate::thread::estimate_tokens;
 
 impl TaskRun {
-    /// The request body within the context limits, its estimated input tokens, and the
-    /// number of dropped messages when that number changed since the last request.
+    /// The request body within the context limits (redacted, §8.7), its estimated input
+    /// tokens, and the number of dropped messages when that number changed since the last
+    /// request.
     pub(super) fn build_request(
         &self,
+        wires: &mut WireCache,
         system_prompt: &str,
         tools: &[agent_protocol::ToolDefinition],
         llm_policy: &agent_protocol::policy::LlmPolicy,
-    ) -> (serde_json::Value, u64, Option<usize>) {
+    ) -> Result<(RequestBody, u64, Option<usize>), serde_json::Error> {
         use crate::thread::tokens::count_repeated;
         use crate::thread::window::{Limits, fit, marker_text};
         let tools_tokens = serde_json::to_string(tools).map_or(0, |json| count_repeated(&json));
@@ -47,14 +50,17 @@ impl TaskRun {
                 .iter()
                 .map(|message| message.token_count.unwrap_or(0))
                 .sum::<u64>();
-        let body = crate::llm::request::build_body(
+        // §8.7 (Phase 2): the outbound prompt is scrubbed as a whole — the user's prompt
+        // too — and the request says so in its context headers.
+        let body = wires.body(
+            &crate::redact::global(),
             system_prompt,
-            fitted.messages.iter().map(AsRef::as_ref),
+            &fitted.messages,
             tools,
             llm_policy,
-        );
+        )?;
         let changed = (fitted.dropped != inner.last_dropped).then_some(fitted.dropped);
         inner.last_dropped = fitted.dropped;
-        (body, estimated, changed.filter(|dropped| *dropped > 0))
+        Ok((body, estimated, changed.filter(|dropped| *dropped > 0)))
     }
 }

@@ -12,7 +12,6 @@ use eventsource_stream::Eventsource;
 use futures::StreamExt;
 use rand::Rng;
 use reqwest::{Client, StatusCode};
-use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::stream::Accumulator;
@@ -62,7 +61,7 @@ impl LlmClient {
     /// so a retry after a partial stream is safe.
     pub async fn complete(
         &self,
-        body: &Value,
+        body: &bytes::Bytes,
         ids: CallIds<'_>,
         observer: &mut dyn StreamObserver,
         cancel: &CancellationToken,
@@ -108,7 +107,7 @@ impl LlmClient {
 
     async fn attempt(
         &self,
-        body: &Value,
+        body: &bytes::Bytes,
         ids: &CallIds<'_>,
         observer: &mut dyn StreamObserver,
     ) -> Result<LlmResponse, LlmError> {
@@ -124,7 +123,8 @@ impl LlmClient {
             .header("x-session-id", ids.session_id)
             .header("x-task-id", ids.task_id)
             .header("x-step-id", ids.step_id)
-            .json(body);
+            .header("content-type", "application/json")
+            .body(body.clone());
         if ids.redaction_applied {
             request = request.header(crate::redact::REDACTION_HEADER, "true");
         }

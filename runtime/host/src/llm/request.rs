@@ -2,70 +2,249 @@
 //! INTEROP.md §2): model and max_tokens from `llmPolicy`, the system prompt first, tools
 //! as `{type:"function", function:{...}}`, assistant tool calls and tool results paired by
 //! id, every `content` a string.
+//!
+//! Every request repeats the thread, so each message is redacted (§8.7) and serialised
+//! once per task and kept in a [`WireCache`]; a step then copies bytes instead of
+//! building, scanning and escaping the whole thread again — which was most of a step's
+//! instructions once the thread grew.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::sync::Arc;
 
 use agent_protocol::ToolDefinition;
 use agent_protocol::extensions::to_wire_name;
 use agent_protocol::message::{ConversationMessage, Role};
 use agent_protocol::policy::LlmPolicy;
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::value::RawValue;
 
-pub fn build_body<'a>(
-    system_prompt: &str,
-    messages: impl IntoIterator<Item = &'a ConversationMessage>,
-    tools: &[ToolDefinition],
-    policy: &LlmPolicy,
-) -> Value {
-    let mut wire = vec![json!({ "role": "system", "content": system_prompt })];
-    wire.extend(messages.into_iter().map(to_wire));
-    let mut body = json!({
-        "model": policy.allowed_models.first().cloned().unwrap_or_default(),
-        "stream": true,
-        "stream_options": { "include_usage": true },
-        "messages": wire,
-    });
-    if let Some(max_tokens) = policy.max_output_tokens {
-        body["max_tokens"] = json!(max_tokens);
-    }
-    if !tools.is_empty() {
-        body["tools"] = Value::Array(
-            tools
-                .iter()
-                .map(|tool| {
-                    json!({
-                        "type": "function",
-                        "function": {
-                            "name": to_wire_name(&tool.tool_name),
-                            "description": tool.description,
-                            "parameters": tool.input_schema,
-                        }
-                    })
-                })
-                .collect(),
-        );
-    }
-    body
+use crate::redact::{MARKER, Redactor};
+
+/// A serialised request body and whether it carries redacted content — replaced now, or
+/// earlier when a tool result entered the thread — which the client announces in the
+/// [`REDACTION_HEADER`](crate::redact::REDACTION_HEADER) header.
+pub struct RequestBody {
+    pub json: bytes::Bytes,
+    pub redaction_applied: bool,
 }
 
-fn to_wire(message: &ConversationMessage) -> Value {
-    match message.role {
-        Role::System => json!({ "role": "system", "content": message.content }),
-        Role::User => json!({ "role": "user", "content": message.content }),
-        Role::Assistant if message.tool_calls.is_empty() => {
-            json!({ "role": "assistant", "content": message.content })
+/// The wire form of the messages one task has sent, by message id, bound to the redactor
+/// that produced them: when the process-wide redactor is replaced (rules or credentials
+/// added) everything is redacted afresh.
+#[derive(Default)]
+pub struct WireCache {
+    redactor: Option<Arc<Redactor>>,
+    messages: HashMap<String, Wire>,
+    system: Option<(String, Wire)>,
+}
+
+struct Wire {
+    json: Box<RawValue>,
+    redacted: bool,
+}
+
+impl WireCache {
+    /// The body for `messages` (thread messages borrowed, synthetic ones — the context
+    /// marker — owned and never cached).
+    pub fn body(
+        &mut self,
+        redactor: &Arc<Redactor>,
+        system_prompt: &str,
+        messages: &[Cow<'_, ConversationMessage>],
+        tools: &[ToolDefinition],
+        policy: &LlmPolicy,
+    ) -> Result<RequestBody, serde_json::Error> {
+        if !self
+            .redactor
+            .as_ref()
+            .is_some_and(|known| Arc::ptr_eq(known, redactor))
+        {
+            *self = Self {
+                redactor: Some(Arc::clone(redactor)),
+                ..Self::default()
+            };
         }
-        Role::Assistant => json!({
-            "role": "assistant",
-            "content": message.content,
-            "tool_calls": message.tool_calls.iter().map(|call| json!({
-                "id": call.id,
-                "type": "function",
-                "function": { "name": to_wire_name(&call.name), "arguments": call.arguments },
-            })).collect::<Vec<_>>(),
-        }),
-        Role::Tool => json!({
-            "role": "tool",
-            "tool_call_id": message.tool_call_id.clone().unwrap_or_default(),
-            "content": message.content,
-        }),
+        if self
+            .system
+            .as_ref()
+            .is_none_or(|(text, _)| text != system_prompt)
+        {
+            let system = wire(redactor, Role::System, system_prompt, None, &[])?;
+            self.system = Some((system_prompt.to_owned(), system));
+        }
+        let mut wires: Vec<&RawValue> = Vec::with_capacity(messages.len() + 1);
+        let mut redaction_applied = false;
+        let mut owned = Vec::new();
+        for message in messages {
+            if let Cow::Owned(message) = message {
+                owned.push(wire_of(redactor, message)?);
+            }
+        }
+        for message in messages {
+            if let Cow::Borrowed(message) = message
+                && !self.messages.contains_key(&message.message_id)
+            {
+                let wire = wire_of(redactor, message)?;
+                self.messages.insert(message.message_id.clone(), wire);
+            }
+        }
+        if let Some((_, system)) = &self.system {
+            redaction_applied |= system.redacted;
+            wires.push(&system.json);
+        }
+        let mut owned = owned.iter();
+        for message in messages {
+            let wire = match message {
+                Cow::Borrowed(message) => self.messages.get(&message.message_id),
+                Cow::Owned(_) => owned.next(),
+            };
+            if let Some(wire) = wire {
+                redaction_applied |= wire.redacted;
+                wires.push(&wire.json);
+            }
+        }
+        let tools: Vec<WireTool<'_>> = tools
+            .iter()
+            .map(|tool| WireTool {
+                kind: "function",
+                function: WireFunction {
+                    name: to_wire_name(&tool.tool_name),
+                    description: &tool.description,
+                    parameters: &tool.input_schema,
+                },
+            })
+            .collect();
+        let body = Body {
+            model: policy.allowed_models.first().map_or("", String::as_str),
+            stream: true,
+            stream_options: StreamOptions {
+                include_usage: true,
+            },
+            messages: wires,
+            max_tokens: policy.max_output_tokens,
+            tools,
+        };
+        Ok(RequestBody {
+            json: serde_json::to_vec(&body)?.into(),
+            redaction_applied,
+        })
     }
 }
+
+fn wire_of(redactor: &Redactor, message: &ConversationMessage) -> Result<Wire, serde_json::Error> {
+    let tool_call_id = (message.role == Role::Tool)
+        .then(|| message.tool_call_id.as_deref().unwrap_or_default());
+    wire(
+        redactor,
+        message.role,
+        &message.content,
+        tool_call_id,
+        &message.tool_calls,
+    )
+}
+
+/// One message redacted and serialised: contents by every rule, tool-call arguments
+/// (JSON text) by exact values only, which keeps them valid.
+fn wire(
+    redactor: &Redactor,
+    role: Role,
+    content: &str,
+    tool_call_id: Option<&str>,
+    calls: &[agent_protocol::message::MessageToolCall],
+) -> Result<Wire, serde_json::Error> {
+    let content = redactor.redact(content);
+    let mut redacted = matches!(content, Cow::Owned(_)) || content.contains(MARKER);
+    let tool_calls = if role == Role::Assistant {
+        calls
+            .iter()
+            .map(|call| {
+                let arguments = redactor.redact_values(&call.arguments);
+                redacted |= matches!(arguments, Cow::Owned(_)) || arguments.contains(MARKER);
+                WireCall {
+                    id: &call.id,
+                    kind: "function",
+                    function: WireCallFunction {
+                        name: to_wire_name(&call.name),
+                        arguments,
+                    },
+                }
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let message = WireMessage {
+        role: match role {
+            Role::System => "system",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::Tool => "tool",
+        },
+        tool_call_id,
+        content: &content,
+        tool_calls,
+    };
+    Ok(Wire {
+        json: serde_json::value::to_raw_value(&message)?,
+        redacted,
+    })
+}
+
+#[derive(Serialize)]
+struct Body<'a> {
+    model: &'a str,
+    stream: bool,
+    stream_options: StreamOptions,
+    messages: Vec<&'a RawValue>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_tokens: Option<u64>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<WireTool<'a>>,
+}
+
+#[derive(Serialize)]
+struct StreamOptions {
+    include_usage: bool,
+}
+
+#[derive(Serialize)]
+struct WireMessage<'a> {
+    role: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_call_id: Option<&'a str>,
+    content: &'a str,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tool_calls: Vec<WireCall<'a>>,
+}
+
+#[derive(Serialize)]
+struct WireCall<'a> {
+    id: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: WireCallFunction<'a>,
+}
+
+#[derive(Serialize)]
+struct WireCallFunction<'a> {
+    name: String,
+    arguments: Cow<'a, str>,
+}
+
+#[derive(Serialize)]
+struct WireTool<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: WireFunction<'a>,
+}
+
+#[derive(Serialize)]
+struct WireFunction<'a> {
+    name: String,
+    description: &'a str,
+    parameters: &'a serde_json::Value,
+}
+
+#[cfg(test)]
+mod tests;

@@ -153,7 +153,7 @@ impl Server {
         let endpoint =
             super::endpoint::check(&self.config.endpoint, self.options.allow_loopback_http)?;
         // No redirects: a redirect could carry the bearer token to another host.
-        let http = reqwest::Client::builder()
+        let http = agent_tls::client_builder()
             .redirect(reqwest::redirect::Policy::none())
             .connect_timeout(self.options.startup_timeout)
             .pool_max_idle_per_host(0)

@@ -70,7 +70,7 @@ fn hop_label(hop: usize) -> String {
 /// The client every call shares: no automatic redirects, no proxy (a proxy would resolve
 /// names itself, out of the resolver's sight), the vetting resolver as its only DNS.
 pub(crate) fn client(policy: AddressPolicy) -> Result<Client, String> {
-    Client::builder()
+    agent_tls::client_builder()
         .redirect(reqwest::redirect::Policy::none())
         .no_proxy()
         .referer(false)

@@ -1,0 +1,253 @@
+use super::*;
+use agent_protocol::message::MessageToolCall;
+use serde_json::{Value, json};
+
+/// The body as the runtime built it before the cache: a `json!` tree per request. The
+/// cached, serialised body must mean exactly the same JSON.
+fn reference_body(
+    system_prompt: &str,
+    messages: &[Cow<'_, ConversationMessage>],
+    tools: &[ToolDefinition],
+    policy: &LlmPolicy,
+) -> Value {
+    let mut wire = vec![json!({ "role": "system", "content": system_prompt })];
+    wire.extend(messages.iter().map(|message| {
+        let message = message.as_ref();
+        match message.role {
+            Role::System => json!({ "role": "system", "content": message.content }),
+            Role::User => json!({ "role": "user", "content": message.content }),
+            Role::Assistant if message.tool_calls.is_empty() => {
+                json!({ "role": "assistant", "content": message.content })
+            }
+            Role::Assistant => json!({
+                "role": "assistant",
+                "content": message.content,
+                "tool_calls": message.tool_calls.iter().map(|call| json!({
+                    "id": call.id,
+                    "type": "function",
+                    "function": { "name": to_wire_name(&call.name), "arguments": call.arguments },
+                })).collect::<Vec<_>>(),
+            }),
+            Role::Tool => json!({
+                "role": "tool",
+                "tool_call_id": message.tool_call_id.clone().unwrap_or_default(),
+                "content": message.content,
+            }),
+        }
+    }));
+    let mut body = json!({
+        "model": policy.allowed_models.first().cloned().unwrap_or_default(),
+        "stream": true,
+        "stream_options": { "include_usage": true },
+        "messages": wire,
+    });
+    if let Some(max_tokens) = policy.max_output_tokens {
+        body["max_tokens"] = json!(max_tokens);
+    }
+    if !tools.is_empty() {
+        body["tools"] = Value::Array(
+            tools
+                .iter()
+                .map(|tool| {
+                    json!({
+                        "type": "function",
+                        "function": {
+                            "name": to_wire_name(&tool.tool_name),
+                            "description": tool.description,
+                            "parameters": tool.input_schema,
+                        }
+                    })
+                })
+                .collect(),
+        );
+    }
+    body
+}
+
+fn message(id: &str, role: Role, content: &str) -> ConversationMessage {
+    ConversationMessage {
+        message_id: id.to_owned(),
+        session_id: "s".to_owned(),
+        task_id: Some("t".to_owned()),
+        step_id: None,
+        role,
+        token_count: Some(1),
+        content: content.to_owned(),
+        timestamp: String::new(),
+        tool_calls: Vec::new(),
+        tool_call_id: None,
+        tool_name: None,
+    }
+}
+
+fn thread() -> Vec<ConversationMessage> {
+    let mut answer = message("msg_2", Role::Assistant, "");
+    answer.tool_calls = vec![
+        MessageToolCall {
+            id: "call_1".to_owned(),
+            name: "ReadFile".to_owned(),
+            arguments: r#"{"path":"a \"quoted\" name\n"}"#.to_owned(),
+        },
+        MessageToolCall {
+            id: "call_2".to_owned(),
+            name: "mcp:docs/search".to_owned(),
+            arguments: "{}".to_owned(),
+        },
+    ];
+    let mut result = message("msg_3", Role::Tool, "line one\nline \"two\"\t\u{1F600}");
+    result.tool_call_id = Some("call_1".to_owned());
+    result.tool_name = Some("ReadFile".to_owned());
+    vec![
+        message("msg_1", Role::User, "read the file"),
+        answer,
+        result,
+        message("msg_4", Role::Assistant, "done"),
+        message("msg_5", Role::System, "a note"),
+    ]
+}
+
+fn policy(max_output_tokens: Option<u64>) -> LlmPolicy {
+    LlmPolicy {
+        allowed_models: vec!["gpt-test".to_owned()],
+        max_input_tokens: None,
+        max_output_tokens,
+        max_session_tokens: None,
+        redaction_rules: Vec::new(),
+    }
+}
+
+fn tools() -> Vec<ToolDefinition> {
+    let Ok(tools) = serde_json::from_value::<Vec<ToolDefinition>>(json!([
+        {"toolName": "ReadFile", "description": "Reads a file.",
+         "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}}},
+        {"toolName": "mcp:docs/search", "description": "Searches.", "inputSchema": {"type": "object"}}
+    ])) else {
+        panic!("tool definitions");
+    };
+    tools
+}
+
+fn parsed(body: &RequestBody) -> Value {
+    match serde_json::from_slice(&body.json) {
+        Ok(value) => value,
+        Err(error) => panic!("the body is not JSON: {error}"),
+    }
+}
+
+#[test]
+fn the_body_means_what_the_reference_builder_builds() {
+    let redactor = Arc::new(Redactor::with_defaults());
+    let thread = thread();
+    let marker = message("context_marker", Role::System, "[3 messages removed]");
+    let mut messages: Vec<Cow<'_, ConversationMessage>> = vec![Cow::Owned(marker)];
+    messages.extend(thread.iter().map(Cow::Borrowed));
+    let mut cache = WireCache::default();
+    for (tools, policy) in [
+        (tools(), policy(Some(512))),
+        (Vec::new(), policy(None)),
+        (tools(), policy(None)),
+    ] {
+        for _ in 0..2 {
+            let Ok(body) = cache.body(&redactor, "You are helpful.", &messages, &tools, &policy)
+            else {
+                panic!("serialisable");
+            };
+            assert_eq!(
+                parsed(&body),
+                reference_body("You are helpful.", &messages, &tools, &policy)
+            );
+            assert!(!body.redaction_applied);
+        }
+    }
+}
+
+#[test]
+fn a_synthetic_message_is_never_served_from_the_cache() {
+    let redactor = Arc::new(Redactor::with_defaults());
+    let mut cache = WireCache::default();
+    for text in ["[2 messages removed]", "[7 messages removed]"] {
+        let messages = [Cow::Owned(message("context_marker", Role::System, text))];
+        let Ok(body) = cache.body(&redactor, "s", &messages, &[], &policy(None)) else {
+            panic!("serialisable");
+        };
+        assert_eq!(parsed(&body)["messages"][1]["content"], text);
+    }
+}
+
+#[test]
+fn a_message_seen_clean_is_redacted_once_the_redactor_learns_more() {
+    let thread = [message("msg_1", Role::User, "deploy with abcdefgh-learnt-later please")];
+    let messages: Vec<_> = thread.iter().map(Cow::Borrowed).collect();
+    let first = Arc::new(Redactor::with_defaults());
+    let mut cache = WireCache::default();
+    let Ok(body) = cache.body(&first, "s", &messages, &[], &policy(None)) else {
+        panic!("serialisable");
+    };
+    assert!(!body.redaction_applied);
+    assert_eq!(parsed(&body)["messages"][1]["content"], thread[0].content);
+    let second = Arc::new(first.with_values(["abcdefgh-learnt-later".to_owned()]));
+    let Ok(body) = cache.body(&second, "s", &messages, &[], &policy(None)) else {
+        panic!("serialisable");
+    };
+    assert!(body.redaction_applied);
+    let text = String::from_utf8_lossy(&body.json);
+    assert!(!text.contains("abcdefgh-learnt-later"), "{text}");
+}
+
+#[test]
+fn content_redacted_before_it_entered_the_thread_is_announced() {
+    let redactor = Arc::new(Redactor::with_defaults());
+    let thread = [message("msg_1", Role::Tool, "key: [REDACTED:api_key]")];
+    let messages: Vec<_> = thread.iter().map(Cow::Borrowed).collect();
+    let mut cache = WireCache::default();
+    for _ in 0..2 {
+        let Ok(body) = cache.body(&redactor, "s", &messages, &[], &policy(None)) else {
+            panic!("serialisable");
+        };
+        assert!(body.redaction_applied, "announced from the cache too");
+    }
+}
+
+#[test]
+fn credentials_in_tool_call_arguments_are_replaced_and_the_json_stays_valid() {
+    let redactor = Arc::new(Redactor::with_defaults().with_values(["s3cr3t-value-42".to_owned()]));
+    let mut answer = message("msg_1", Role::Assistant, "");
+    answer.tool_calls = vec![MessageToolCall {
+        id: "call_1".to_owned(),
+        name: "HttpRequest".to_owned(),
+        arguments: r#"{"token":"s3cr3t-value-42"}"#.to_owned(),
+    }];
+    let thread = [answer];
+    let messages: Vec<_> = thread.iter().map(Cow::Borrowed).collect();
+    let Ok(body) = WireCache::default().body(&redactor, "s", &messages, &[], &policy(None)) else {
+        panic!("serialisable");
+    };
+    assert!(body.redaction_applied);
+    let arguments = &parsed(&body)["messages"][1]["tool_calls"][0]["function"]["arguments"];
+    let Some(arguments) = arguments.as_str() else {
+        panic!("arguments are a string: {arguments}");
+    };
+    assert!(serde_json::from_str::<Value>(arguments).is_ok(), "{arguments}");
+    assert!(!arguments.contains("s3cr3t-value-42"), "{arguments}");
+}
+
+#[test]
+fn contents_are_redacted_by_the_rules_and_flagged() {
+    let redactor = Arc::new(Redactor::with_defaults());
+    let thread = [message("msg_1", Role::User, "my key is sk-abcdefghijklmnopqrstu")];
+    let messages: Vec<_> = thread.iter().map(Cow::Borrowed).collect();
+    let Ok(body) = WireCache::default().body(&redactor, "s", &messages, &[], &policy(None)) else {
+        panic!("serialisable");
+    };
+    assert!(body.redaction_applied);
+    assert_eq!(
+        parsed(&body)["messages"][1]["content"],
+        "my key is [REDACTED:api_key]"
+    );
+    let plain = [message("msg_1", Role::User, "hello")];
+    let messages: Vec<_> = plain.iter().map(Cow::Borrowed).collect();
+    let Ok(body) = WireCache::default().body(&redactor, "s", &messages, &[], &policy(None)) else {
+        panic!("serialisable");
+    };
+    assert!(!body.redaction_applied);
+}
