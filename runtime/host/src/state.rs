@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 
 use agent_protocol::checkpoint::{CHECKPOINT_VERSION, Checkpoint};
 
@@ -18,6 +18,8 @@ pub enum StateError {
     },
     #[error("could not serialize the checkpoint: {0}")]
     Serialize(#[from] serde_json::Error),
+    #[error("the serialized checkpoint head has no empty thread to fill in")]
+    NoThreadSlot,
 }
 
 /// Why a checkpoint found on disk cannot be used (§9.7). The file has already been
@@ -40,11 +42,12 @@ pub enum CheckpointCorrupt {
 pub struct CheckpointStore {
     dir: PathBuf,
     durable: bool,
-    /// Reused for every checkpoint of the process: a long thread's checkpoint is
-    /// megabytes, and allocating it afresh each step left glibc's arenas holding several
-    /// times the live memory.
-    buffer: Arc<Mutex<Vec<u8>>>,
 }
+
+/// Where the thread goes in a checkpoint serialised with an empty one. Fields are written
+/// in declaration order and every quote inside a string is escaped, so the first match is
+/// the top-level `thread` between `stepCursor` and `sessionTokensUsed`.
+const THREAD_SLOT: &[u8] = b",\"thread\":[],\"sessionTokensUsed\":";
 
 /// Set to `1` to skip the fsyncs, for `cargo xtask bench` only: it runs a task with and
 /// without them to show the disk's share of the per-step time on its own line. Never set it
@@ -57,18 +60,7 @@ impl CheckpointStore {
         Self {
             dir: dir.into(),
             durable,
-            buffer: Arc::default(),
         }
-    }
-
-    /// The store's serialisation buffer, emptied (capacity kept); writers take turns.
-    pub fn buffer(&self) -> MutexGuard<'_, Vec<u8>> {
-        let mut buffer = match self.buffer.lock() {
-            Ok(buffer) => buffer,
-            Err(poisoned) => poisoned.into_inner(),
-        };
-        buffer.clear();
-        buffer
     }
 
     pub fn path(&self, session_id: &str) -> PathBuf {
@@ -76,9 +68,43 @@ impl CheckpointStore {
     }
 
     pub fn write(&self, checkpoint: &Checkpoint) -> Result<PathBuf, StateError> {
-        let mut buffer = self.buffer();
-        serde_json::to_writer(&mut *buffer, checkpoint)?;
-        self.write_serialized(&checkpoint.session_id, &buffer)
+        let json = serde_json::to_vec(checkpoint)?;
+        self.write_serialized(&checkpoint.session_id, &json)
+    }
+
+    /// Writes `head` (whose `thread` is empty) with `thread`, the messages' JSON already
+    /// checked against `redactor` (`Thread::stored`), filled in: what [`write`](Self::write)
+    /// would write for the whole checkpoint, but a step serialises and scans only the head.
+    pub fn write_with_thread(
+        &self,
+        head: &Checkpoint,
+        thread: &[Arc<str>],
+        redactor: &crate::redact::Redactor,
+    ) -> Result<PathBuf, StateError> {
+        let json = serde_json::to_string(head)?;
+        let json = redactor.redact_values(&json);
+        let bytes = json.as_bytes();
+        let slot = bytes
+            .windows(THREAD_SLOT.len())
+            .position(|window| window == THREAD_SLOT)
+            .ok_or(StateError::NoThreadSlot)?;
+        let open = slot + b",\"thread\":[".len();
+        let path = self.path(&head.session_id);
+        write_atomically(&self.dir, &path, self.durable, |file| {
+            file.write_all(&bytes[..open])?;
+            for (index, message) in thread.iter().enumerate() {
+                if index > 0 {
+                    file.write_all(b",")?;
+                }
+                file.write_all(message.as_bytes())?;
+            }
+            file.write_all(&bytes[open..])
+        })
+        .map_err(|source| StateError::Write {
+            path: path.clone(),
+            source,
+        })?;
+        Ok(path)
     }
 
     /// Writes an already serialised checkpoint of `session_id`, after the exact-value
@@ -93,12 +119,12 @@ impl CheckpointStore {
             (Cow::Borrowed(_), Cow::Borrowed(_)) => json,
             _ => clean.as_bytes(),
         };
-        write_atomically(&self.dir, &path, bytes, self.durable).map_err(|source| {
-            StateError::Write {
+        write_atomically(&self.dir, &path, self.durable, |file| file.write_all(bytes)).map_err(
+            |source| StateError::Write {
                 path: path.clone(),
                 source,
-            }
-        })?;
+            },
+        )?;
         Ok(path)
     }
 
@@ -171,10 +197,21 @@ fn sanitize(session_id: &str) -> String {
         .collect()
 }
 
-fn write_atomically(dir: &Path, path: &Path, bytes: &[u8], durable: bool) -> std::io::Result<()> {
+/// `write` fills a temp file through a buffer (a checkpoint is written in pieces), which
+/// then replaces `path`.
+fn write_atomically(
+    dir: &Path,
+    path: &Path,
+    durable: bool,
+    write: impl FnOnce(&mut std::io::BufWriter<&mut std::fs::File>) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     let mut temp = tempfile::NamedTempFile::new_in(dir)?;
-    temp.write_all(bytes)?;
+    {
+        let mut file = std::io::BufWriter::with_capacity(64 * 1024, temp.as_file_mut());
+        write(&mut file)?;
+        file.flush()?;
+    }
     if durable {
         temp.as_file().sync_all()?;
     }
@@ -213,6 +250,61 @@ mod tests {
             feature_flags: serde_json::Map::new(),
             execution_environment: None,
             os_family: None,
+        }
+    }
+
+    /// The thread spliced into the head must give exactly what serialising the whole
+    /// checkpoint gives, also when strings mimic the slot and a credential is everywhere.
+    #[test]
+    fn a_checkpoint_with_a_stored_thread_is_the_whole_checkpoint_byte_for_byte() {
+        use crate::thread::{Origin, Thread};
+        use agent_protocol::checkpoint::CheckpointTask;
+        use agent_protocol::message::MessageToolCall;
+        let secret = "tok-secret-123";
+        let redactor =
+            Arc::new(crate::redact::Redactor::with_defaults().with_values([secret.to_owned()]));
+        let mimic = r#","thread":[],"sessionTokensUsed":1"#;
+        let mut thread = Thread::new("s1");
+        let origin = Origin {
+            task_id: "t",
+            step_id: Some("step_001"),
+        };
+        thread.add_user(&format!("{mimic} and {secret}"), origin);
+        let call = MessageToolCall {
+            id: "call_1".into(),
+            name: "ReadFile".into(),
+            arguments: format!(r#"{{"path":"{secret}"}}"#),
+        };
+        thread.add_assistant("a \"quoted\"\nanswer", vec![call], Some(3), origin);
+        thread.add_tool_result("call_1", "ReadFile", "line\tone \u{1F600}".into(), origin);
+        let mut head = sample("s1");
+        head.task = Some(CheckpointTask {
+            task_id: "t".into(),
+            prompt: format!("{mimic} {secret}"),
+            status: "running".into(),
+            step_count: 1,
+            max_steps: 9,
+            task_options: None,
+        });
+        head.feature_flags
+            .insert("thread".into(), serde_json::json!([]));
+        for threads in [0, 3] {
+            let dir = tempfile::tempdir().unwrap();
+            let spliced = CheckpointStore::new(dir.path());
+            let stored = thread.stored(&redactor)[..threads].to_vec();
+            let path = spliced
+                .write_with_thread(&head, &stored, &redactor)
+                .unwrap();
+            let reference = Checkpoint {
+                thread: thread.messages()[..threads].to_vec(),
+                ..head.clone()
+            };
+            // What `write_serialized` makes of the whole checkpoint under this redactor.
+            let reference = serde_json::to_string(&reference).unwrap();
+            let written = std::fs::read_to_string(path).unwrap();
+            assert_eq!(written, redactor.redact_values(&reference));
+            assert!(!written.contains(secret), "{written}");
+            assert!(spliced.load("s1").unwrap().is_some());
         }
     }
 

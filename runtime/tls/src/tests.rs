@@ -10,8 +10,7 @@ fn trust_roots_load_at_the_first_certificate_not_before() {
     let Ok(name) = ServerName::try_from("example.com") else {
         panic!("a valid server name");
     };
-    let verdict =
-        verifier.verify_server_cert(&not_a_certificate, &[], &name, &[], UnixTime::now());
+    let verdict = verifier.verify_server_cert(&not_a_certificate, &[], &name, &[], UnixTime::now());
     assert!(verdict.is_err(), "garbage must not verify: {verdict:?}");
     assert!(verifier.is_loaded());
 }
@@ -19,6 +18,9 @@ fn trust_roots_load_at_the_first_certificate_not_before() {
 #[test]
 fn the_config_offers_h2_and_http1() -> Result<(), rustls::Error> {
     let config = client_config()?;
-    assert_eq!(config.alpn_protocols, [b"h2".to_vec(), b"http/1.1".to_vec()]);
+    assert_eq!(
+        config.alpn_protocols,
+        [b"h2".to_vec(), b"http/1.1".to_vec()]
+    );
     Ok(())
 }

@@ -27,7 +27,11 @@ async fn serve_tls() -> u16 {
     let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
     let Ok(config) = rustls::ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
-        .and_then(|builder| builder.with_no_client_auth().with_single_cert(vec![cert], key))
+        .and_then(|builder| {
+            builder
+                .with_no_client_auth()
+                .with_single_cert(vec![cert], key)
+        })
     else {
         panic!("server config");
     };

@@ -31,12 +31,11 @@ fn task_status_word(status: TaskStatus, incomplete: bool) -> &'static str {
 }
 
 /// Writes the session's checkpoint; the step cursor is the task's last completed step.
-/// The checkpoint is serialised under the session lock straight from the live thread
-/// (lent, not copied) into the store's reused buffer, so a step allocates nothing the size
-/// of the thread.
+/// Only the small head is serialised per step; the thread goes in as each message's JSON,
+/// serialised when the message was added (`Thread::stored`), shared, not copied.
 pub fn checkpoint(session: &Session, store: &CheckpointStore) {
-    let mut buffer = store.buffer();
-    let serialized = {
+    let redactor = crate::redact::global();
+    let (head, thread) = {
         let mut guard = session.lock();
         let inner = &mut *guard;
         let policy = session.policy();
@@ -80,18 +79,9 @@ pub fn checkpoint(session: &Session, store: &CheckpointStore) {
             execution_environment: Some(session.identity.execution_environment.clone()),
             os_family: Some(session.identity.os_family.clone()).filter(|os| !os.is_empty()),
         };
-        inner.thread.lend(|messages| {
-            let checkpoint = Checkpoint {
-                thread: messages,
-                ..head
-            };
-            let serialized = serde_json::to_writer(&mut *buffer, &checkpoint);
-            (checkpoint.thread, serialized)
-        })
+        (head, inner.thread.stored(&redactor).to_vec())
     };
-    let written = serialized
-        .map_err(crate::state::StateError::from)
-        .and_then(|()| store.write_serialized(&session.identity.session_id, &buffer));
+    let written = store.write_with_thread(&head, &thread, &redactor);
     if let Err(error) = written {
         tracing::warn!(%error, "checkpoint write failed; the next step will try again");
     }

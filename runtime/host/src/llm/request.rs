@@ -133,8 +133,8 @@ impl WireCache {
 }
 
 fn wire_of(redactor: &Redactor, message: &ConversationMessage) -> Result<Wire, serde_json::Error> {
-    let tool_call_id = (message.role == Role::Tool)
-        .then(|| message.tool_call_id.as_deref().unwrap_or_default());
+    let tool_call_id =
+        (message.role == Role::Tool).then(|| message.tool_call_id.as_deref().unwrap_or_default());
     wire(
         redactor,
         message.role,

@@ -235,4 +235,3 @@ fn redactors_that_differ_in_values_share_compiled_rules() {
     second.warm();
     assert!(first.rules.set.get().is_some());
 }
-

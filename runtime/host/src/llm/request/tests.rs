@@ -176,7 +176,11 @@ fn a_synthetic_message_is_never_served_from_the_cache() {
 
 #[test]
 fn a_message_seen_clean_is_redacted_once_the_redactor_learns_more() {
-    let thread = [message("msg_1", Role::User, "deploy with abcdefgh-learnt-later please")];
+    let thread = [message(
+        "msg_1",
+        Role::User,
+        "deploy with abcdefgh-learnt-later please",
+    )];
     let messages: Vec<_> = thread.iter().map(Cow::Borrowed).collect();
     let first = Arc::new(Redactor::with_defaults());
     let mut cache = WireCache::default();
@@ -227,14 +231,21 @@ fn credentials_in_tool_call_arguments_are_replaced_and_the_json_stays_valid() {
     let Some(arguments) = arguments.as_str() else {
         panic!("arguments are a string: {arguments}");
     };
-    assert!(serde_json::from_str::<Value>(arguments).is_ok(), "{arguments}");
+    assert!(
+        serde_json::from_str::<Value>(arguments).is_ok(),
+        "{arguments}"
+    );
     assert!(!arguments.contains("s3cr3t-value-42"), "{arguments}");
 }
 
 #[test]
 fn contents_are_redacted_by_the_rules_and_flagged() {
     let redactor = Arc::new(Redactor::with_defaults());
-    let thread = [message("msg_1", Role::User, "my key is sk-abcdefghijklmnopqrstu")];
+    let thread = [message(
+        "msg_1",
+        Role::User,
+        "my key is sk-abcdefghijklmnopqrstu",
+    )];
     let messages: Vec<_> = thread.iter().map(Cow::Borrowed).collect();
     let Ok(body) = WireCache::default().body(&redactor, "s", &messages, &[], &policy(None)) else {
         panic!("serialisable");
