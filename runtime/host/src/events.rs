@@ -7,7 +7,7 @@ use std::sync::Mutex;
 
 use agent_protocol::checkpoint::EVENT_ID_EPOCH_SPAN;
 use agent_protocol::events::{EventBody, METHOD, SessionEvent};
-use agent_protocol::jsonrpc::Notification;
+use agent_protocol::jsonrpc::VERSION;
 use agent_protocol::methods::GetEventsResult;
 
 use crate::audit::Outlets;
@@ -116,10 +116,14 @@ impl EventSink {
             body,
         };
         ring.next_id += 1;
-        // Queued while the lock is held, so ids leave the process in increasing order.
-        self.outbound.send(&Notification::new(METHOD, &event));
-        if let Ok(json) = serde_json::to_string(&event) {
-            tracing::info!(target: "session_event", event = %json, "{}", event.event_type());
+        // Serialised once for both the client and the log. Queued while the lock is held,
+        // so ids leave the process in increasing order.
+        match serde_json::to_string(&event) {
+            Ok(json) => {
+                self.outbound.send_line(notification_line(&json));
+                tracing::info!(target: "session_event", event = %json, "{}", event.event_type());
+            }
+            Err(error) => tracing::error!(%error, "could not serialize a session event"),
         }
         let warning = self
             .outlets
@@ -159,13 +163,38 @@ impl EventSink {
     }
 }
 
+/// The `session.event` notification around an event's JSON: what serialising
+/// `Notification::new(METHOD, &event)` writes, without serialising the event again.
+fn notification_line(event_json: &str) -> String {
+    format!(r#"{{"jsonrpc":"{VERSION}","method":"{METHOD}","params":{event_json}}}"#)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use agent_protocol::events::TextChunk;
+    use agent_protocol::jsonrpc::Notification;
 
     fn chunk(text: &str) -> EventBody {
         EventBody::TextChunk(TextChunk { text: text.into() })
+    }
+
+    #[test]
+    fn the_notification_line_is_the_serialised_notification() {
+        let event = SessionEvent {
+            event_id: 7,
+            timestamp: "2026-11-25T12:00:00Z".into(),
+            session_id: "s".into(),
+            workspace_id: Some("w".into()),
+            task_id: Some("t".into()),
+            step_id: None,
+            body: chunk("a \"quoted\" chunk\n"),
+        };
+        let json = serde_json::to_string(&event).unwrap();
+        assert_eq!(
+            notification_line(&json),
+            serde_json::to_string(&Notification::new(METHOD, &event)).unwrap()
+        );
     }
 
     #[tokio::test]

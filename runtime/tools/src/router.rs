@@ -44,6 +44,9 @@ pub struct ToolOptions {
 
 pub struct LocalToolRouter {
     tools: Vec<Box<dyn Tool>>,
+    /// `tools`' definitions, in the same order: built once, since every step offers them
+    /// and every call looks its tool up by name.
+    definitions: Vec<ToolDefinition>,
     mcp: McpClient,
     backend: BackendTools,
 }
@@ -63,23 +66,25 @@ impl LocalToolRouter {
             allow_loopback_http: options.allow_loopback_http,
             ..options.mcp
         };
+        let tools: Vec<Box<dyn Tool>> = vec![
+            Box::new(ReadFile),
+            Box::new(WriteFile),
+            Box::new(DeleteFile),
+            Box::new(match options.kill_grace {
+                Some(grace) => RunCommand::new().with_kill_grace(grace),
+                None => RunCommand::new(),
+            }),
+            Box::new(HttpRequest::new(policy)),
+            Box::new(GitStatus::default()),
+            Box::new(GitDiff::default()),
+            Box::new(GitCommit::default()),
+            Box::new(GitPush::default()),
+        ];
         Self {
             mcp: McpClient::new(mcp),
             backend: BackendTools::new(options.backend_tool_service_url.clone()),
-            tools: vec![
-                Box::new(ReadFile),
-                Box::new(WriteFile),
-                Box::new(DeleteFile),
-                Box::new(match options.kill_grace {
-                    Some(grace) => RunCommand::new().with_kill_grace(grace),
-                    None => RunCommand::new(),
-                }),
-                Box::new(HttpRequest::new(policy)),
-                Box::new(GitStatus::default()),
-                Box::new(GitDiff::default()),
-                Box::new(GitCommit::default()),
-                Box::new(GitPush::default()),
-            ],
+            definitions: tools.iter().map(|tool| tool.definition()).collect(),
+            tools,
         }
     }
 }
@@ -97,9 +102,10 @@ impl ToolRouter for LocalToolRouter {
             return self.mcp.call(&request).await;
         }
         match self
-            .tools
+            .definitions
             .iter()
-            .find(|tool| tool.definition().tool_name == request.tool_name)
+            .position(|definition| definition.tool_name == request.tool_name)
+            .and_then(|index| self.tools.get(index))
         {
             Some(tool) => tool.run(&request).await,
             // Built-in names win: a remote tool can never stand in for a local one.
@@ -113,8 +119,7 @@ impl ToolRouter for LocalToolRouter {
     }
 
     fn available_tools(&self) -> Vec<ToolDefinition> {
-        let mut tools: Vec<ToolDefinition> =
-            self.tools.iter().map(|tool| tool.definition()).collect();
+        let mut tools = self.definitions.clone();
         let remote: Vec<ToolDefinition> = self
             .backend
             .tools()
