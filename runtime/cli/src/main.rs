@@ -39,7 +39,11 @@ fn main() -> std::process::ExitCode {
     }
     agent_host::redact::warm_up_in_background();
     let _guards = logging::init(&cli.log_level, host_config.log_dir.as_deref());
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
+    // One thread runs the protocol, the loop and the clients; blocking work (files,
+    // stdin) goes to tokio's blocking pool. A session is one conversation at a time, and
+    // on two worker threads each step paid for tasks waking each other across threads
+    // (per step 1.3 → 0.9 ms, CreateSession 11 → 7 ms; BENCHMARKS.md).
+    let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
     {
