@@ -38,6 +38,7 @@ pub mod loop_extra;
 pub mod model;
 pub mod model_requests;
 pub mod pause;
+pub mod paused_resume;
 pub mod policy;
 pub mod prompt;
 pub mod recovery;
