@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use agent_host::audit::AuditConfig;
+use agent_host::audit::{AuditConfig, DeliveryTuning};
 use anyhow::{Context, bail};
 
 #[derive(Debug, clap::Args)]
@@ -93,21 +93,23 @@ impl AuditArgs {
         Ok(AuditConfig {
             audit_service_url: url(&self.audit_service_url),
             telemetry_service_url: url(&self.telemetry_service_url),
-            batch_size: self.audit_batch_size,
-            flush_interval: seconds(
-                "AGENT_RUNTIME_AUDIT_FLUSH_INTERVAL_SECONDS",
-                self.audit_flush_interval_seconds,
-            )?,
-            queue_bound: self.audit_queue_bound,
-            retries: self.audit_retries,
-            retry_delay: seconds(
-                "AGENT_RUNTIME_AUDIT_RETRY_DELAY_SECONDS",
-                self.audit_retry_delay_seconds,
-            )?,
-            request_timeout: seconds(
-                "AGENT_RUNTIME_AUDIT_TIMEOUT_SECONDS",
-                self.audit_timeout_seconds,
-            )?,
+            delivery: DeliveryTuning {
+                batch_size: self.audit_batch_size,
+                flush_interval: seconds(
+                    "AGENT_RUNTIME_AUDIT_FLUSH_INTERVAL_SECONDS",
+                    self.audit_flush_interval_seconds,
+                )?,
+                queue_bound: self.audit_queue_bound,
+                retries: self.audit_retries,
+                retry_delay: seconds(
+                    "AGENT_RUNTIME_AUDIT_RETRY_DELAY_SECONDS",
+                    self.audit_retry_delay_seconds,
+                )?,
+                request_timeout: seconds(
+                    "AGENT_RUNTIME_AUDIT_TIMEOUT_SECONDS",
+                    self.audit_timeout_seconds,
+                )?,
+            },
             shutdown_flush_timeout: seconds(
                 "AGENT_RUNTIME_AUDIT_SHUTDOWN_FLUSH_SECONDS",
                 self.audit_shutdown_flush_seconds,
