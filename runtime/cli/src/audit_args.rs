@@ -2,10 +2,11 @@
 //! variables and flags. Every bound is configurable so a certification runs in milliseconds.
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use agent_host::audit::{AuditConfig, DeliveryTuning};
-use anyhow::{Context, bail};
+use anyhow::bail;
+
+use crate::config::seconds;
 
 #[derive(Debug, clap::Args)]
 pub struct AuditArgs {
@@ -68,11 +69,6 @@ pub struct AuditArgs {
         default_value_t = 1024
     )]
     run_store_queue_bound: usize,
-}
-
-fn seconds(name: &str, value: f64) -> anyhow::Result<Duration> {
-    Duration::try_from_secs_f64(value)
-        .with_context(|| format!("{name} must be a non-negative number of seconds, got {value}"))
 }
 
 fn url(value: &Option<String>) -> Option<String> {

@@ -174,7 +174,8 @@ pub struct Cli {
     audit: crate::audit_args::AuditArgs,
 }
 
-fn seconds(name: &str, value: f64) -> anyhow::Result<Duration> {
+/// A knob given in (fractional) seconds, refused with its name when negative or not finite.
+pub(crate) fn seconds(name: &str, value: f64) -> anyhow::Result<Duration> {
     Duration::try_from_secs_f64(value)
         .with_context(|| format!("{name} must be a non-negative number of seconds, got {value}"))
 }
