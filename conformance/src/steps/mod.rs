@@ -45,6 +45,7 @@ pub mod recovery;
 pub mod redaction;
 pub mod rpc;
 pub mod session;
+pub mod shutdown_history;
 pub mod task;
 pub mod task_options;
 pub mod thread;
