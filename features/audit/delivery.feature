@@ -113,7 +113,7 @@ Feature: Audit and telemetry delivery
   Scenario: a full delivery queue drops, counts and reports what it dropped
     Given the runtime is started with AGENT_RUNTIME_AUDIT_QUEUE_BOUND set to "1"
     And the runtime is started with AGENT_RUNTIME_AUDIT_BATCH_SIZE set to "1"
-    And the Audit Service is slow by 2 s
+    And the Audit Service is slow by 500 ms
     And a running session
     And the model will call ReadFile on "notes.txt"
     And the model will then answer "Done."

@@ -28,7 +28,7 @@ Feature: Remote tools of the Backend Tool Service
   Scenario: a remote tool call that outlasts the remote tool timeout fails with TOOL_EXECUTION_TIMEOUT
     Given the Backend Tool Service runs the tool "Translate" answering "bonjour" and the policy allows only it
     And the Backend Tool Service is slow by 3 s
-    And the runtime is started with AGENT_RUNTIME_REMOTE_TOOL_TIMEOUT_SECONDS set to "1"
+    And the runtime is started with AGENT_RUNTIME_REMOTE_TOOL_TIMEOUT_SECONDS set to "0.25"
     And a running session
     And the model will call the tool "Translate" with the arguments '{"text": "hello"}'
     And the model will then answer "The translation timed out."

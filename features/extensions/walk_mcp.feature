@@ -67,7 +67,7 @@ Feature: MCP client statements catalogued by the spec walk
   @REQ-EXT-205
   Scenario: an MCP server that never answers a call is bounded by the remote tool timeout
     Given the runtime is started with AGENT_RUNTIME_ALLOW_LOOPBACK_HTTP set to "true"
-    And the runtime is started with AGENT_RUNTIME_REMOTE_TOOL_TIMEOUT_SECONDS set to "1"
+    And the runtime is started with AGENT_RUNTIME_REMOTE_TOOL_TIMEOUT_SECONDS set to "0.25"
     And an MCP server "docs" the policy allows with only the tool "hang"
     And a running session
     And the model will call the tool "docs__hang" with the arguments "{}"

@@ -6,7 +6,7 @@ Feature: A gateway that goes silent, and one that is only slow
 
   @REQ-LLM-400
   Scenario: a stream that stalls mid-answer is abandoned and retried whole
-    Given the runtime is started with AGENT_RUNTIME_LLM_IDLE_TIMEOUT_SECONDS set to "1"
+    Given the runtime is started with AGENT_RUNTIME_LLM_IDLE_TIMEOUT_SECONDS set to "0.25"
     And the workspace file "notes.txt" contains "The launch code is 4-8-15-16."
     And a running session
     And the LLM Gateway stalls after 2 chunks
@@ -20,7 +20,7 @@ Feature: A gateway that goes silent, and one that is only slow
 
   @REQ-LLM-401
   Scenario: a gateway that sends no answer within the idle timeout is retried, then the session pauses
-    Given the runtime is started with AGENT_RUNTIME_LLM_IDLE_TIMEOUT_SECONDS set to "1"
+    Given the runtime is started with AGENT_RUNTIME_LLM_IDLE_TIMEOUT_SECONDS set to "0.25"
     And the runtime is started with LLM_MAX_RETRIES set to "1"
     And a running session
     And the LLM Gateway is slow by 10 s
@@ -32,10 +32,10 @@ Feature: A gateway that goes silent, and one that is only slow
 
   @REQ-LLM-402
   Scenario: a slow answer whose events keep coming is read to its end without a retry
-    Given the runtime is started with AGENT_RUNTIME_LLM_IDLE_TIMEOUT_SECONDS set to "1"
+    Given the runtime is started with AGENT_RUNTIME_LLM_IDLE_TIMEOUT_SECONDS set to "0.5"
     And a running session
-    And the LLM Gateway is slow by 300 ms
-    And the model will answer "Slow and steady wins." with 300 ms between chunks
+    And the LLM Gateway is slow by 150 ms
+    And the model will answer "Slow and steady wins." with 150 ms between chunks
     When the client starts the task "Take your time."
     Then the task_completed result is "Slow and steady wins."
     And the gateway received exactly 1 request

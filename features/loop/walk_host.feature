@@ -114,10 +114,10 @@ Feature: Statements of the Local Agent Host found by the spec walk
 
   @REQ-POL-101
   Scenario: a policy that expired before the model call stops the call and pauses the session
-    Given the Session Service serves policies that expire 3 seconds after they are served
+    Given the Session Service serves policies that expire 0.5 seconds after they are served
     And a running session
     And the model will answer "Too late."
-    When 3.1 seconds pass
+    When the policy the session was served has expired
     And the client starts the task "Are you there?"
     Then the task fails recoverably with error code "POLICY_EXPIRED"
     And the runtime reports policy_expired
@@ -150,7 +150,7 @@ Feature: Statements of the Local Agent Host found by the spec walk
 
   @REQ-LLM-103
   Scenario: a model stream that goes silent past the idle timeout is retried whole
-    Given the runtime is started with AGENT_RUNTIME_LLM_IDLE_TIMEOUT_SECONDS set to "1"
+    Given the runtime is started with AGENT_RUNTIME_LLM_IDLE_TIMEOUT_SECONDS set to "0.25"
     And a running session
     And the model will begin answering "Let me" and then pause
     And the model will answer "Here I am."

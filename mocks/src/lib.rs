@@ -23,6 +23,7 @@ mod backend_tools;
 mod faults;
 mod gateway;
 mod host;
+mod loopback;
 mod mcp;
 pub mod policy;
 mod port;

@@ -158,14 +158,7 @@ impl McpServerFake {
                         }
                     },
                 ));
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-        let address = listener.local_addr()?;
-        let shutdown = stop.clone();
-        tokio::spawn(async move {
-            let _ = axum::serve(listener, router)
-                .with_graceful_shutdown(async move { shutdown.cancelled_owned().await })
-                .await;
-        });
+        let (address, _) = crate::loopback::serve(router, stop.clone(), "MCP server fake").await?;
         Ok(Self {
             url: format!("http://{address}/mcp"),
             calls,

@@ -19,6 +19,8 @@ struct State {
     template: Value,
     version: String,
     bundle_ttl: Duration,
+    /// `expiresAt` of the latest bundle served, so a scenario can wait for exactly that instant.
+    last_expiry: std::cell::Cell<Option<time::OffsetDateTime>>,
     incompatible: Option<String>,
     feature_flags: Value,
     sessions: Vec<SessionRecord>,
@@ -48,6 +50,8 @@ impl State {
 
     fn bundle_for(&self, session: &SessionRecord) -> Value {
         let ttl = time::Duration::try_from(self.bundle_ttl).unwrap_or(time::Duration::HOUR);
+        let expires_at = time::OffsetDateTime::now_utc() + ttl;
+        self.last_expiry.set(Some(expires_at));
         render_bundle(
             &self.template,
             &BundleValues {
@@ -55,7 +59,7 @@ impl State {
                 workspace_id: &session.workspace_id,
                 tenant_id: &session.tenant_id,
                 user_id: &session.user_id,
-                expires_at: rfc3339_micros(time::OffsetDateTime::now_utc() + ttl),
+                expires_at: rfc3339_micros(expires_at),
                 version: &self.version,
             },
         )
@@ -96,6 +100,7 @@ impl SessionServiceFake {
             template: default_policy_template(),
             version: new_bundle_version(),
             bundle_ttl: Duration::from_secs(3600),
+            last_expiry: std::cell::Cell::new(None),
             incompatible: None,
             feature_flags: json!({}),
             sessions: Vec::new(),
@@ -166,6 +171,11 @@ impl SessionServiceFake {
     /// see the policy expire during a session.
     pub fn set_bundle_ttl(&self, ttl: Duration) {
         lock(&self.state).bundle_ttl = ttl;
+    }
+
+    /// `expiresAt` of the latest policy bundle served (create or resume), if any.
+    pub fn last_served_expiry(&self) -> Option<time::OffsetDateTime> {
+        lock(&self.state).last_expiry.get()
     }
 
     /// `featureFlags` of later create answers (default `{}`).

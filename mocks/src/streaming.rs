@@ -20,7 +20,7 @@ use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 use tokio::net::TcpSocket;
-use tokio::sync::{Semaphore, oneshot};
+use tokio::sync::Semaphore;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -103,15 +103,13 @@ pub struct StreamingGateway {
 }
 
 struct Running {
-    shutdown: oneshot::Sender<()>,
+    shutdown: CancellationToken,
     task: JoinHandle<()>,
 }
 
 impl StreamingGateway {
     /// Starts on a fresh ephemeral loopback port with an empty script.
     pub async fn start() -> anyhow::Result<Self> {
-        let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await?;
-        let addr = listener.local_addr()?;
         let shared = Arc::new(Shared {
             script: ReplyScript::default(),
             responder: Mutex::new(None),
@@ -126,17 +124,9 @@ impl StreamingGateway {
             .fallback(handle)
             .layer(DefaultBodyLimit::disable())
             .with_state(Arc::clone(&shared));
-        let (shutdown, shutdown_signal) = oneshot::channel::<()>();
-        let task = tokio::spawn(async move {
-            let served = axum::serve(listener, router)
-                .with_graceful_shutdown(async move {
-                    let _ = shutdown_signal.await;
-                })
-                .await;
-            if let Err(error) = served {
-                eprintln!("agent-mocks: streaming gateway stopped: {error}");
-            }
-        });
+        let shutdown = CancellationToken::new();
+        let (addr, task) =
+            crate::loopback::serve(router, shutdown.clone(), "streaming gateway").await?;
         Ok(Self {
             addr,
             shared,
@@ -227,7 +217,7 @@ impl StreamingGateway {
         let Some(running) = lock(&self.server).take() else {
             return;
         };
-        let _ = running.shutdown.send(());
+        running.shutdown.cancel();
         port::wait_until_refused(self.addr).await;
         // Graceful shutdown waits for in-flight streams (a stall may never end): stop waiting.
         running.task.abort();
@@ -265,6 +255,9 @@ impl FaultControl for StreamingGateway {
 impl Drop for StreamingGateway {
     fn drop(&mut self) {
         self.shared.dropped.cancel();
+        if let Some(running) = lock(&self.server).take() {
+            running.shutdown.cancel();
+        }
     }
 }
 

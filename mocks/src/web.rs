@@ -58,15 +58,8 @@ impl WebFake {
                 Arc::clone(&recorded),
                 record,
             ));
-        let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await?;
-        let address = listener.local_addr()?;
         let stop = CancellationToken::new();
-        let shutdown = stop.clone();
-        tokio::spawn(async move {
-            let _ = axum::serve(listener, router)
-                .with_graceful_shutdown(async move { shutdown.cancelled_owned().await })
-                .await;
-        });
+        let (address, _) = crate::loopback::serve(router, stop.clone(), "web fake").await?;
         Ok(Self {
             address,
             recorded,

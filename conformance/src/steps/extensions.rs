@@ -38,6 +38,17 @@ async fn allowed_mcp_server(
         world.session.is_none(),
         "the policy must be shaped before the session is created (put this step before \"a running session\")"
     );
+    add_mcp_server(world, name, tool).await?;
+    Ok(())
+}
+
+/// Starts an MCP server fake and lists it in the bundles the Session Service serves from now
+/// on (creates and resumes).
+pub(super) async fn add_mcp_server(
+    world: &mut ConformanceWorld,
+    name: String,
+    tool: String,
+) -> anyhow::Result<()> {
     let fake = McpServerFake::start().await?;
     let server = json!({
         "name": name, "endpoint": fake.url(), "bearerToken": MCP_TOKEN,

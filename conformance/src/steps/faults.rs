@@ -112,23 +112,25 @@ async fn is_down(world: &mut ConformanceWorld, name: String) -> StepResult {
     apply(world, &name, Fault::Down).await
 }
 
+/// "to every request" or "to the next <n> request(s)".
 #[given(
-    regex = r"^the (Session Service|Workspace Service|Approval Service|Backend Tool Service|Audit Service|Telemetry Service|LLM Gateway) answers (\d{3}) to every request$"
+    regex = r"^the (Session Service|Workspace Service|Approval Service|Backend Tool Service|Audit Service|Telemetry Service|LLM Gateway) answers (\d{3}) to (every request|the next \d+ requests?)$"
 )]
-async fn answers_always(world: &mut ConformanceWorld, name: String, status: u16) -> StepResult {
-    let count = EVERY_REQUEST;
-    apply(world, &name, Fault::Fail { count, status }).await
-}
-
-#[given(
-    regex = r"^the (Session Service|Workspace Service|Approval Service|Backend Tool Service|Audit Service|Telemetry Service|LLM Gateway) answers (\d{3}) to the next (\d+) requests?$"
-)]
-async fn answers_next(
+async fn answers(
     world: &mut ConformanceWorld,
     name: String,
     status: u16,
-    count: usize,
+    which: String,
 ) -> StepResult {
+    let count = match which.strip_prefix("the next ") {
+        Some(rest) => rest
+            .split(' ')
+            .next()
+            .unwrap_or_default()
+            .parse()
+            .context("a number of requests")?,
+        None => EVERY_REQUEST,
+    };
     apply(world, &name, Fault::Fail { count, status }).await
 }
 
@@ -173,6 +175,6 @@ mod tests {
         let names: Vec<&str> = SERVICES.iter().map(|(n, _)| *n).collect();
         assert_eq!(names.join("|"), SERVICE_NAMES);
         let pattern = format!("regex = r\"^the ({SERVICE_NAMES})");
-        assert_eq!(include_str!("faults.rs").matches(&pattern).count(), 4);
+        assert_eq!(include_str!("faults.rs").matches(&pattern).count(), 3);
     }
 }

@@ -238,16 +238,25 @@ async fn model_reads_held(world: &mut ConformanceWorld, name: String) -> StepRes
     Ok(())
 }
 
-/// The one deliberate clock wait of the kit: a policy's expiry is a wall-clock instant, so
-/// seeing it pass takes that long. Bounded by the scenario's own number.
-#[when(expr = "{float} seconds pass")]
-async fn seconds_pass(_world: &mut ConformanceWorld, seconds: f64) -> StepResult {
-    let wait = Duration::try_from_secs_f64(seconds).context("a number of seconds")?;
+/// A policy's expiry is a wall-clock instant, so the kit waits for exactly the `expiresAt`
+/// the Session Service served last (a few hundred ms in the scenarios), never a guessed
+/// duration. Bounded: an instant more than 10 s away is a scenario mistake.
+#[when("the policy the session was served has expired")]
+async fn served_policy_expired(world: &mut ConformanceWorld) -> StepResult {
+    let expires_at = world
+        .fakes()
+        .await?
+        .session
+        .last_served_expiry()
+        .context("the Session Service has served no policy yet")?;
+    let left = expires_at - time::OffsetDateTime::now_utc();
+    let wait = Duration::try_from(left).unwrap_or(Duration::ZERO);
     check!(
         wait <= Duration::from_secs(10),
-        "waits longer than 10 s make slow scenarios"
+        "the served policy expires in {wait:?}; waits longer than 10 s make slow scenarios"
     );
-    tokio::time::sleep(wait).await;
+    // 5 ms past the instant: the runtime compares `expiresAt <= now` on the same clock.
+    tokio::time::sleep(wait + Duration::from_millis(5)).await;
     Ok(())
 }
 

@@ -3,7 +3,7 @@
 use crate::FaultControl;
 use serde_json::{Value, json};
 
-use super::support::client;
+use super::support::{client, post_status};
 use crate::ApprovalServiceFake;
 
 fn record() -> Value {
@@ -16,14 +16,7 @@ fn record() -> Value {
 }
 
 async fn post(fake: &ApprovalServiceFake, body: &Value) -> u16 {
-    client()
-        .post(format!("{}/approvals", fake.url()))
-        .json(body)
-        .send()
-        .await
-        .unwrap()
-        .status()
-        .as_u16()
+    post_status(&format!("{}/approvals", fake.url()), body).await
 }
 
 #[tokio::test]

@@ -3,7 +3,7 @@
 use crate::FaultControl;
 use serde_json::{Value, json};
 
-use super::support::client;
+use super::support::{client, post_status};
 use crate::{EventService, EventServiceFake};
 
 fn envelope(n: u64) -> Value {
@@ -15,14 +15,7 @@ fn envelope(n: u64) -> Value {
 }
 
 async fn post(fake: &EventServiceFake, body: &Value) -> u16 {
-    client()
-        .post(format!("{}{}", fake.url(), fake.kind().path()))
-        .json(body)
-        .send()
-        .await
-        .unwrap()
-        .status()
-        .as_u16()
+    post_status(&format!("{}{}", fake.url(), fake.kind().path()), body).await
 }
 
 #[tokio::test]

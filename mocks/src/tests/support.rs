@@ -163,3 +163,15 @@ pub async fn next_event(receiver: &mut mpsc::UnboundedReceiver<Event>) -> Event 
 pub fn client() -> reqwest::Client {
     reqwest::Client::new()
 }
+
+/// POSTs `body` as JSON to `url` and returns the status.
+pub async fn post_status(url: &str, body: &Value) -> u16 {
+    client()
+        .post(url)
+        .json(body)
+        .send()
+        .await
+        .unwrap()
+        .status()
+        .as_u16()
+}

@@ -4,8 +4,10 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use agent_host::audit::AuditConfig;
-use anyhow::{Context, bail};
+use agent_host::audit::{AuditConfig, DeliveryTuning};
+use anyhow::bail;
+
+use crate::config::Seconds;
 
 #[derive(Debug, clap::Args)]
 pub struct AuditArgs {
@@ -22,9 +24,10 @@ pub struct AuditArgs {
     #[arg(
         long,
         env = "AGENT_RUNTIME_AUDIT_FLUSH_INTERVAL_SECONDS",
-        default_value = "2"
+        default_value = "2",
+        value_parser = Seconds
     )]
-    audit_flush_interval_seconds: f64,
+    audit_flush_interval_seconds: Duration,
     /// Envelopes waiting per service; more are dropped, counted and reported.
     #[arg(long, env = "AGENT_RUNTIME_AUDIT_QUEUE_BOUND", default_value_t = 1000)]
     audit_queue_bound: usize,
@@ -35,23 +38,26 @@ pub struct AuditArgs {
     #[arg(
         long,
         env = "AGENT_RUNTIME_AUDIT_RETRY_DELAY_SECONDS",
-        default_value = "0.5"
+        default_value = "0.5",
+        value_parser = Seconds
     )]
-    audit_retry_delay_seconds: f64,
+    audit_retry_delay_seconds: Duration,
     /// Timeout of one audit/telemetry POST, in seconds.
     #[arg(
         long,
         env = "AGENT_RUNTIME_AUDIT_TIMEOUT_SECONDS",
-        default_value = "10"
+        default_value = "10",
+        value_parser = Seconds
     )]
-    audit_timeout_seconds: f64,
+    audit_timeout_seconds: Duration,
     /// How long Shutdown waits for the last batches, in seconds.
     #[arg(
         long,
         env = "AGENT_RUNTIME_AUDIT_SHUTDOWN_FLUSH_SECONDS",
-        default_value = "3"
+        default_value = "3",
+        value_parser = Seconds
     )]
-    audit_shutdown_flush_seconds: f64,
+    audit_shutdown_flush_seconds: Duration,
     /// Directory of the local run/trace store [default: LOG_DIR/runs; none without LOG_DIR].
     #[arg(long, env = "AGENT_RUNTIME_RUN_STORE_DIR")]
     run_store_dir: Option<PathBuf>,
@@ -68,11 +74,6 @@ pub struct AuditArgs {
         default_value_t = 1024
     )]
     run_store_queue_bound: usize,
-}
-
-fn seconds(name: &str, value: f64) -> anyhow::Result<Duration> {
-    Duration::try_from_secs_f64(value)
-        .with_context(|| format!("{name} must be a non-negative number of seconds, got {value}"))
 }
 
 fn url(value: &Option<String>) -> Option<String> {
@@ -93,25 +94,15 @@ impl AuditArgs {
         Ok(AuditConfig {
             audit_service_url: url(&self.audit_service_url),
             telemetry_service_url: url(&self.telemetry_service_url),
-            batch_size: self.audit_batch_size,
-            flush_interval: seconds(
-                "AGENT_RUNTIME_AUDIT_FLUSH_INTERVAL_SECONDS",
-                self.audit_flush_interval_seconds,
-            )?,
-            queue_bound: self.audit_queue_bound,
-            retries: self.audit_retries,
-            retry_delay: seconds(
-                "AGENT_RUNTIME_AUDIT_RETRY_DELAY_SECONDS",
-                self.audit_retry_delay_seconds,
-            )?,
-            request_timeout: seconds(
-                "AGENT_RUNTIME_AUDIT_TIMEOUT_SECONDS",
-                self.audit_timeout_seconds,
-            )?,
-            shutdown_flush_timeout: seconds(
-                "AGENT_RUNTIME_AUDIT_SHUTDOWN_FLUSH_SECONDS",
-                self.audit_shutdown_flush_seconds,
-            )?,
+            delivery: DeliveryTuning {
+                batch_size: self.audit_batch_size,
+                flush_interval: self.audit_flush_interval_seconds,
+                queue_bound: self.audit_queue_bound,
+                retries: self.audit_retries,
+                retry_delay: self.audit_retry_delay_seconds,
+                request_timeout: self.audit_timeout_seconds,
+            },
+            shutdown_flush_timeout: self.audit_shutdown_flush_seconds,
             run_store_dir: self.run_store_dir.clone(),
             run_store_max_file_bytes: self.run_store_max_file_bytes,
             run_store_max_total_bytes: self.run_store_max_total_bytes,

@@ -9,6 +9,10 @@ use agent_host::HostConfig;
 use anyhow::{Context, bail};
 use clap::Parser;
 
+pub(crate) use seconds::Seconds;
+
+mod seconds;
+
 /// The reference agent runtime: serves one session over JSON-RPC 2.0 (NDJSON on stdio).
 #[derive(Debug, Parser)]
 #[command(name = "agent-runtime", version, about, max_term_width = 100)]
@@ -48,8 +52,8 @@ pub struct Cli {
     #[arg(long, env = "LOG_LEVEL", default_value = "info")]
     pub log_level: String,
     /// Seconds to wait for an approval decision before treating it as denied (fractional allowed).
-    #[arg(long, env = "APPROVAL_TIMEOUT_SECONDS", default_value = "300")]
-    approval_timeout_seconds: f64,
+    #[arg(long, env = "APPROVAL_TIMEOUT_SECONDS", default_value = "300", value_parser = Seconds)]
+    approval_timeout_seconds: Duration,
     /// Steps per task when StartTask gives no taskOptions.maxSteps.
     #[arg(long, env = "DEFAULT_MAX_STEPS", default_value_t = 40)]
     default_max_steps: u32,
@@ -57,18 +61,19 @@ pub struct Cli {
     #[arg(long, env = "LLM_MAX_RETRIES", default_value_t = 3)]
     llm_max_retries: u32,
     /// Base delay of the LLM retry backoff, in seconds.
-    #[arg(long, env = "LLM_RETRY_BASE_DELAY", default_value = "1.0")]
-    llm_retry_base_delay: f64,
+    #[arg(long, env = "LLM_RETRY_BASE_DELAY", default_value = "1.0", value_parser = Seconds)]
+    llm_retry_base_delay: Duration,
     /// Largest delay of the LLM retry backoff, in seconds.
-    #[arg(long, env = "LLM_RETRY_MAX_DELAY", default_value = "30")]
-    llm_retry_max_delay: f64,
+    #[arg(long, env = "LLM_RETRY_MAX_DELAY", default_value = "30", value_parser = Seconds)]
+    llm_retry_max_delay: Duration,
     /// Timeout of each Session/Workspace Service request, in seconds.
     #[arg(
         long,
         env = "AGENT_RUNTIME_SERVICE_TIMEOUT_SECONDS",
-        default_value = "10"
+        default_value = "10",
+        value_parser = Seconds
     )]
-    service_timeout_seconds: f64,
+    service_timeout_seconds: Duration,
     /// Retries of a failed Session/Workspace Service request.
     #[arg(long, env = "AGENT_RUNTIME_SERVICE_RETRIES", default_value_t = 2)]
     service_retries: u32,
@@ -76,62 +81,70 @@ pub struct Cli {
     #[arg(
         long,
         env = "AGENT_RUNTIME_SERVICE_RETRY_DELAY_SECONDS",
-        default_value = "0.5"
+        default_value = "0.5",
+        value_parser = Seconds
     )]
-    service_retry_delay_seconds: f64,
+    service_retry_delay_seconds: Duration,
     /// Connect timeout to the LLM Gateway, in seconds.
     #[arg(
         long,
         env = "AGENT_RUNTIME_LLM_CONNECT_TIMEOUT_SECONDS",
-        default_value = "10"
+        default_value = "10",
+        value_parser = Seconds
     )]
-    llm_connect_timeout_seconds: f64,
+    llm_connect_timeout_seconds: Duration,
     /// Longest silence tolerated inside an LLM stream, in seconds.
     #[arg(
         long,
         env = "AGENT_RUNTIME_LLM_IDLE_TIMEOUT_SECONDS",
-        default_value = "60"
+        default_value = "60",
+        value_parser = Seconds
     )]
-    llm_idle_timeout_seconds: f64,
+    llm_idle_timeout_seconds: Duration,
     /// Timeout of file tools, in seconds.
     #[arg(
         long,
         env = "AGENT_RUNTIME_FILE_TOOL_TIMEOUT_SECONDS",
-        default_value = "30"
+        default_value = "30",
+        value_parser = Seconds
     )]
-    file_tool_timeout_seconds: f64,
+    file_tool_timeout_seconds: Duration,
     /// Default RunCommand timeout when the model gives none, in seconds.
     #[arg(
         long,
         env = "AGENT_RUNTIME_SHELL_TOOL_TIMEOUT_SECONDS",
-        default_value = "300"
+        default_value = "300",
+        value_parser = Seconds
     )]
-    shell_tool_timeout_seconds: f64,
+    shell_tool_timeout_seconds: Duration,
     /// Timeout of HttpRequest, in seconds.
     #[arg(
         long,
         env = "AGENT_RUNTIME_NETWORK_TOOL_TIMEOUT_SECONDS",
-        default_value = "60"
+        default_value = "60",
+        value_parser = Seconds
     )]
-    network_tool_timeout_seconds: f64,
+    network_tool_timeout_seconds: Duration,
     /// Timeout of remote (Backend Tool Service) tools, in seconds.
     #[arg(
         long,
         env = "AGENT_RUNTIME_REMOTE_TOOL_TIMEOUT_SECONDS",
-        default_value = "120"
+        default_value = "120",
+        value_parser = Seconds
     )]
-    remote_tool_timeout_seconds: f64,
+    remote_tool_timeout_seconds: Duration,
     /// Seconds a cancelled task waits for running tools before killing them.
     #[arg(
         long,
         env = "AGENT_RUNTIME_FORCE_CANCEL_GRACE_SECONDS",
-        default_value = "10"
+        default_value = "10",
+        value_parser = Seconds
     )]
-    force_cancel_grace_seconds: f64,
+    force_cancel_grace_seconds: Duration,
     /// Seconds between SIGTERM and SIGKILL when a command's process tree is ended
     /// (local-tool-runtime.md §6.2: 5).
-    #[arg(long, env = "AGENT_RUNTIME_KILL_GRACE_SECONDS", default_value = "5")]
-    kill_grace_seconds: f64,
+    #[arg(long, env = "AGENT_RUNTIME_KILL_GRACE_SECONDS", default_value = "5", value_parser = Seconds)]
+    kill_grace_seconds: Duration,
     /// Let HttpRequest reach loopback addresses (127.0.0.0/8, ::1) — for tests against local
     /// servers only; private, link-local and metadata addresses stay refused.
     #[arg(
@@ -147,9 +160,10 @@ pub struct Cli {
     #[arg(
         long,
         env = "AGENT_RUNTIME_MCP_STARTUP_TIMEOUT_SECONDS",
-        default_value = "10"
+        default_value = "10",
+        value_parser = Seconds
     )]
-    mcp_startup_timeout_seconds: f64,
+    mcp_startup_timeout_seconds: Duration,
     /// Largest accepted JSON-RPC line, in bytes.
     #[arg(long, env = "AGENT_RUNTIME_MAX_LINE_BYTES", default_value_t = 256 * 1024 * 1024)]
     max_line_bytes: usize,
@@ -172,11 +186,6 @@ pub struct Cli {
     max_steps_limit: u32,
     #[command(flatten)]
     audit: crate::audit_args::AuditArgs,
-}
-
-fn seconds(name: &str, value: f64) -> anyhow::Result<Duration> {
-    Duration::try_from_secs_f64(value)
-        .with_context(|| format!("{name} must be a non-negative number of seconds, got {value}"))
 }
 
 fn required(name: &str, value: &Option<String>) -> anyhow::Result<String> {
@@ -247,18 +256,12 @@ impl Cli {
 
     pub fn tool_options(&self) -> anyhow::Result<agent_tools::ToolOptions> {
         let mcp = agent_tools::mcp::McpOptions {
-            startup_timeout: seconds(
-                "AGENT_RUNTIME_MCP_STARTUP_TIMEOUT_SECONDS",
-                self.mcp_startup_timeout_seconds,
-            )?,
+            startup_timeout: self.mcp_startup_timeout_seconds,
             ..Default::default()
         };
         Ok(agent_tools::ToolOptions {
             allow_loopback_http: self.allow_loopback_http,
-            kill_grace: Some(seconds(
-                "AGENT_RUNTIME_KILL_GRACE_SECONDS",
-                self.kill_grace_seconds,
-            )?),
+            kill_grace: Some(self.kill_grace_seconds),
             backend_tool_service_url: self
                 .backend_tool_service_url
                 .clone()
@@ -286,52 +289,24 @@ impl Cli {
             .clone()
             .unwrap_or_else(default_checkpoint_dir);
         config.log_dir = self.log_dir.clone();
-        config.approval_timeout =
-            seconds("APPROVAL_TIMEOUT_SECONDS", self.approval_timeout_seconds)?;
+        config.approval_timeout = self.approval_timeout_seconds;
         if self.default_max_steps == 0 {
             bail!("DEFAULT_MAX_STEPS must be at least 1");
         }
         config.default_max_steps = self.default_max_steps;
         config.llm_max_retries = self.llm_max_retries;
-        config.llm_retry_base_delay = seconds("LLM_RETRY_BASE_DELAY", self.llm_retry_base_delay)?;
-        config.llm_retry_max_delay = seconds("LLM_RETRY_MAX_DELAY", self.llm_retry_max_delay)?;
-        config.service_timeout = seconds(
-            "AGENT_RUNTIME_SERVICE_TIMEOUT_SECONDS",
-            self.service_timeout_seconds,
-        )?;
+        config.llm_retry_base_delay = self.llm_retry_base_delay;
+        config.llm_retry_max_delay = self.llm_retry_max_delay;
+        config.service_timeout = self.service_timeout_seconds;
         config.service_retries = self.service_retries;
-        config.service_retry_delay = seconds(
-            "AGENT_RUNTIME_SERVICE_RETRY_DELAY_SECONDS",
-            self.service_retry_delay_seconds,
-        )?;
-        config.llm_connect_timeout = seconds(
-            "AGENT_RUNTIME_LLM_CONNECT_TIMEOUT_SECONDS",
-            self.llm_connect_timeout_seconds,
-        )?;
-        config.llm_idle_timeout = seconds(
-            "AGENT_RUNTIME_LLM_IDLE_TIMEOUT_SECONDS",
-            self.llm_idle_timeout_seconds,
-        )?;
-        config.file_tool_timeout = seconds(
-            "AGENT_RUNTIME_FILE_TOOL_TIMEOUT_SECONDS",
-            self.file_tool_timeout_seconds,
-        )?;
-        config.shell_tool_timeout = seconds(
-            "AGENT_RUNTIME_SHELL_TOOL_TIMEOUT_SECONDS",
-            self.shell_tool_timeout_seconds,
-        )?;
-        config.network_tool_timeout = seconds(
-            "AGENT_RUNTIME_NETWORK_TOOL_TIMEOUT_SECONDS",
-            self.network_tool_timeout_seconds,
-        )?;
-        config.remote_tool_timeout = seconds(
-            "AGENT_RUNTIME_REMOTE_TOOL_TIMEOUT_SECONDS",
-            self.remote_tool_timeout_seconds,
-        )?;
-        config.force_cancel_grace = seconds(
-            "AGENT_RUNTIME_FORCE_CANCEL_GRACE_SECONDS",
-            self.force_cancel_grace_seconds,
-        )?;
+        config.service_retry_delay = self.service_retry_delay_seconds;
+        config.llm_connect_timeout = self.llm_connect_timeout_seconds;
+        config.llm_idle_timeout = self.llm_idle_timeout_seconds;
+        config.file_tool_timeout = self.file_tool_timeout_seconds;
+        config.shell_tool_timeout = self.shell_tool_timeout_seconds;
+        config.network_tool_timeout = self.network_tool_timeout_seconds;
+        config.remote_tool_timeout = self.remote_tool_timeout_seconds;
+        config.force_cancel_grace = self.force_cancel_grace_seconds;
         config.max_line_bytes = self.max_line_bytes;
         if self.max_request_messages < 3 {
             bail!(

@@ -58,6 +58,10 @@ pub struct ResumeSessionResponse {
     pub compatibility_status: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub policy_bundle: Option<PolicyBundle>,
+    /// Fresh session metadata (local-agent-host.md §9.5); absent or null keeps the
+    /// session's flags — INTEROP.md §3 does not promise the service sends them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feature_flags: Option<Map<String, Value>>,
 }
 
 /// `POST /sessions/{id}/cancel` (answered 204).

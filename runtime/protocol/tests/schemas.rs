@@ -1343,6 +1343,10 @@ fn service_bodies_satisfy_their_schemas() {
             workspace_id: "ws_456".into(),
             compatibility_status: "compatible".into(),
             policy_bundle: Some(policy_bundle()),
+            feature_flags: Some(serde_json::Map::from_iter([(
+                "betaTools".to_owned(),
+                json!(true),
+            )])),
         },
     );
     check(

@@ -75,7 +75,7 @@ pub fn checkpoint(session: &Session, store: &CheckpointStore) {
                 .map(|task| inner.patches.changes(&task.task_id).to_vec())
                 .unwrap_or_default(),
             name: session.identity.name.clone(),
-            feature_flags: session.identity.feature_flags.clone(),
+            feature_flags: inner.feature_flags.clone(),
             execution_environment: Some(session.identity.execution_environment.clone()),
             os_family: Some(session.identity.os_family.clone()).filter(|os| !os.is_empty()),
         };

@@ -21,6 +21,12 @@ use super::envelope::{Ids, own_event};
 pub struct DeliveryConfig {
     /// The full endpoint, e.g. `https://audit.example.com/audit/events`.
     pub endpoint: String,
+    pub tuning: DeliveryTuning,
+}
+
+/// How hard delivery tries; one set for both services (`AGENT_RUNTIME_AUDIT_*`).
+#[derive(Debug, Clone)]
+pub struct DeliveryTuning {
     pub batch_size: usize,
     pub flush_interval: Duration,
     pub queue_bound: usize,
@@ -30,6 +36,19 @@ pub struct DeliveryConfig {
     pub retry_delay: Duration,
     /// Bound of one POST.
     pub request_timeout: Duration,
+}
+
+impl Default for DeliveryTuning {
+    fn default() -> Self {
+        Self {
+            batch_size: 50,
+            flush_interval: Duration::from_secs(2),
+            queue_bound: 1000,
+            retries: 3,
+            retry_delay: Duration::from_millis(500),
+            request_timeout: Duration::from_secs(10),
+        }
+    }
 }
 
 /// The `eventType` of the envelope that reports drops.
@@ -50,7 +69,7 @@ pub struct Channel {
 impl Channel {
     /// Spawns the delivery task on the current tokio runtime.
     pub fn start(config: DeliveryConfig, client: reqwest::Client, ids: Ids) -> Self {
-        let (tx, rx) = mpsc::channel(config.queue_bound.max(1));
+        let (tx, rx) = mpsc::channel(config.tuning.queue_bound.max(1));
         let dropped = Arc::new(AtomicU64::new(0));
         let worker = Worker {
             config,
@@ -100,7 +119,7 @@ struct Worker {
 impl Worker {
     async fn run(self, mut rx: mpsc::Receiver<Command>) {
         let mut batch: Vec<AuditEvent> = Vec::new();
-        let mut due = Instant::now() + self.config.flush_interval;
+        let mut due = Instant::now() + self.config.tuning.flush_interval;
         loop {
             tokio::select! {
                 command = rx.recv() => match command {
@@ -110,10 +129,10 @@ impl Worker {
                     }
                     Some(Command::Event(envelope)) => {
                         if batch.is_empty() {
-                            due = Instant::now() + self.config.flush_interval;
+                            due = Instant::now() + self.config.tuning.flush_interval;
                         }
                         batch.push(*envelope);
-                        if batch.len() >= self.config.batch_size.max(1) {
+                        if batch.len() >= self.config.tuning.batch_size.max(1) {
                             self.send(&mut batch).await;
                         }
                     }
@@ -124,7 +143,7 @@ impl Worker {
                 },
                 () = sleep_until(due), if !batch.is_empty() || self.dropped.load(Ordering::Relaxed) > 0 => {
                     self.send(&mut batch).await;
-                    due = Instant::now() + self.config.flush_interval;
+                    due = Instant::now() + self.config.tuning.flush_interval;
                 }
             }
         }
@@ -147,15 +166,15 @@ impl Worker {
         }
         let events = std::mem::take(batch);
         let body = json!({ "events": events });
-        let mut delay = self.config.retry_delay;
-        for attempt in 0..=self.config.retries {
+        let mut delay = self.config.tuning.retry_delay;
+        for attempt in 0..=self.config.tuning.retries {
             match self.post(&body).await {
                 Ok(()) => return,
                 Err(Failure::Permanent(reason)) => {
                     tracing::warn!(endpoint = %self.config.endpoint, %reason, count = events.len(), "event batch refused; not retried");
                     return;
                 }
-                Err(Failure::Transient(reason)) if attempt == self.config.retries => {
+                Err(Failure::Transient(reason)) if attempt == self.config.tuning.retries => {
                     tracing::warn!(endpoint = %self.config.endpoint, %reason, count = events.len(), "event batch lost after retries");
                 }
                 Err(Failure::Transient(_)) => {
@@ -170,7 +189,7 @@ impl Worker {
         let response = self
             .client
             .post(&self.config.endpoint)
-            .timeout(self.config.request_timeout)
+            .timeout(self.config.tuning.request_timeout)
             .json(body)
             .send()
             .await

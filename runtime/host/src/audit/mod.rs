@@ -20,7 +20,7 @@ use agent_protocol::ErrorCode;
 use agent_protocol::audit::AuditEvent;
 use agent_protocol::events::{EventBody, SessionEvent, Warning};
 
-pub use delivery::{Channel, DeliveryConfig, EVENTS_DROPPED};
+pub use delivery::{Channel, DeliveryConfig, DeliveryTuning, EVENTS_DROPPED};
 pub use envelope::Ids;
 pub use run_store::{Admission, RunStore, RunStoreConfig};
 
@@ -41,12 +41,8 @@ pub struct AuditConfig {
     pub audit_service_url: Option<String>,
     /// Base URL of the Telemetry Service (`POST {url}/telemetry/events`).
     pub telemetry_service_url: Option<String>,
-    pub batch_size: usize,
-    pub flush_interval: Duration,
-    pub queue_bound: usize,
-    pub retries: u32,
-    pub retry_delay: Duration,
-    pub request_timeout: Duration,
+    /// Batching, queue and retries of both services.
+    pub delivery: DeliveryTuning,
     /// How long Shutdown waits for the last batches.
     pub shutdown_flush_timeout: Duration,
     /// The run store's directory; `None` means `LOG_DIR/runs`, or no store without LOG_DIR.
@@ -61,12 +57,7 @@ impl Default for AuditConfig {
         Self {
             audit_service_url: None,
             telemetry_service_url: None,
-            batch_size: 50,
-            flush_interval: Duration::from_secs(2),
-            queue_bound: 1000,
-            retries: 3,
-            retry_delay: Duration::from_millis(500),
-            request_timeout: Duration::from_secs(10),
+            delivery: DeliveryTuning::default(),
             shutdown_flush_timeout: Duration::from_secs(3),
             run_store_dir: None,
             run_store_max_file_bytes: 5 * 1024 * 1024,
@@ -81,12 +72,7 @@ impl AuditConfig {
         let base = base?.trim().trim_end_matches('/');
         (!base.is_empty()).then(|| DeliveryConfig {
             endpoint: format!("{base}{path}"),
-            batch_size: self.batch_size,
-            flush_interval: self.flush_interval,
-            queue_bound: self.queue_bound,
-            retries: self.retries,
-            retry_delay: self.retry_delay,
-            request_timeout: self.request_timeout,
+            tuning: self.delivery.clone(),
         })
     }
 }

@@ -60,12 +60,14 @@ async fn serve(server: Arc<Server>) -> String {
 fn config(endpoint: String) -> DeliveryConfig {
     DeliveryConfig {
         endpoint,
-        batch_size: 3,
-        flush_interval: Duration::from_secs(60),
-        queue_bound: 100,
-        retries: 2,
-        retry_delay: Duration::from_millis(1),
-        request_timeout: Duration::from_secs(5),
+        tuning: DeliveryTuning {
+            batch_size: 3,
+            flush_interval: Duration::from_secs(60),
+            queue_bound: 100,
+            retries: 2,
+            retry_delay: Duration::from_millis(1),
+            request_timeout: Duration::from_secs(5),
+        },
     }
 }
 
@@ -137,7 +139,7 @@ async fn batches_by_size_then_flush_sends_the_rest() {
 async fn the_flush_interval_sends_a_partial_batch() {
     let server = Arc::new(Server::default());
     let mut config = config(serve(Arc::clone(&server)).await);
-    config.flush_interval = Duration::from_millis(20);
+    config.tuning.flush_interval = Duration::from_millis(20);
     let channel = Channel::start(config, reqwest::Client::new(), ids());
     channel.offer(envelope(7));
     let batches = batches_reach(&server, 1).await;
@@ -171,8 +173,8 @@ async fn a_full_queue_drops_counts_and_reports_in_the_next_batch() {
         ..Server::default()
     });
     let mut config = config(serve(Arc::clone(&server)).await);
-    config.batch_size = 1;
-    config.queue_bound = 2;
+    config.tuning.batch_size = 1;
+    config.tuning.queue_bound = 2;
     let channel = Channel::start(config, reqwest::Client::new(), ids());
     channel.offer(envelope(1));
     // The worker holds event 1 in a POST the server does not answer; the queue takes two.
@@ -211,9 +213,9 @@ async fn an_unreachable_service_never_blocks_the_producer() {
     let address = listener.local_addr().unwrap();
     drop(listener);
     let mut config = config(format!("http://{address}/audit/events"));
-    config.queue_bound = 4;
-    config.batch_size = 1;
-    config.retries = 1000;
+    config.tuning.queue_bound = 4;
+    config.tuning.batch_size = 1;
+    config.tuning.retries = 1000;
     let channel = Channel::start(config, reqwest::Client::new(), ids());
     for n in 0..10_000 {
         channel.offer(envelope(n));

@@ -128,7 +128,6 @@ impl Host {
             name: response.name.clone(),
             execution_environment: params.execution_environment,
             workspace_root: workspace_hint.local_paths.first().map(PathBuf::from),
-            feature_flags: response.feature_flags.clone(),
             os_family: client_info.os_family.clone().unwrap_or_default(),
         };
         let events = EventSink::new(
@@ -139,7 +138,12 @@ impl Host {
         )
         .with_outlets(self.outlets(&identity));
         let policy_version = bundle.policy_bundle_version.clone();
-        let session = Arc::new(Session::new(identity, bundle, events));
+        let session = Arc::new(Session::new(
+            identity,
+            bundle,
+            response.feature_flags.clone(),
+            events,
+        ));
         if let Some(history) = history {
             session.continue_conversation(history);
         }
@@ -209,7 +213,7 @@ impl Host {
             status: session.status(),
             compatibility_status: compatibility.to_owned(),
             policy_bundle_version: session.policy().bundle().policy_bundle_version.clone(),
-            feature_flags: session.identity.feature_flags.clone(),
+            feature_flags: session.feature_flags(),
         }
     }
 }

@@ -5,6 +5,7 @@
 use agent_protocol::ErrorShape;
 use agent_protocol::checkpoint::Checkpoint;
 use agent_protocol::services::ResumeSessionResponse;
+use serde_json::Map;
 
 use super::*;
 use crate::services::ServiceError;
@@ -76,9 +77,16 @@ impl Host {
             // The same refusals as a crash recovery (§9.6): an expired or unknown session
             // deletes its stale checkpoint; an unreachable service keeps it for a retry.
             .map_err(|error| self.resume_refused(session.id(), &error))?;
-        let bundle = refreshed_bundle(response, session.id())?;
+        let (bundle, flags) = refreshed_bundle(response, session.id())?;
         session.set_policy(bundle);
+        if let Some(flags) = flags {
+            session.lock().feature_flags = flags;
+        }
         crate::redact::apply::session_policy(session);
+        // The fresh bundle decides the extensions too (PAUSED → RUNNING re-inits the policy,
+        // §3.3): servers it adds are connected, servers it drops are closed, a rotated
+        // bearer token is used — `open` replaces whatever the old bundle had opened.
+        crate::extensions::open(self.tools.as_ref(), session).await;
         session
             .transition(SessionStatus::SessionRunning)
             .map_err(|error| RpcError::internal(error.to_string()))?;
@@ -123,8 +131,8 @@ impl Host {
             .resume_session(session_id, checkpoint.step_cursor.clone())
             .await
             .map_err(|error| self.resume_refused(session_id, &error))?;
-        let bundle = refreshed_bundle(response, session_id)?;
-        let session = self.rebuild(checkpoint, bundle);
+        let (bundle, flags) = refreshed_bundle(response, session_id)?;
+        let session = self.rebuild(checkpoint, bundle, flags);
         session
             .transition(SessionStatus::SessionRunning)
             .map_err(|error| RpcError::internal(error.to_string()))?;
@@ -178,8 +186,14 @@ impl Host {
         RpcError::domain(shape)
     }
 
-    /// The in-memory session a checkpoint describes: identity, thread, tokens, last task.
-    fn rebuild(&self, checkpoint: Checkpoint, bundle: PolicyBundle) -> Arc<Session> {
+    /// The in-memory session a checkpoint describes: identity, thread, tokens, last task;
+    /// the feature flags of the resume answer when it has any, else the checkpoint's.
+    fn rebuild(
+        &self,
+        checkpoint: Checkpoint,
+        bundle: PolicyBundle,
+        flags: Option<Map<String, Value>>,
+    ) -> Arc<Session> {
         let identity = Identity {
             session_id: checkpoint.session_id.clone(),
             workspace_id: checkpoint.workspace_id.clone(),
@@ -191,7 +205,6 @@ impl Host {
                 .clone()
                 .unwrap_or_else(|| "desktop".to_owned()),
             workspace_root: checkpoint.workspace_root.as_ref().map(PathBuf::from),
-            feature_flags: checkpoint.feature_flags.clone(),
             os_family: checkpoint
                 .os_family
                 .clone()
@@ -205,18 +218,19 @@ impl Host {
             checkpoint.event_id_epoch.saturating_add(1),
         )
         .with_outlets(self.outlets(&identity));
-        let session = Arc::new(Session::new(identity, bundle, events));
+        let flags = flags.unwrap_or_else(|| checkpoint.feature_flags.clone());
+        let session = Arc::new(Session::new(identity, bundle, flags, events));
         session.restore(checkpoint);
         session
     }
 }
 
 /// The bundle of a resume answer, checked like a new one (§9.5 "validate the refreshed
-/// policy bundle").
+/// policy bundle"), and the fresh feature flags if the answer has them.
 fn refreshed_bundle(
     response: ResumeSessionResponse,
     session_id: &str,
-) -> Result<PolicyBundle, RpcError> {
+) -> Result<(PolicyBundle, Option<Map<String, Value>>), RpcError> {
     if response.compatibility_status != "compatible" {
         return Err(RpcError::new(
             ErrorCode::SessionIncompatible,
@@ -230,5 +244,5 @@ fn refreshed_bundle(
         ));
     };
     create::validate_bundle(&bundle, session_id)?;
-    Ok(bundle)
+    Ok((bundle, response.feature_flags))
 }

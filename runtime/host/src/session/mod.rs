@@ -34,7 +34,6 @@ pub struct Identity {
     pub name: Option<String>,
     pub execution_environment: String,
     pub workspace_root: Option<PathBuf>,
-    pub feature_flags: Map<String, Value>,
     pub os_family: String,
 }
 
@@ -64,6 +63,8 @@ pub struct Inner {
     /// Messages left out of the last LLM request, to report changes only.
     pub last_dropped: usize,
     pub patches: patches::Patches,
+    /// As the Session Service last sent them: at creation, or with a fresh bundle on resume.
+    pub feature_flags: Map<String, Value>,
 }
 
 pub struct Session {
@@ -77,7 +78,12 @@ pub struct Session {
 }
 
 impl Session {
-    pub fn new(identity: Identity, policy: PolicyBundle, events: EventSink) -> Self {
+    pub fn new(
+        identity: Identity,
+        policy: PolicyBundle,
+        feature_flags: Map<String, Value>,
+        events: EventSink,
+    ) -> Self {
         let thread = Thread::new(&identity.session_id);
         let enforcer = PolicyEnforcer::new(policy, identity.workspace_root.clone());
         Self {
@@ -94,6 +100,7 @@ impl Session {
                 task_count: 0,
                 last_dropped: 0,
                 patches: patches::Patches::default(),
+                feature_flags,
             }),
             runner: Mutex::new(None),
         }
@@ -166,6 +173,10 @@ impl Session {
             Ok(mut policy) => *policy = enforcer,
             Err(poisoned) => *poisoned.into_inner() = enforcer,
         }
+    }
+
+    pub fn feature_flags(&self) -> Map<String, Value> {
+        self.lock().feature_flags.clone()
     }
 
     pub fn policy(&self) -> Arc<PolicyEnforcer> {

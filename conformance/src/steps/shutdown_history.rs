@@ -1,0 +1,42 @@
+//! The history uploaded at Shutdown (system-design.md §8a): which task it follows when no
+//! task ran in this process (a session restored after a crash).
+
+use cucumber::then;
+
+use super::session::UPLOADS_AT_SHUTDOWN;
+use super::{StepResult, eventually, str_at};
+use crate::world::ConformanceWorld;
+
+#[then("the session_history uploaded after Shutdown follows the task that ran before the crash")]
+async fn follows_task_before_crash(world: &mut ConformanceWorld) -> StepResult {
+    // Everything the runtime does on its way out has reached the fakes once it exited.
+    let _ = world.started_runtime()?.wait_exit(world.timeout()).await;
+    let before = world.marks.get(UPLOADS_AT_SHUTDOWN).copied().unwrap_or(0);
+    let session_id = world.session()?.session_id.clone();
+    let task_id = world.task()?.task_id.clone();
+    let fakes = world.started_fakes()?;
+    let upload = eventually(
+        world.timeout(),
+        "no session_history was uploaded after Shutdown",
+        || async {
+            fakes
+                .workspace
+                .uploads()
+                .await
+                .into_iter()
+                .skip(before)
+                .rfind(|u| {
+                    str_at(u, &["artifactType"]) == Some("session_history")
+                        && str_at(u, &["sessionId"]) == Some(session_id.as_str())
+                })
+                .ok_or_else(|| "none of this session yet".to_owned())
+        },
+    )
+    .await?;
+    let after = str_at(&upload, &["snapshotAfterTaskId"]);
+    check!(
+        after == Some(task_id.as_str()),
+        "the session_history uploaded at Shutdown must follow the session's last task {task_id} (it ran before the crash), its snapshotAfterTaskId is {after:?}"
+    );
+    Ok(())
+}

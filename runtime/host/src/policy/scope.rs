@@ -1,0 +1,85 @@
+//! Scope checks of one capability entry (§8.2) and the risk they imply (§8.5); see the
+//! module documentation of [`super`] for what each capability's scope means.
+
+use std::path::Path;
+
+use agent_protocol::approval::RiskLevel;
+use agent_protocol::policy::CapabilityEntry;
+use serde_json::{Map, Value};
+
+use super::{PolicyEnforcer, command, default_risk, domain};
+
+impl PolicyEnforcer {
+    /// The scope constraints of `entry`; on success, the risk of the call (§8.5).
+    pub(super) fn check_scope(
+        &self,
+        capability: &str,
+        entry: &CapabilityEntry,
+        arguments: &Map<String, Value>,
+    ) -> Result<RiskLevel, String> {
+        let text = |key: &str| arguments.get(key).and_then(Value::as_str);
+        match capability {
+            "Shell.Exec" => {
+                let line = text("command").ok_or("RunCommand needs a command string")?;
+                command::check(
+                    line,
+                    entry.allowed_commands.as_deref(),
+                    entry.blocked_commands.as_deref(),
+                )
+                .map_err(|denial| denial.to_string())?;
+                if entry.allowed_paths.is_some() || entry.blocked_paths.is_some() {
+                    self.check_path(entry, text("cwd").unwrap_or("."), false)?;
+                }
+                Ok(elevated(entry.allowed_commands.is_none()))
+            }
+            "Network.Http" => {
+                let url = text("url").ok_or("HttpRequest needs a url string")?;
+                domain::check(
+                    url,
+                    entry.allowed_domains.as_deref(),
+                    entry.blocked_domains.as_deref(),
+                )
+                .map_err(|denial| denial.to_string())?;
+                Ok(elevated(entry.allowed_domains.is_none()))
+            }
+            git if git.starts_with("Git.") => {
+                // The repository folder (`path`, else the workspace root) and every file a
+                // commit stages (`files`, relative to that folder) obey the entry's paths.
+                if entry.allowed_paths.is_some() || entry.blocked_paths.is_some() {
+                    let repo = text("path").unwrap_or(".");
+                    self.check_path(entry, repo, false)?;
+                    let files = arguments.get("files").and_then(Value::as_array);
+                    for file in files.into_iter().flatten().filter_map(Value::as_str) {
+                        let joined = Path::new(repo).join(file);
+                        self.check_path(entry, &joined.to_string_lossy(), false)?;
+                    }
+                }
+                Ok(default_risk(git))
+            }
+            file if file.starts_with("File.") => {
+                let mut outside = false;
+                for raw in PATH_ARGUMENTS.iter().filter_map(|key| text(key)) {
+                    let path = self.check_path(entry, raw, true)?;
+                    outside |= !self.inside_workspace(&path);
+                }
+                Ok(match file {
+                    "File.Write" if outside => RiskLevel::High,
+                    _ => default_risk(file),
+                })
+            }
+            _ => Ok(default_risk(capability)),
+        }
+    }
+}
+
+/// The arguments of file tools that name a path (the tools define `path`; the rest are
+/// judged whenever a tool sends them).
+const PATH_ARGUMENTS: &[&str] = &["path", "source", "destination", "cwd"];
+
+fn elevated(high: bool) -> RiskLevel {
+    if high {
+        RiskLevel::High
+    } else {
+        RiskLevel::Medium
+    }
+}

@@ -1,0 +1,306 @@
+//! The enforcer's unit tests: scopes, paths, risk.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+
+use super::paths::expand_home;
+use super::*;
+
+#[test]
+fn a_leading_tilde_is_the_home_folder_and_nothing_else_is() {
+    let home = Path::new("/home/ada");
+    let expand = |raw: &str| expand_home(Path::new(raw), Some(home));
+    assert_eq!(expand("~"), Some(PathBuf::from("/home/ada")));
+    assert_eq!(
+        expand("~/.ssh/id_rsa"),
+        Some(PathBuf::from("/home/ada/.ssh/id_rsa"))
+    );
+    assert_eq!(expand("~other/x"), None);
+    assert_eq!(expand("a/~/x"), None);
+    assert_eq!(expand("/abs"), None);
+    assert_eq!(expand_home(Path::new("~/x"), None), None);
+}
+
+fn enforcer(root: &Path, capabilities: Value) -> PolicyEnforcer {
+    let bundle: PolicyBundle = serde_json::from_value(json!({
+        "policyBundleVersion": "v", "schemaVersion": "1.0", "sessionId": "s",
+        "expiresAt": "2999-01-01T00:00:00Z", "capabilities": capabilities,
+        "llmPolicy": {"allowedModels": ["m"]}
+    }))
+    .unwrap();
+    PolicyEnforcer::new(bundle, Some(root.to_path_buf()))
+}
+
+fn args(path: &str) -> Map<String, Value> {
+    json!({ "path": path }).as_object().unwrap().clone()
+}
+
+#[test]
+fn relative_entries_resolve_against_the_workspace_and_blocked_wins() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "x").unwrap();
+    std::fs::write(dir.path().join(".env"), "x").unwrap();
+    let policy = enforcer(
+        dir.path(),
+        json!([{"name": "File.Read", "allowedPaths": ["."], "blockedPaths": [".env"]}]),
+    );
+    assert_eq!(
+        policy.check_tool("File.Read", &args("a.txt")),
+        Verdict::Allowed
+    );
+    assert!(
+        matches!(policy.check_tool("File.Read", &args(".env")), Verdict::Denied(r) if r.contains("blocked"))
+    );
+    assert!(
+        matches!(policy.check_tool("File.Read", &args("../outside")), Verdict::Denied(r) if r.contains("not in allowed"))
+    );
+    assert!(
+        matches!(policy.check_tool("File.Write", &args("a.txt")), Verdict::Denied(r) if r.contains("not granted"))
+    );
+}
+
+#[test]
+fn without_a_workspace_relative_entries_admit_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a.txt");
+    std::fs::write(&file, "x").unwrap();
+    let bundle: PolicyBundle = serde_json::from_value(json!({
+        "policyBundleVersion": "v", "schemaVersion": "1.0", "sessionId": "s",
+        "expiresAt": "2999-01-01T00:00:00Z",
+        "capabilities": [{"name": "File.Read", "allowedPaths": ["."]}],
+        "llmPolicy": {"allowedModels": ["m"]}
+    }))
+    .unwrap();
+    let policy = PolicyEnforcer::new(bundle, None);
+    let absolute = file.display().to_string();
+    assert!(matches!(
+        policy.check_tool("File.Read", &args(&absolute)),
+        Verdict::Denied(_)
+    ));
+    assert!(matches!(
+        policy.check_tool("File.Read", &args("/etc/hostname")),
+        Verdict::Denied(_)
+    ));
+}
+
+#[test]
+fn prefixes_match_whole_components_only() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("proj")).unwrap();
+    std::fs::create_dir(dir.path().join("proj2")).unwrap();
+    let policy = enforcer(
+        dir.path(),
+        json!([{"name": "File.Read", "allowedPaths": ["proj"]}]),
+    );
+    assert_eq!(
+        policy.check_tool("File.Read", &args("proj/x")),
+        Verdict::Allowed
+    );
+    assert!(matches!(
+        policy.check_tool("File.Read", &args("proj2/x")),
+        Verdict::Denied(_)
+    ));
+}
+
+fn object(value: Value) -> Map<String, Value> {
+    value.as_object().unwrap().clone()
+}
+
+fn denied(verdict: Verdict) -> String {
+    match verdict {
+        Verdict::Denied(reason) => reason,
+        other => panic!("expected a denial, got {other:?}"),
+    }
+}
+
+fn risk(verdict: Verdict) -> RiskLevel {
+    match verdict {
+        Verdict::ApprovalRequired { risk, .. } => risk,
+        other => panic!("expected an approval, got {other:?}"),
+    }
+}
+
+#[test]
+fn shell_commands_are_judged_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = enforcer(
+        dir.path(),
+        json!([{"name": "Shell.Exec", "allowedCommands": ["ls", "cargo"],
+                "blockedCommands": ["rm -rf /", "sudo"]}]),
+    );
+    let run =
+        |command: Value| policy.check_tool("Shell.Exec", &object(json!({"command": command})));
+    assert_eq!(run(json!("ls -la | cargo fmt")), Verdict::Allowed);
+    assert_eq!(
+        denied(run(json!("ls; rm -rf /"))),
+        "Command is blocked: rm -rf /"
+    );
+    assert_eq!(
+        denied(run(json!("ls && curl x"))),
+        "Command not in allowed commands: curl"
+    );
+    assert_eq!(
+        denied(run(json!("$CMD"))),
+        "Cannot tell which command runs: $CMD"
+    );
+    assert_eq!(
+        denied(run(json!(["ls"]))),
+        "RunCommand needs a command string"
+    );
+    assert_eq!(
+        denied(policy.check_tool("Shell.Exec", &Map::new())),
+        "RunCommand needs a command string"
+    );
+}
+
+#[test]
+fn shell_risk_is_high_unless_commands_are_allowlisted() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = object(json!({"command": "cargo test"}));
+    let listed = enforcer(
+        dir.path(),
+        json!([{"name": "Shell.Exec", "allowedCommands": ["cargo"], "requiresApproval": true,
+                "approvalRuleId": "r"}]),
+    );
+    assert_eq!(
+        risk(listed.check_tool("Shell.Exec", &args)),
+        RiskLevel::Medium
+    );
+    let open = enforcer(
+        dir.path(),
+        json!([{"name": "Shell.Exec", "blockedCommands": ["sudo"], "requiresApproval": true}]),
+    );
+    assert_eq!(risk(open.check_tool("Shell.Exec", &args)), RiskLevel::High);
+}
+
+#[test]
+fn git_repository_folders_and_staged_files_obey_the_paths_when_set() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("repo")).unwrap();
+    let scoped = enforcer(
+        dir.path(),
+        json!([{"name": "Git.Commit", "allowedPaths": ["repo"], "blockedPaths": ["repo/.env"]},
+               {"name": "Git.Status", "allowedPaths": ["."]}]),
+    );
+    let commit = |args: Value| scoped.check_tool("Git.Commit", &object(args));
+    assert_eq!(
+        commit(json!({"message": "m", "path": "repo", "files": ["a.txt"]})),
+        Verdict::Allowed
+    );
+    assert!(denied(commit(json!({"message": "m"}))).contains("not in allowed paths"));
+    assert!(
+        denied(commit(
+            json!({"message": "m", "path": "repo", "files": [".env"]})
+        ))
+        .contains("blocked")
+    );
+    assert!(
+        denied(commit(
+            json!({"message": "m", "path": "repo", "files": ["../x"]})
+        ))
+        .contains("not in allowed paths")
+    );
+    let status = |args: Value| scoped.check_tool("Git.Status", &object(args));
+    assert_eq!(status(json!({})), Verdict::Allowed);
+    assert!(denied(status(json!({"path": ".."}))).contains("not in allowed paths"));
+}
+
+#[test]
+fn the_working_directory_obeys_shell_paths_when_set() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("src")).unwrap();
+    let scoped = enforcer(
+        dir.path(),
+        json!([{"name": "Shell.Exec", "allowedPaths": ["src"]}]),
+    );
+    let run = |args: Value| scoped.check_tool("Shell.Exec", &object(args));
+    assert_eq!(
+        run(json!({"command": "ls", "cwd": "src"})),
+        Verdict::Allowed
+    );
+    assert!(denied(run(json!({"command": "ls", "cwd": ".."}))).contains("not in allowed paths"));
+    assert!(denied(run(json!({"command": "ls"}))).contains("not in allowed paths"));
+    let unscoped = enforcer(dir.path(), json!([{"name": "Shell.Exec"}]));
+    assert_eq!(
+        unscoped.check_tool("Shell.Exec", &object(json!({"command": "ls", "cwd": "/"}))),
+        Verdict::Allowed
+    );
+}
+
+#[test]
+fn http_hosts_are_judged_and_rated() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = enforcer(
+        dir.path(),
+        json!([{"name": "Network.Http", "allowedDomains": ["example.com"],
+                "blockedDomains": ["10.*"], "requiresApproval": true}]),
+    );
+    let get = |url: Value| policy.check_tool("Network.Http", &object(json!({"url": url})));
+    assert_eq!(
+        risk(get(json!("https://api.example.com/x"))),
+        RiskLevel::Medium
+    );
+    assert_eq!(
+        denied(get(json!("https://example.com.evil.net/"))),
+        "Domain not allowed: example.com.evil.net"
+    );
+    assert_eq!(
+        denied(get(json!("http://10.0.0.5/"))),
+        "Domain is blocked: 10.0.0.5"
+    );
+    assert!(denied(get(json!("ftp://example.com/"))).contains("Only http and https"));
+    assert_eq!(denied(get(json!(5))), "HttpRequest needs a url string");
+    let open = enforcer(
+        dir.path(),
+        json!([{"name": "Network.Http", "requiresApproval": true}]),
+    );
+    let url = object(json!({"url": "https://example.com/"}));
+    assert_eq!(risk(open.check_tool("Network.Http", &url)), RiskLevel::High);
+}
+
+#[test]
+fn every_path_argument_counts_and_writes_outside_are_high_risk() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = enforcer(
+        dir.path(),
+        json!([{"name": "File.Write", "blockedPaths": [".git/"], "requiresApproval": true},
+               {"name": "File.Read", "allowedPaths": ["."]}]),
+    );
+    let write = |args: Value| policy.check_tool("File.Write", &object(args));
+    assert_eq!(risk(write(json!({"path": "a.txt"}))), RiskLevel::Medium);
+    assert_eq!(risk(write(json!({"path": "../a.txt"}))), RiskLevel::High);
+    assert!(
+        denied(write(
+            json!({"path": "a.txt", "destination": ".git/config"})
+        ))
+        .contains("blocked")
+    );
+    assert!(denied(write(json!({"source": ".git/HEAD"}))).contains("blocked"));
+    assert!(denied(write(json!({"path": "a", "cwd": ".git/"}))).contains("blocked"));
+    let read = |args: Value| policy.check_tool("File.Read", &object(args));
+    assert!(denied(read(json!({"path": "a", "source": "/etc/passwd"}))).contains("not in allowed"));
+    let rootless = PolicyEnforcer::new(policy.bundle().clone(), None);
+    let inside = dir.path().join("a.txt");
+    assert_eq!(
+        risk(rootless.check_tool("File.Write", &object(json!({"path": inside})))),
+        RiskLevel::High
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_symlink_into_a_blocked_directory_is_denied() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("secrets")).unwrap();
+    std::fs::write(dir.path().join("secrets/key"), "k").unwrap();
+    std::os::unix::fs::symlink(dir.path().join("secrets"), dir.path().join("link")).unwrap();
+    let policy = enforcer(
+        dir.path(),
+        json!([{"name": "File.Read", "allowedPaths": ["."], "blockedPaths": ["secrets/"]}]),
+    );
+    assert!(matches!(
+        policy.check_tool("File.Read", &args("link/key")),
+        Verdict::Denied(_)
+    ));
+}
