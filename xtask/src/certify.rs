@@ -111,9 +111,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     command.args(&args.rest);
     println!("xtask: certifying `{runtime}`");
+    // A kit that fails to build writes no outcome: an old one must not be reported as this
+    // run's.
+    let outcome_path = report_dir.join("outcome.json");
+    let _ = std::fs::remove_file(&outcome_path);
     let status = command.status().context("cannot run the conformance kit")?;
 
-    let outcome_path = report_dir.join("outcome.json");
     match std::fs::read_to_string(&outcome_path)
         .ok()
         .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())

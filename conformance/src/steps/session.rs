@@ -407,7 +407,7 @@ async fn history_after_shutdown(world: &mut ConformanceWorld) -> StepResult {
     let before = world.marks.get(UPLOADS_AT_SHUTDOWN).copied().unwrap_or(0);
     let session_id = world.session()?.session_id.clone();
     let fakes = world.started_fakes()?;
-    eventually(
+    let upload = eventually(
         world.timeout(),
         "no session_history was uploaded after Shutdown",
         || async {
@@ -429,6 +429,13 @@ async fn history_after_shutdown(world: &mut ConformanceWorld) -> StepResult {
         },
     )
     .await?;
+    // The upload is the §8a body, checked against its schema like every message.
+    if let Err(error) = agent_schemas::validate("artifacts/SessionHistory", &upload) {
+        return Err(anyhow::anyhow!(
+            "the session_history uploaded at Shutdown breaks artifacts/SessionHistory: {error}"
+        )
+        .into());
+    }
     Ok(())
 }
 

@@ -1,5 +1,6 @@
 //! The history uploaded at Shutdown (system-design.md §8a): which task it follows when no
-//! task ran in this process (a session restored after a crash).
+//! task ran in this process (a session restored after a crash, or one that continues a
+//! past conversation).
 
 use cucumber::then;
 
@@ -9,6 +10,19 @@ use crate::world::ConformanceWorld;
 
 #[then("the session_history uploaded after Shutdown follows the task that ran before the crash")]
 async fn follows_task_before_crash(world: &mut ConformanceWorld) -> StepResult {
+    follows_last_task(world).await
+}
+
+/// A session that continues a past conversation and runs no task of its own: its snapshot
+/// follows the last task of the thread it continues.
+#[then("the session_history uploaded after Shutdown follows the conversation's last task")]
+async fn follows_conversations_last_task(world: &mut ConformanceWorld) -> StepResult {
+    follows_last_task(world).await
+}
+
+/// The last session_history of the current session, uploaded after Shutdown, names the
+/// last task the kit ran (`world.task()`), in this process or an earlier one.
+async fn follows_last_task(world: &mut ConformanceWorld) -> StepResult {
     // Everything the runtime does on its way out has reached the fakes once it exited.
     let _ = world.started_runtime()?.wait_exit(world.timeout()).await;
     let before = world.marks.get(UPLOADS_AT_SHUTDOWN).copied().unwrap_or(0);
@@ -36,7 +50,7 @@ async fn follows_task_before_crash(world: &mut ConformanceWorld) -> StepResult {
     let after = str_at(&upload, &["snapshotAfterTaskId"]);
     check!(
         after == Some(task_id.as_str()),
-        "the session_history uploaded at Shutdown must follow the session's last task {task_id} (it ran before the crash), its snapshotAfterTaskId is {after:?}"
+        "the session_history uploaded at Shutdown must follow the last task {task_id} (run before the crash, or in the conversation this session continues), its snapshotAfterTaskId is {after:?}"
     );
     Ok(())
 }

@@ -37,12 +37,24 @@ impl Host {
             return;
         };
         // The last snapshot follows the session's last task (system-design.md §8a), also
-        // when that task was just cancelled and its messages were never uploaded.
-        let last_task = session
-            .lock()
-            .task
-            .as_ref()
-            .map(|task| task.task_id.clone());
+        // when that task was just cancelled and its messages were never uploaded; in a
+        // session that ran none it follows the last task of the thread it continues, and
+        // when there is none at all it follows no task.
+        let last_task = {
+            let inner = session.lock();
+            inner
+                .task
+                .as_ref()
+                .map(|task| task.task_id.clone())
+                .or_else(|| {
+                    inner
+                        .thread
+                        .messages()
+                        .iter()
+                        .rev()
+                        .find_map(|message| message.task_id.clone())
+                })
+        };
         agent_loop::upload_history(session, &backends, last_task.as_deref()).await;
         // §3.3: RUNNING → CANCELLED when a task was running, PAUSED → CANCELLED always (a
         // paused session has no arrow to COMPLETED); RUNNING → COMPLETED otherwise.
