@@ -41,7 +41,6 @@ impl Host {
 
     async fn establish(self: &Arc<Self>, params: CreateSessionParams) -> Result<Value, RpcError> {
         let backends = self.backends()?;
-        crate::thread::tokens::warm_up();
         let mut client_info = params.client_info.clone().unwrap_or_default();
         client_info
             .local_agent_host_version

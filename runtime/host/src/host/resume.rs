@@ -125,7 +125,6 @@ impl Host {
                 ));
             }
         };
-        crate::thread::tokens::warm_up();
         let response = backends
             .sessions
             .resume_session(session_id, checkpoint.step_cursor.clone())

@@ -2,14 +2,12 @@
 //! `agent-tokens` crate (a compact static table; counts equal tiktoken's). Counts are
 //! estimates for budgeting and context management; the gateway's usage numbers replace
 //! them where it sends any.
+//!
+//! The pre-tokenizer compiles on the first count (a few milliseconds, once per process):
+//! compiling it when a session is created kept about a megabyte resident in sessions that
+//! never ran a task.
 
 use std::sync::Mutex;
-
-/// Compiles the pre-tokenizer on a blocking thread so the first real count does not wait
-/// (the vocabulary itself needs no loading).
-pub fn warm_up() {
-    tokio::task::spawn_blocking(agent_tokens::warm_up);
-}
 
 /// Tokens of `text`, plus the few tokens of per-message framing the chat format adds.
 pub fn count(text: &str) -> u64 {

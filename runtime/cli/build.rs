@@ -1,0 +1,30 @@
+//! Release builds for x86_64 Linux link the functions a session runs — start-up,
+//! CreateSession, steps, streaming — next to each other (`hot-symbols.txt`, made by
+//! `cargo xtask hot-symbols` from an instruction profile of `cargo xtask bench`). The kernel
+//! maps code in 64 KiB windows around each page it faults in, so hot code scattered over
+//! the binary kept about three times its size resident (BENCHMARKS.md).
+//!
+//! The ordering needs LLD, the default linker of that target. Names it no longer finds
+//! (renamed or inlined code) are skipped silently, so a stale list costs only memory; set
+//! `AGENT_RUNTIME_NO_SYMBOL_ORDER=1` to link without it.
+
+fn main() {
+    println!("cargo:rerun-if-changed=hot-symbols.txt");
+    println!("cargo:rerun-if-env-changed=AGENT_RUNTIME_NO_SYMBOL_ORDER");
+    let release = std::env::var("PROFILE").is_ok_and(|profile| profile == "release");
+    let lld_target =
+        std::env::var("TARGET").is_ok_and(|target| target == "x86_64-unknown-linux-gnu");
+    let disabled = std::env::var_os("AGENT_RUNTIME_NO_SYMBOL_ORDER").is_some();
+    if !(release && lld_target) || disabled {
+        return;
+    }
+    let Some(dir) = std::env::var_os("CARGO_MANIFEST_DIR") else {
+        return;
+    };
+    let list = std::path::Path::new(&dir).join("hot-symbols.txt");
+    println!(
+        "cargo:rustc-link-arg-bins=-Wl,--symbol-ordering-file={}",
+        list.display()
+    );
+    println!("cargo:rustc-link-arg-bins=-Wl,--no-warn-symbol-ordering");
+}
