@@ -20,6 +20,7 @@ mod certify;
 mod coverage;
 mod crash;
 mod demo;
+mod hot_symbols;
 mod lint;
 mod new_scenario;
 mod steps;
@@ -39,7 +40,7 @@ use clap::{Parser, Subcommand};
 #[derive(Parser)]
 #[command(
     name = "xtask",
-    about = "Project chores: certify, coverage, lint, steps, new-scenario, bench"
+    about = "Project chores: certify, coverage, lint, steps, new-scenario, bench, hot-symbols"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -64,6 +65,8 @@ enum Command {
     Crash(crash::Args),
     /// Try the reference runtime by hand against mock-services with a scripted model.
     Demo(demo::Args),
+    /// Regenerate runtime/cli/hot-symbols.txt (the functions release builds link together).
+    HotSymbols(hot_symbols::Args),
 }
 
 /// The workspace root (this crate lives in `<root>/xtask`).
@@ -99,6 +102,7 @@ fn main() -> ExitCode {
         Command::Bench(args) => bench::run(args),
         Command::Crash(args) => crash::run(args),
         Command::Demo(args) => demo::run(args),
+        Command::HotSymbols(args) => hot_symbols::run(args),
     };
     match result {
         Ok(code) => code,

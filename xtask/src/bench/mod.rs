@@ -137,6 +137,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Runs the quick whole-process plan against `runtime_line` and discards the figures: a
+/// session's typical work (start, CreateSession, steps, streaming) for a profiler wrapped
+/// around the runtime (`cargo xtask hot-symbols`).
+pub(crate) fn exercise(runtime_line: &str, timeout: Duration) -> anyhow::Result<()> {
+    let command = RuntimeCommand::parse(runtime_line)?;
+    report::whole_process(&command, None, Plan::QUICK, timeout).map(drop)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
