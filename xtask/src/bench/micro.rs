@@ -40,9 +40,11 @@ pub fn criterion_section(root: &Path, quick: bool) -> anyhow::Result<String> {
         section.push_str(row);
     }
     section.push_str(
-        "\n`checkpoint/write_atomic_fsync/N` is one per-step checkpoint of an N-message thread \
-         (serialize, temp file, fsync, rename, fsync the directory); its bytes are the \
-         checkpoint's size. `sse/accumulate_1000_text_chunks` is SSE chunk parsing and delta \
+        "\n`checkpoint/step_write_fsync/N` is one per-step checkpoint of an N-message thread \
+         (the head serialised, the messages' stored JSON spliced in, temp file, fsync, rename, \
+         fsync the directory); its bytes are the checkpoint's size. \
+         `checkpoint/serialize_whole/N` serialises the whole checkpoint, as every step did \
+         before the thread kept its stored JSON. `sse/accumulate_1000_text_chunks` is SSE chunk parsing and delta \
          accumulation (MB/s of `data:` payload).\n\n",
     );
     Ok(section)
