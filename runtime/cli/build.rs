@@ -4,18 +4,23 @@
 //! maps code in 64 KiB windows around each page it faults in, so hot code scattered over
 //! the binary kept about three times its size resident (BENCHMARKS.md).
 //!
-//! The ordering needs LLD, the default linker of that target. Names it no longer finds
-//! (renamed or inlined code) are skipped silently, so a stale list costs only memory; set
-//! `AGENT_RUNTIME_NO_SYMBOL_ORDER=1` to link without it.
+//! The ordering needs LLD, the default linker of that target (rust-lld); when another
+//! linker is configured (`target.….linker`, or `-C linker…` flags) it is left out. Names it
+//! no longer finds (renamed or inlined code) are skipped silently, so a stale list costs
+//! only memory; set `AGENT_RUNTIME_NO_SYMBOL_ORDER=1` to link without it.
 
 fn main() {
     println!("cargo:rerun-if-changed=hot-symbols.txt");
     println!("cargo:rerun-if-env-changed=AGENT_RUNTIME_NO_SYMBOL_ORDER");
+    println!("cargo:rerun-if-env-changed=RUSTC_LINKER");
     let release = std::env::var("PROFILE").is_ok_and(|profile| profile == "release");
     let lld_target =
         std::env::var("TARGET").is_ok_and(|target| target == "x86_64-unknown-linux-gnu");
     let disabled = std::env::var_os("AGENT_RUNTIME_NO_SYMBOL_ORDER").is_some();
-    if !(release && lld_target) || disabled {
+    // Cargo tells build scripts about a configured linker; flags may choose one too.
+    let other_linker = std::env::var_os("RUSTC_LINKER").is_some()
+        || std::env::var("CARGO_ENCODED_RUSTFLAGS").is_ok_and(|flags| flags.contains("linker"));
+    if !(release && lld_target) || disabled || other_linker {
         return;
     }
     let Some(dir) = std::env::var_os("CARGO_MANIFEST_DIR") else {
