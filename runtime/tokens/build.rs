@@ -27,18 +27,23 @@ fn main() {
     );
 
     let slots = 1usize << layout::TABLE_BITS;
-    assert!(tokens.len() * 2 < slots, "the table would be too full");
+    assert!(tokens.len() * 5 < slots * 4, "the table would be too full");
+    assert!(
+        tokens.len() < layout::RANK_MASK as usize,
+        "ranks must fit in RANK_BITS"
+    );
     let mut table = vec![0u32; slots];
     let mut offsets = Vec::with_capacity(tokens.len() + 1);
     let mut arena = Vec::new();
     for (rank, bytes) in tokens.iter().enumerate() {
         offsets.push(arena.len() as u32);
         arena.extend_from_slice(bytes);
-        let mut slot = layout::hash(bytes) as usize & (slots - 1);
+        let hash = layout::hash(bytes);
+        let mut slot = hash as usize & (slots - 1);
         while table[slot] != 0 {
             slot = (slot + 1) & (slots - 1);
         }
-        table[slot] = rank as u32 + 1;
+        table[slot] = (layout::fingerprint(hash) << layout::RANK_BITS) | (rank as u32 + 1);
     }
     offsets.push(arena.len() as u32);
 

@@ -92,13 +92,18 @@ impl Vocabulary {
     }
 
     fn rank(&self, bytes: &[u8]) -> u32 {
-        let mut slot = layout::hash(bytes) as usize & self.mask;
+        let hash = layout::hash(bytes);
+        let fingerprint = layout::fingerprint(hash);
+        let mut slot = hash as usize & self.mask;
         loop {
             match read_u32(self.table, slot) {
                 None | Some(0) => return NO_RANK,
                 Some(entry) => {
-                    if self.token(entry - 1) == Some(bytes) {
-                        return entry - 1;
+                    let rank = (entry & layout::RANK_MASK).wrapping_sub(1);
+                    // Only a matching fingerprint is worth reading the token's bytes.
+                    if entry >> layout::RANK_BITS == fingerprint && self.token(rank) == Some(bytes)
+                    {
+                        return rank;
                     }
                 }
             }
