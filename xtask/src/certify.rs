@@ -49,6 +49,22 @@ pub fn target_dir() -> PathBuf {
         .unwrap_or_else(|| crate::workspace_root().join("target"))
 }
 
+/// Builds the release reference runtime and returns its path.
+pub fn build_release_runtime() -> anyhow::Result<PathBuf> {
+    println!("xtask: building the reference runtime (cargo build --release -p agent-runtime)");
+    let status = cargo()
+        .current_dir(crate::workspace_root())
+        .args(["build", "--release", "-p", "agent-runtime"])
+        .status()
+        .context("cannot run cargo")?;
+    if !status.success() {
+        anyhow::bail!("cargo build --release -p agent-runtime failed ({status})");
+    }
+    Ok(target_dir()
+        .join("release")
+        .join(format!("agent-runtime{}", std::env::consts::EXE_SUFFIX)))
+}
+
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let root = crate::workspace_root();
     let runtime = match args.runtime {

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
-use crate::certify::{cargo, quote, target_dir};
+use crate::certify::{cargo, quote};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -24,20 +24,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let runtime = match args.runtime {
         Some(runtime) => runtime,
         None => {
-            println!(
-                "xtask: building the reference runtime (cargo build --release -p agent-runtime)"
-            );
-            let status = cargo()
-                .current_dir(&root)
-                .args(["build", "--release", "-p", "agent-runtime"])
-                .status()
-                .context("cannot run cargo")?;
-            if !status.success() {
-                anyhow::bail!("cargo build --release -p agent-runtime failed ({status})");
-            }
-            let binary = target_dir()
-                .join("release")
-                .join(format!("agent-runtime{}", std::env::consts::EXE_SUFFIX));
+            let binary = crate::certify::build_release_runtime()?;
             quote(&binary.display().to_string())
         }
     };

@@ -14,7 +14,6 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 
-use crate::certify::{cargo, target_dir};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -29,16 +28,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if !valgrind.is_ok_and(|output| output.status.success()) {
         bail!("valgrind is needed (Debian: apt-get install valgrind)");
     }
-    println!("xtask: building the release runtime");
-    let status = cargo()
-        .current_dir(&root)
-        .args(["build", "--release", "-p", "agent-runtime"])
-        .status()
-        .context("cannot run cargo")?;
-    if !status.success() {
-        bail!("the release build failed ({status})");
-    }
-    let binary = target_dir().join("release").join("agent-runtime");
+    let binary = crate::certify::build_release_runtime()?;
     let profiles = tempfile::tempdir()?;
     let line = format!(
         "valgrind --tool=callgrind --demangle=no --callgrind-out-file={}/callgrind.%p {}",
