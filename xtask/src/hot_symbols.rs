@@ -14,7 +14,6 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 
-
 #[derive(clap::Args)]
 pub struct Args {
     /// Bound on every wait for the runtime (valgrind is slow), in seconds.
