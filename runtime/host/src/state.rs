@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use agent_protocol::checkpoint::{CHECKPOINT_VERSION, Checkpoint};
 
@@ -42,6 +42,9 @@ pub enum CheckpointCorrupt {
 pub struct CheckpointStore {
     dir: PathBuf,
     durable: bool,
+    /// Held by a writer from its snapshot to its rename, so checkpoints reach the disk in
+    /// the order they were taken: a later one is never replaced by an earlier one.
+    turn: Arc<Mutex<()>>,
 }
 
 /// Where the thread goes in a checkpoint serialised with an empty one. Fields are written
@@ -60,6 +63,15 @@ impl CheckpointStore {
         Self {
             dir: dir.into(),
             durable,
+            turn: Arc::default(),
+        }
+    }
+
+    /// The writers' turn (see `turn`): take it before taking the snapshot to write.
+    pub fn turn(&self) -> MutexGuard<'_, ()> {
+        match self.turn.lock() {
+            Ok(turn) => turn,
+            Err(poisoned) => poisoned.into_inner(),
         }
     }
 

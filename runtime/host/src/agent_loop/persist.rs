@@ -34,6 +34,7 @@ fn task_status_word(status: TaskStatus, incomplete: bool) -> &'static str {
 /// Only the small head is serialised per step; the thread goes in as each message's JSON,
 /// serialised when the message was added (`Thread::stored`), shared, not copied.
 pub fn checkpoint(session: &Session, store: &CheckpointStore) {
+    let _turn = store.turn();
     let redactor = crate::redact::global();
     let (head, thread) = {
         let mut guard = session.lock();

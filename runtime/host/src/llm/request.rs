@@ -73,37 +73,31 @@ impl WireCache {
             let system = wire(redactor, Role::System, system_prompt, None, &[])?;
             self.system = Some((system_prompt.to_owned(), system));
         }
-        let mut wires: Vec<&RawValue> = Vec::with_capacity(messages.len() + 1);
-        let mut redaction_applied = false;
-        let mut owned = Vec::new();
+        // The cache is filled first, so the body can then borrow from it. Synthetic
+        // messages (the context marker) are serialised afresh each time.
+        let mut synthetic = Vec::new();
         for message in messages {
-            if let Cow::Owned(message) = message {
-                owned.push(wire_of(redactor, message)?);
+            match message {
+                Cow::Borrowed(message) => {
+                    if !self.messages.contains_key(&message.message_id) {
+                        let wire = wire_of(redactor, message)?;
+                        self.messages.insert(message.message_id.clone(), wire);
+                    }
+                }
+                Cow::Owned(message) => synthetic.push(wire_of(redactor, message)?),
             }
         }
+        let mut synthetic = synthetic.iter();
+        let mut parts: Vec<&Wire> = Vec::with_capacity(messages.len() + 1);
+        parts.extend(self.system.as_ref().map(|(_, wire)| wire));
         for message in messages {
-            if let Cow::Borrowed(message) = message
-                && !self.messages.contains_key(&message.message_id)
-            {
-                let wire = wire_of(redactor, message)?;
-                self.messages.insert(message.message_id.clone(), wire);
-            }
-        }
-        if let Some((_, system)) = &self.system {
-            redaction_applied |= system.redacted;
-            wires.push(&system.json);
-        }
-        let mut owned = owned.iter();
-        for message in messages {
-            let wire = match message {
+            parts.extend(match message {
                 Cow::Borrowed(message) => self.messages.get(&message.message_id),
-                Cow::Owned(_) => owned.next(),
-            };
-            if let Some(wire) = wire {
-                redaction_applied |= wire.redacted;
-                wires.push(&wire.json);
-            }
+                Cow::Owned(_) => synthetic.next(),
+            });
         }
+        let redaction_applied = parts.iter().any(|wire| wire.redacted);
+        let wires: Vec<&RawValue> = parts.iter().map(|wire| &*wire.json).collect();
         let tools: Vec<WireTool<'_>> = tools
             .iter()
             .map(|tool| WireTool {
