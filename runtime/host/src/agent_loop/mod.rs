@@ -4,6 +4,7 @@
 //! way out goes through [`finish`], which emits exactly one terminal event.
 
 mod backends;
+mod observer;
 mod persist;
 mod prompt;
 mod request;
@@ -20,13 +21,14 @@ use agent_protocol::{ErrorCode, ToolRouter};
 use tokio_util::sync::CancellationToken;
 
 pub use backends::Backends;
+use observer::EventObserver;
 pub use persist::{checkpoint, upload_history};
 pub use prompt::system_prompt;
 
 use crate::config::HostConfig;
 use crate::events::Scope;
 use crate::llm::client::CallIds;
-use crate::llm::{LlmError, StopReason, StreamObserver};
+use crate::llm::{LlmError, StopReason, StreamObserver as _};
 use crate::policy::LlmDenial;
 use crate::session::Session;
 use crate::thread::{Origin, estimate_tokens};
@@ -93,50 +95,6 @@ pub async fn run(run: TaskRun) {
         ),
     };
     run.finish(ending).await;
-}
-
-/// Forwards what the LLM client sees to the app as it happens.
-struct EventObserver<'a> {
-    session: &'a Session,
-    scope: Scope,
-    /// Characters streamed by the current attempt, so a cancellation can say what the app
-    /// should throw away.
-    streamed_chars: u64,
-}
-
-impl StreamObserver for EventObserver<'_> {
-    fn text(&mut self, text: &str) {
-        self.streamed_chars += text.chars().count() as u64;
-        self.session.events.emit(
-            self.scope.clone(),
-            EventBody::TextChunk(TextChunk {
-                text: text.to_owned(),
-            }),
-        );
-    }
-
-    fn retry(&mut self, attempt: u32, max_retries: u32, reason: &str, delay: Duration) {
-        self.session.events.emit(
-            self.scope.clone(),
-            EventBody::LlmRetry(LlmRetry {
-                attempt,
-                max_retries,
-                reason: reason.to_owned(),
-                delay_ms: millis(delay),
-            }),
-        );
-    }
-
-    fn discarded(&mut self, reason: &str, chars: u64) {
-        self.streamed_chars = 0;
-        self.session.events.emit(
-            self.scope.clone(),
-            EventBody::LlmResponseDiscarded(LlmResponseDiscarded {
-                reason: reason.to_owned(),
-                discarded_chars: chars,
-            }),
-        );
-    }
 }
 
 pub(crate) fn millis(duration: Duration) -> u64 {
