@@ -4,8 +4,9 @@
 //! maps code in 64 KiB windows around each page it faults in, so hot code scattered over
 //! the binary kept about three times its size resident (BENCHMARKS.md).
 //!
-//! The ordering needs LLD, the default linker of that target (rust-lld); when another
-//! linker is configured (`target.….linker`, or `-C linker…` flags) it is left out. Names it
+//! The ordering needs LLD, the default linker of that target since Rust 1.90 (rust-lld).
+//! It is left out with an older compiler and when another linker may be in use: a
+//! configured `target.….linker`, or flags that name a linker or `-fuse-ld`. Names it
 //! no longer finds (renamed or inlined code) are skipped silently, so a stale list costs
 //! only memory; set `AGENT_RUNTIME_NO_SYMBOL_ORDER=1` to link without it.
 
@@ -19,8 +20,9 @@ fn main() {
     let disabled = std::env::var_os("AGENT_RUNTIME_NO_SYMBOL_ORDER").is_some();
     // Cargo tells build scripts about a configured linker; flags may choose one too.
     let other_linker = std::env::var_os("RUSTC_LINKER").is_some()
-        || std::env::var("CARGO_ENCODED_RUSTFLAGS").is_ok_and(|flags| flags.contains("linker"));
-    if !(release && lld_target) || disabled || other_linker {
+        || std::env::var("CARGO_ENCODED_RUSTFLAGS")
+            .is_ok_and(|flags| flags.contains("linker") || flags.contains("fuse-ld"));
+    if !(release && lld_target) || disabled || other_linker || !rust_lld_by_default() {
         return;
     }
     let Some(dir) = std::env::var_os("CARGO_MANIFEST_DIR") else {
@@ -32,4 +34,21 @@ fn main() {
         list.display()
     );
     println!("cargo:rustc-link-arg-bins=-Wl,--no-warn-symbol-ordering");
+}
+
+/// Whether this compiler links x86_64 Linux with rust-lld by default (Rust 1.90 and later).
+fn rust_lld_by_default() -> bool {
+    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+    let Ok(output) = std::process::Command::new(rustc).arg("-vV").output() else {
+        return false;
+    };
+    let text = String::from_utf8_lossy(&output.stdout);
+    let Some(release) = text.lines().find_map(|line| line.strip_prefix("release: ")) else {
+        return false;
+    };
+    let mut parts = release.split(['.', '-']).map(str::parse::<u32>);
+    matches!(
+        (parts.next(), parts.next()),
+        (Some(Ok(major)), Some(Ok(minor))) if (major, minor) >= (1, 90)
+    )
 }

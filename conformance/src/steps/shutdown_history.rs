@@ -10,19 +10,21 @@ use crate::world::ConformanceWorld;
 
 #[then("the session_history uploaded after Shutdown follows the task that ran before the crash")]
 async fn follows_task_before_crash(world: &mut ConformanceWorld) -> StepResult {
-    follows_last_task(world).await
+    follows_last_task(world, true).await
 }
 
 /// A session that continues a past conversation and runs no task of its own: its snapshot
 /// follows the last task of the thread it continues.
 #[then("the session_history uploaded after Shutdown follows the conversation's last task")]
 async fn follows_conversations_last_task(world: &mut ConformanceWorld) -> StepResult {
-    follows_last_task(world).await
+    follows_last_task(world, false).await
 }
 
 /// The last session_history of the current session, uploaded after Shutdown, names the
-/// last task the kit ran (`world.task()`), in this process or an earlier one.
-async fn follows_last_task(world: &mut ConformanceWorld) -> StepResult {
+/// last task the kit ran (`world.task()`), in this process or an earlier one. `own`: that
+/// task belongs to this session, so the upload is also filed under it (`taskId`); a task
+/// of another session (a continued conversation) must not be.
+async fn follows_last_task(world: &mut ConformanceWorld, own: bool) -> StepResult {
     // Everything the runtime does on its way out has reached the fakes once it exited.
     let _ = world.started_runtime()?.wait_exit(world.timeout()).await;
     let before = world.marks.get(UPLOADS_AT_SHUTDOWN).copied().unwrap_or(0);
@@ -52,5 +54,17 @@ async fn follows_last_task(world: &mut ConformanceWorld) -> StepResult {
         after == Some(task_id.as_str()),
         "the session_history uploaded at Shutdown must follow the last task {task_id} (run before the crash, or in the conversation this session continues), its snapshotAfterTaskId is {after:?}"
     );
+    let filed_under = str_at(&upload, &["taskId"]);
+    if own {
+        check!(
+            filed_under == Some(task_id.as_str()),
+            "the session_history uploaded at Shutdown belongs to this session's task {task_id}, its taskId is {filed_under:?}"
+        );
+    } else {
+        check!(
+            filed_under != Some(task_id.as_str()),
+            "the session_history uploaded at Shutdown must not be filed under {task_id}, a task of the session this one continues"
+        );
+    }
     Ok(())
 }

@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 
 use agent_protocol::checkpoint::{CHECKPOINT_VERSION, Checkpoint};
 
@@ -43,8 +43,9 @@ pub struct CheckpointStore {
     dir: PathBuf,
     durable: bool,
     /// Held by a writer from its snapshot to its rename, so checkpoints reach the disk in
-    /// the order they were taken: a later one is never replaced by an earlier one.
-    turn: Arc<Mutex<()>>,
+    /// the order they were taken: a later one is never replaced by an earlier one. Async:
+    /// it is held while the write runs on the blocking pool.
+    turn: Arc<tokio::sync::Mutex<()>>,
 }
 
 /// Where the thread goes in a checkpoint serialised with an empty one. Fields are written
@@ -68,11 +69,8 @@ impl CheckpointStore {
     }
 
     /// The writers' turn (see `turn`): take it before taking the snapshot to write.
-    pub fn turn(&self) -> MutexGuard<'_, ()> {
-        match self.turn.lock() {
-            Ok(turn) => turn,
-            Err(poisoned) => poisoned.into_inner(),
-        }
+    pub async fn turn(&self) -> tokio::sync::MutexGuard<'_, ()> {
+        self.turn.lock().await
     }
 
     pub fn path(&self, session_id: &str) -> PathBuf {
@@ -94,23 +92,28 @@ impl CheckpointStore {
         redactor: &crate::redact::Redactor,
     ) -> Result<PathBuf, StateError> {
         let json = serde_json::to_string(head)?;
-        let json = redactor.redact_values(&json);
-        let bytes = json.as_bytes();
-        let slot = bytes
+        // The slot is found before the credential pass, which then sees either side of it:
+        // no replacement can move or break it.
+        let slot = json
+            .as_bytes()
             .windows(THREAD_SLOT.len())
             .position(|window| window == THREAD_SLOT)
             .ok_or(StateError::NoThreadSlot)?;
-        let open = slot + b",\"thread\":[".len();
+        let (before, after) = json
+            .split_at_checked(slot + ",\"thread\":[".len())
+            .ok_or(StateError::NoThreadSlot)?;
+        let before = redactor.redact_values(before);
+        let after = redactor.redact_values(after);
         let path = self.path(&head.session_id);
         write_atomically(&self.dir, &path, self.durable, |file| {
-            file.write_all(&bytes[..open])?;
+            file.write_all(before.as_bytes())?;
             for (index, message) in thread.iter().enumerate() {
                 if index > 0 {
                     file.write_all(b",")?;
                 }
                 file.write_all(message.as_bytes())?;
             }
-            file.write_all(&bytes[open..])
+            file.write_all(after.as_bytes())
         })
         .map_err(|source| StateError::Write {
             path: path.clone(),

@@ -50,7 +50,7 @@ fn provider() -> Arc<CryptoProvider> {
 #[derive(Debug)]
 pub struct LazyPlatformVerifier {
     provider: Arc<CryptoProvider>,
-    verifier: OnceLock<Result<rustls_platform_verifier::Verifier, rustls::Error>>,
+    verifier: OnceLock<rustls_platform_verifier::Verifier>,
 }
 
 impl LazyPlatformVerifier {
@@ -66,11 +66,14 @@ impl LazyPlatformVerifier {
         self.verifier.get().is_some()
     }
 
+    /// A failed load (no readable roots) is not kept: the next handshake tries again, so
+    /// a trust store fixed meanwhile is picked up without a restart.
     fn verifier(&self) -> Result<&rustls_platform_verifier::Verifier, rustls::Error> {
-        self.verifier
-            .get_or_init(|| rustls_platform_verifier::Verifier::new(self.provider.clone()))
-            .as_ref()
-            .map_err(Clone::clone)
+        if let Some(verifier) = self.verifier.get() {
+            return Ok(verifier);
+        }
+        let verifier = rustls_platform_verifier::Verifier::new(self.provider.clone())?;
+        Ok(self.verifier.get_or_init(|| verifier))
     }
 }
 

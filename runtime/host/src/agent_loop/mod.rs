@@ -397,7 +397,7 @@ impl TaskRun {
                 }
             }
             let step_count = self.complete_step(&step_id);
-            self.checkpoint();
+            self.checkpoint().await;
             self.emit(
                 scope.clone(),
                 EventBody::StepCompleted(StepCompleted {
@@ -450,7 +450,7 @@ impl TaskRun {
                 false,
             ),
             LlmError::Retryable { reason, .. } => {
-                self.checkpoint();
+                self.checkpoint().await;
                 let message = format!(
                     "The LLM Gateway kept failing after {} retries ({reason}); the session is paused and can be resumed.",
                     self.backends.llm.max_retries()
@@ -514,8 +514,14 @@ impl TaskRun {
         {
             task.incomplete = true;
         }
-        self.checkpoint();
-        upload_history(&self.session, &self.backends, Some(&self.task_id)).await;
+        self.checkpoint().await;
+        upload_history(
+            &self.session,
+            &self.backends,
+            Some(&self.task_id),
+            Some(&self.task_id),
+        )
+        .await;
         let scope = Scope::task(&self.task_id);
         let body = match ending {
             Ending::Completed { result } => {
@@ -550,8 +556,8 @@ impl TaskRun {
         }
     }
 
-    fn checkpoint(&self) {
-        persist::checkpoint(&self.session, &self.backends.checkpoints);
+    async fn checkpoint(&self) {
+        persist::checkpoint(&self.session, &self.backends.checkpoints).await;
     }
 }
 

@@ -32,9 +32,12 @@ fn task_status_word(status: TaskStatus, incomplete: bool) -> &'static str {
 
 /// Writes the session's checkpoint; the step cursor is the task's last completed step.
 /// Only the small head is serialised per step; the thread goes in as each message's JSON,
-/// serialised when the message was added (`Thread::stored`), shared, not copied.
-pub fn checkpoint(session: &Session, store: &CheckpointStore) {
-    let _turn = store.turn();
+/// serialised when the message was added (`Thread::stored`), shared, not copied. The
+/// write and its fsyncs run on the blocking pool: the runtime has one thread, which must
+/// go on answering the client meanwhile. The caller goes on only once the checkpoint is on
+/// disk, so a crash never loses what the app was told.
+pub async fn checkpoint(session: &Session, store: &CheckpointStore) {
+    let _turn = store.turn().await;
     let redactor = crate::redact::global();
     let (head, thread) = {
         let mut guard = session.lock();
@@ -82,16 +85,34 @@ pub fn checkpoint(session: &Session, store: &CheckpointStore) {
         };
         (head, inner.thread.stored(&redactor).to_vec())
     };
-    let written = store.write_with_thread(&head, &thread, &redactor);
-    if let Err(error) = written {
-        tracing::warn!(%error, "checkpoint write failed; the next step will try again");
+    let writer = store.clone();
+    let written =
+        tokio::task::spawn_blocking(move || writer.write_with_thread(&head, &thread, &redactor))
+            .await;
+    match written {
+        Ok(Ok(_)) => {}
+        Ok(Err(error)) => {
+            tracing::warn!(%error, "checkpoint write failed; the next step will try again");
+        }
+        Err(error) => {
+            tracing::warn!(%error, "checkpoint writer stopped; the next step will try again");
+        }
     }
 }
 
 /// Uploads the whole thread as the session's `session_history` artifact (last writer
 /// wins). The service client already retries; what still fails becomes a warning event,
 /// and the next upload carries the full thread anyway.
-pub async fn upload_history(session: &Session, backends: &Backends, task_id: Option<&str>) {
+///
+/// `task_id` is the task of this session the upload belongs to; `after_task` the task the
+/// snapshot follows, which for a session that continues a past conversation and ran no
+/// task of its own is that conversation's last task (of another session).
+pub async fn upload_history(
+    session: &Session,
+    backends: &Backends,
+    task_id: Option<&str>,
+    after_task: Option<&str>,
+) {
     // Serialised under the session lock from the lent thread, like the checkpoint: the
     // upload never holds a copy of the thread, only its JSON.
     let json = session.lock().thread.lend(|messages| {
@@ -104,7 +125,7 @@ pub async fn upload_history(session: &Session, backends: &Backends, task_id: Opt
             content_type: "application/json".to_owned(),
             content_base64: None,
             messages: Some(messages),
-            snapshot_after_task_id: task_id.map(str::to_owned),
+            snapshot_after_task_id: after_task.map(str::to_owned),
             snapshot_at: Some(now_rfc3339()),
             metadata: Map::new(),
         };

@@ -273,7 +273,7 @@ impl TaskRun {
         // Registered before the event: the app may answer the moment it sees it.
         let pending = self.session.approvals.register_request(&approval);
         // A crash while the user decides keeps the request (§9.2 pending approvals).
-        super::persist::checkpoint(&self.session, &self.backends.checkpoints);
+        super::persist::checkpoint(&self.session, &self.backends.checkpoints).await;
         self.session
             .events
             .emit(scope.clone(), EventBody::ApprovalRequested(approval));

@@ -152,7 +152,7 @@ impl Host {
         *self.slot() = Slot::Active(Arc::clone(&session));
         // From now on a crash loses nothing: a restarted runtime can resume this session
         // even before its first task.
-        agent_loop::checkpoint(&session, &backends.checkpoints);
+        agent_loop::checkpoint(&session, &backends.checkpoints).await;
         session.events.emit(
             Scope::session(),
             EventBody::SessionStarted(SessionStarted {

@@ -173,7 +173,7 @@ impl Host {
         }
         match method {
             m::CREATE_SESSION => self.create_session(parse(method, params)?).await,
-            m::START_TASK => self.start_task(parse(method, params)?),
+            m::START_TASK => self.start_task(parse(method, params)?).await,
             m::CANCEL_TASK => self.cancel_task(parse(method, params)?),
             m::RESUME_SESSION => self.resume_session(parse(method, params)?).await,
             m::GET_SESSION_STATE => self.session_state(parse(method, params)?),

@@ -137,7 +137,7 @@ impl Host {
             .map_err(|error| RpcError::internal(error.to_string()))?;
         // The new event-id epoch is on disk before the first event carries it, so a crash
         // of this process too can't make a third one reuse its ids.
-        crate::agent_loop::checkpoint(&session, &backends.checkpoints);
+        crate::agent_loop::checkpoint(&session, &backends.checkpoints).await;
         *self.slot() = Slot::Active(Arc::clone(&session));
         tracing::info!(session_id, "session restored from its checkpoint");
         session.events.emit(

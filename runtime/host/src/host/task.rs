@@ -3,7 +3,10 @@
 use super::*;
 
 impl Host {
-    pub(super) fn start_task(self: &Arc<Self>, params: StartTaskParams) -> Result<Value, RpcError> {
+    pub(super) async fn start_task(
+        self: &Arc<Self>,
+        params: StartTaskParams,
+    ) -> Result<Value, RpcError> {
         let session = self.session_for(&params.session_id)?;
         match session.status() {
             SessionStatus::SessionRunning => {}
@@ -130,7 +133,7 @@ impl Host {
         // Checkpointed before the acknowledgement: once the app is told the task runs, a
         // crash can no longer lose it or its prompt.
         let backends = self.backends()?;
-        agent_loop::checkpoint(&session, &backends.checkpoints);
+        agent_loop::checkpoint(&session, &backends.checkpoints).await;
         let run = TaskRun {
             session: Arc::clone(&session),
             backends,

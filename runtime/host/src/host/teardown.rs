@@ -40,22 +40,33 @@ impl Host {
         // when that task was just cancelled and its messages were never uploaded; in a
         // session that ran none it follows the last task of the thread it continues, and
         // when there is none at all it follows no task.
-        let last_task = {
+        let (own_task, last_task) = {
             let inner = session.lock();
-            inner
-                .task
-                .as_ref()
-                .map(|task| task.task_id.clone())
-                .or_else(|| {
-                    inner
+            match inner.task.as_ref() {
+                Some(task) => (Some(task.task_id.clone()), Some(task.task_id.clone())),
+                None => {
+                    let last = inner
                         .thread
                         .messages()
                         .iter()
                         .rev()
-                        .find_map(|message| message.task_id.clone())
-                })
+                        .find(|message| message.task_id.is_some());
+                    // A task of this session's own thread (restored after a crash) is the
+                    // upload's task too; one of the conversation it continues is not.
+                    let own = last
+                        .filter(|message| message.session_id == session.identity.session_id)
+                        .and_then(|message| message.task_id.clone());
+                    (own, last.and_then(|message| message.task_id.clone()))
+                }
+            }
         };
-        agent_loop::upload_history(session, &backends, last_task.as_deref()).await;
+        agent_loop::upload_history(
+            session,
+            &backends,
+            own_task.as_deref(),
+            last_task.as_deref(),
+        )
+        .await;
         // §3.3: RUNNING → CANCELLED when a task was running, PAUSED → CANCELLED always (a
         // paused session has no arrow to COMPLETED); RUNNING → COMPLETED otherwise.
         let paused = session.status() == SessionStatus::SessionPaused;
