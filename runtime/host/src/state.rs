@@ -68,6 +68,11 @@ impl CheckpointStore {
         }
     }
 
+    /// Whether writes are fsynced (always, but for `cargo xtask bench`'s comparison run).
+    pub fn durable(&self) -> bool {
+        self.durable
+    }
+
     /// The writers' turn (see `turn`): take it before taking the snapshot to write.
     pub async fn turn(&self) -> tokio::sync::MutexGuard<'_, ()> {
         self.turn.lock().await

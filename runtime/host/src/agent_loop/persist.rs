@@ -32,10 +32,10 @@ fn task_status_word(status: TaskStatus, incomplete: bool) -> &'static str {
 
 /// Writes the session's checkpoint; the step cursor is the task's last completed step.
 /// Only the small head is serialised per step; the thread goes in as each message's JSON,
-/// serialised when the message was added (`Thread::stored`), shared, not copied. The
-/// write and its fsyncs run on the blocking pool: the runtime has one thread, which must
-/// go on answering the client meanwhile. The caller goes on only once the checkpoint is on
-/// disk, so a crash never loses what the app was told.
+/// serialised when the message was added (`Thread::stored`), shared, not copied. A durable
+/// write (with its fsyncs) runs on the blocking pool: the runtime has one thread, which
+/// must go on answering the client meanwhile. The caller goes on only once the checkpoint
+/// is on disk, so a crash never loses what the app was told.
 pub async fn checkpoint(session: &Session, store: &CheckpointStore) {
     let _turn = store.turn().await;
     let redactor = crate::redact::global();
@@ -85,10 +85,16 @@ pub async fn checkpoint(session: &Session, store: &CheckpointStore) {
         };
         (head, inner.thread.stored(&redactor).to_vec())
     };
-    let writer = store.clone();
-    let written =
+    // The fsyncs wait for the disk (milliseconds, on a slow disk much more): they run on
+    // the blocking pool. A write without them only copies into the page cache, which is
+    // cheaper than the hand-off.
+    let written = if store.durable() {
+        let writer = store.clone();
         tokio::task::spawn_blocking(move || writer.write_with_thread(&head, &thread, &redactor))
-            .await;
+            .await
+    } else {
+        Ok(store.write_with_thread(&head, &thread, &redactor))
+    };
     match written {
         Ok(Ok(_)) => {}
         Ok(Err(error)) => {
