@@ -401,13 +401,15 @@ async fn cancel_received(world: &mut ConformanceWorld) -> StepResult {
     Ok(())
 }
 
-#[then("the Workspace Service receives a session_history upload made after Shutdown")]
-async fn history_after_shutdown(world: &mut ConformanceWorld) -> StepResult {
+/// The last session_history of the current session uploaded since Shutdown was sent,
+/// waited for once the runtime has exited (everything it did on its way out has then
+/// reached the fakes).
+pub(super) async fn shutdown_history(world: &ConformanceWorld) -> anyhow::Result<Value> {
     after_exit(world).await?;
     let before = world.marks.get(UPLOADS_AT_SHUTDOWN).copied().unwrap_or(0);
     let session_id = world.session()?.session_id.clone();
     let fakes = world.started_fakes()?;
-    let upload = eventually(
+    eventually(
         world.timeout(),
         "no session_history was uploaded after Shutdown",
         || async {
@@ -415,7 +417,7 @@ async fn history_after_shutdown(world: &mut ConformanceWorld) -> StepResult {
             uploads
                 .iter()
                 .skip(before)
-                .find(|u| {
+                .rfind(|u| {
                     str_at(u, &["artifactType"]) == Some("session_history")
                         && str_at(u, &["sessionId"]) == Some(session_id.as_str())
                 })
@@ -428,7 +430,12 @@ async fn history_after_shutdown(world: &mut ConformanceWorld) -> StepResult {
                 })
         },
     )
-    .await?;
+    .await
+}
+
+#[then("the Workspace Service receives a session_history upload made after Shutdown")]
+async fn history_after_shutdown(world: &mut ConformanceWorld) -> StepResult {
+    let upload = shutdown_history(world).await?;
     // The upload is the §8a body, checked against its schema like every message.
     if let Err(error) = agent_schemas::validate("artifacts/SessionHistory", &upload) {
         return Err(anyhow::anyhow!(

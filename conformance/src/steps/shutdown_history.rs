@@ -4,8 +4,8 @@
 
 use cucumber::then;
 
-use super::session::UPLOADS_AT_SHUTDOWN;
-use super::{StepResult, eventually, str_at};
+use super::session::shutdown_history;
+use super::{StepResult, str_at};
 use crate::world::ConformanceWorld;
 
 #[then("the session_history uploaded after Shutdown follows the task that ran before the crash")]
@@ -25,30 +25,8 @@ async fn follows_conversations_last_task(world: &mut ConformanceWorld) -> StepRe
 /// task belongs to this session, so the upload is also filed under it (`taskId`); a task
 /// of another session (a continued conversation) must not be.
 async fn follows_last_task(world: &mut ConformanceWorld, own: bool) -> StepResult {
-    // Everything the runtime does on its way out has reached the fakes once it exited.
-    let _ = world.started_runtime()?.wait_exit(world.timeout()).await;
-    let before = world.marks.get(UPLOADS_AT_SHUTDOWN).copied().unwrap_or(0);
-    let session_id = world.session()?.session_id.clone();
     let task_id = world.task()?.task_id.clone();
-    let fakes = world.started_fakes()?;
-    let upload = eventually(
-        world.timeout(),
-        "no session_history was uploaded after Shutdown",
-        || async {
-            fakes
-                .workspace
-                .uploads()
-                .await
-                .into_iter()
-                .skip(before)
-                .rfind(|u| {
-                    str_at(u, &["artifactType"]) == Some("session_history")
-                        && str_at(u, &["sessionId"]) == Some(session_id.as_str())
-                })
-                .ok_or_else(|| "none of this session yet".to_owned())
-        },
-    )
-    .await?;
+    let upload = shutdown_history(world).await?;
     let after = str_at(&upload, &["snapshotAfterTaskId"]);
     check!(
         after == Some(task_id.as_str()),
