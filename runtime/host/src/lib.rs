@@ -15,6 +15,7 @@ pub mod events;
 pub mod extensions;
 pub mod host;
 pub mod llm;
+pub mod pieces;
 pub mod policy;
 pub mod redact;
 pub mod routing;

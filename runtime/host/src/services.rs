@@ -13,6 +13,8 @@ use agent_protocol::services::{
     CreateSessionResponse, ResumeSessionRequest, ResumeSessionResponse,
 };
 use agent_protocol::{ErrorCode, ErrorShape};
+
+use crate::pieces::JsonPieces;
 use reqwest::{Client, Method, StatusCode};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -137,8 +139,20 @@ impl ServiceClient {
         path: &str,
         json: String,
     ) -> Result<T, ServiceError> {
-        self.send_payload(Method::POST, path, Some(clean_payload(json)))
-            .await
+        let payload = Payload::Whole(clean_payload(json));
+        self.send_payload(Method::POST, path, Some(payload)).await
+    }
+
+    /// POSTs a JSON document held as pieces, streamed with its length declared. Its items
+    /// must already be clean of the runtime's credentials (the thread's stored JSON is,
+    /// see `Thread::stored`); the head and the tail are cleaned here.
+    pub async fn post_json_pieces<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        pieces: JsonPieces,
+    ) -> Result<T, ServiceError> {
+        let payload = Payload::Pieces(pieces.cleaned(&crate::redact::global()));
+        self.send_payload(Method::POST, path, Some(payload)).await
     }
 
     async fn send<B: Serialize, T: DeserializeOwned>(
@@ -148,7 +162,7 @@ impl ServiceClient {
         body: Option<&B>,
     ) -> Result<T, ServiceError> {
         let payload = match body.map(serde_json::to_string) {
-            Some(Ok(json)) => Some(clean_payload(json)),
+            Some(Ok(json)) => Some(Payload::Whole(clean_payload(json))),
             Some(Err(error)) => {
                 return Err(ServiceError::InvalidRequest {
                     service: self.service,
@@ -164,7 +178,7 @@ impl ServiceClient {
         &self,
         method: Method,
         path: &str,
-        payload: Option<Bytes>,
+        payload: Option<Payload>,
     ) -> Result<T, ServiceError> {
         let url = format!("{}{}", self.base_url, path);
         let mut attempt = 0;
@@ -175,9 +189,15 @@ impl ServiceClient {
                 .request(method.clone(), &url)
                 .timeout(self.timeout);
             if let Some(payload) = &payload {
-                request = request
-                    .header(reqwest::header::CONTENT_TYPE, "application/json")
-                    .body(payload.clone());
+                request = request.header(reqwest::header::CONTENT_TYPE, "application/json");
+                request = match payload {
+                    Payload::Whole(bytes) => request.body(bytes.clone()),
+                    Payload::Pieces(pieces) => request
+                        .header(reqwest::header::CONTENT_LENGTH, pieces.len())
+                        .body(reqwest::Body::wrap_stream(futures::stream::iter(
+                            pieces.chunks().map(Ok::<_, std::convert::Infallible>),
+                        ))),
+                };
             }
             let outcome = request.send().await;
             let retry_left = attempt <= self.retry.retries;
@@ -222,6 +242,13 @@ impl ServiceClient {
             }
         }
     }
+}
+
+/// A request body: one buffer, or a document streamed from its pieces. Either is shared,
+/// not copied, across retries.
+enum Payload {
+    Whole(Bytes),
+    Pieces(JsonPieces),
 }
 
 /// A request body after the exact-value backstop: history and artifact uploads carry the
@@ -384,6 +411,17 @@ impl WorkspaceServiceClient {
     ) -> Result<ArtifactUploadResponse, ServiceError> {
         self.client
             .post_json(&format!("/workspaces/{workspace_id}/artifacts"), json)
+            .await
+    }
+
+    /// Uploads an artifact whose request is held as pieces (the session history).
+    pub async fn upload_artifact_pieces(
+        &self,
+        workspace_id: &str,
+        pieces: JsonPieces,
+    ) -> Result<ArtifactUploadResponse, ServiceError> {
+        self.client
+            .post_json_pieces(&format!("/workspaces/{workspace_id}/artifacts"), pieces)
             .await
     }
 

@@ -13,6 +13,7 @@ use serde_json::Map;
 
 use super::Backends;
 use crate::events::Scope;
+use crate::pieces::JsonPieces;
 use crate::session::Session;
 use crate::state::CheckpointStore;
 use crate::time::now_rfc3339;
@@ -119,35 +120,34 @@ pub async fn upload_history(
     task_id: Option<&str>,
     after_task: Option<&str>,
 ) {
-    // Serialised under the session lock from the lent thread, like the checkpoint: the
-    // upload never holds a copy of the thread, only its JSON.
-    let json = session.lock().thread.lend(|messages| {
-        let request = ArtifactUploadRequest {
-            session_id: session.identity.session_id.clone(),
-            task_id: task_id.map(str::to_owned),
-            step_id: None,
-            artifact_type: "session_history".to_owned(),
-            artifact_name: "session_history.json".to_owned(),
-            content_type: "application/json".to_owned(),
-            content_base64: None,
-            messages: Some(messages),
-            snapshot_after_task_id: after_task.map(str::to_owned),
-            snapshot_at: Some(now_rfc3339()),
-            metadata: Map::new(),
-        };
-        let json = serde_json::to_string(&request);
-        (request.messages.unwrap_or_default(), json)
-    });
-    let uploaded = match json {
-        Ok(json) => {
+    // The messages go in as their stored JSON (`Thread::stored`, already clean of known
+    // credentials), shared with the thread rather than serialised into one more copy.
+    let redactor = crate::redact::global();
+    let items: std::sync::Arc<[std::sync::Arc<str>]> =
+        session.lock().thread.stored(&redactor).into();
+    let request = ArtifactUploadRequest {
+        session_id: session.identity.session_id.clone(),
+        task_id: task_id.map(str::to_owned),
+        step_id: None,
+        artifact_type: "session_history".to_owned(),
+        artifact_name: "session_history.json".to_owned(),
+        content_type: "application/json".to_owned(),
+        content_base64: None,
+        messages: Some(Vec::new()),
+        snapshot_after_task_id: after_task.map(str::to_owned),
+        snapshot_at: Some(now_rfc3339()),
+        metadata: Map::new(),
+    };
+    let uploaded = match history_pieces(&request, items) {
+        Ok(pieces) => {
             backends
                 .workspace
-                .upload_artifact_json(&session.identity.workspace_id, json)
+                .upload_artifact_pieces(&session.identity.workspace_id, pieces)
                 .await
         }
-        Err(error) => Err(crate::services::ServiceError::InvalidRequest {
+        Err(detail) => Err(crate::services::ServiceError::InvalidRequest {
             service: "Workspace Service",
-            detail: error.to_string(),
+            detail,
         }),
     };
     if let Err(error) = uploaded {
@@ -162,5 +162,68 @@ pub async fn upload_history(
                 ),
             }),
         );
+    }
+}
+
+/// The upload request `request` (whose `messages` is empty) with `messages` in its place.
+fn history_pieces(
+    request: &ArtifactUploadRequest,
+    messages: std::sync::Arc<[std::sync::Arc<str>]>,
+) -> Result<JsonPieces, String> {
+    let json = serde_json::to_string(request).map_err(|error| error.to_string())?;
+    JsonPieces::around(&json, MESSAGES_SLOT, messages)
+        .ok_or_else(|| "the history request has no place for its messages".to_owned())
+}
+
+/// Where the messages go in the serialised upload request. The quotes of a key cannot
+/// occur unescaped inside a string value, so the slot is found only where it is meant.
+const MESSAGES_SLOT: &str = "\"messages\":[]";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agent_protocol::message::{ConversationMessage, Role};
+
+    #[test]
+    fn the_history_request_is_the_request_with_its_messages() {
+        let messages: Vec<ConversationMessage> = ["first", "a \"quoted\" \"messages\":[] text"]
+            .iter()
+            .enumerate()
+            .map(|(index, content)| ConversationMessage {
+                message_id: format!("msg_{index}"),
+                session_id: "s1".to_owned(),
+                task_id: Some("t1".to_owned()),
+                step_id: None,
+                role: Role::User,
+                content: (*content).to_owned(),
+                token_count: Some(3),
+                timestamp: "2026-11-25T00:00:00Z".to_owned(),
+                tool_calls: Vec::new(),
+                tool_call_id: None,
+                tool_name: None,
+            })
+            .collect();
+        let request = |messages: Vec<ConversationMessage>| ArtifactUploadRequest {
+            session_id: "s1 \"messages\":[]".to_owned(),
+            task_id: Some("t1".to_owned()),
+            step_id: None,
+            artifact_type: "session_history".to_owned(),
+            artifact_name: "session_history.json".to_owned(),
+            content_type: "application/json".to_owned(),
+            content_base64: None,
+            messages: Some(messages),
+            snapshot_after_task_id: None,
+            snapshot_at: Some("2026-11-25T00:00:01Z".to_owned()),
+            metadata: Map::new(),
+        };
+        for count in 0..=messages.len() {
+            let stored: std::sync::Arc<[std::sync::Arc<str>]> = messages[..count]
+                .iter()
+                .map(|message| serde_json::to_string(message).unwrap().into())
+                .collect();
+            let pieces = history_pieces(&request(Vec::new()), stored).unwrap();
+            let expected = serde_json::to_string(&request(messages[..count].to_vec())).unwrap();
+            assert_eq!(String::from_utf8(pieces.to_vec()).unwrap(), expected);
+        }
     }
 }

@@ -29,19 +29,26 @@ pub struct RequestBody {
     pub redaction_applied: bool,
 }
 
-/// The wire form of the messages one task has sent, by message id, bound to the redactor
-/// that produced them: when the process-wide redactor is replaced (rules or credentials
-/// added) everything is redacted afresh.
+/// The wire form of the messages the last request sent, by message id, bound to the
+/// redactor that produced them: when the process-wide redactor is replaced (rules or
+/// credentials added) everything is redacted afresh.
+///
+/// Only the last request's messages are kept. The context window moves forward, so a
+/// message it has left is not sent again; keeping every message a long task ever sent
+/// held a third copy of the thread.
 #[derive(Default)]
 pub struct WireCache {
     redactor: Option<Arc<Redactor>>,
     messages: HashMap<String, Wire>,
     system: Option<(String, Wire)>,
+    /// Counts requests; a message sent in the current one carries its number.
+    request: u64,
 }
 
 struct Wire {
     json: Box<RawValue>,
     redacted: bool,
+    sent_in: u64,
 }
 
 impl WireCache {
@@ -75,18 +82,23 @@ impl WireCache {
         }
         // The cache is filled first, so the body can then borrow from it. Synthetic
         // messages (the context marker) are serialised afresh each time.
+        self.request += 1;
+        let request = self.request;
         let mut synthetic = Vec::new();
         for message in messages {
             match message {
-                Cow::Borrowed(message) => {
-                    if !self.messages.contains_key(&message.message_id) {
-                        let wire = wire_of(redactor, message)?;
+                Cow::Borrowed(message) => match self.messages.get_mut(&message.message_id) {
+                    Some(wire) => wire.sent_in = request,
+                    None => {
+                        let mut wire = wire_of(redactor, message)?;
+                        wire.sent_in = request;
                         self.messages.insert(message.message_id.clone(), wire);
                     }
-                }
+                },
                 Cow::Owned(message) => synthetic.push(wire_of(redactor, message)?),
             }
         }
+        self.messages.retain(|_, wire| wire.sent_in == request);
         let mut synthetic = synthetic.iter();
         let mut parts: Vec<&Wire> = Vec::with_capacity(messages.len() + 1);
         parts.extend(self.system.as_ref().map(|(_, wire)| wire));
@@ -123,6 +135,15 @@ impl WireCache {
             json: serde_json::to_vec(&body)?.into(),
             redaction_applied,
         })
+    }
+
+    /// Thread messages held in wire form.
+    pub fn len(&self) -> usize {
+        self.messages.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.messages.is_empty()
     }
 }
 
@@ -182,6 +203,7 @@ fn wire(
     Ok(Wire {
         json: serde_json::value::to_raw_value(&message)?,
         redacted,
+        sent_in: 0,
     })
 }
 

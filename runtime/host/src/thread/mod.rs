@@ -73,18 +73,6 @@ impl Thread {
         &self.messages
     }
 
-    /// Lends the messages to `use_them` by value and takes them back: the history upload
-    /// owns its messages, and moving them in and out (under the session lock) costs nothing
-    /// where a copy of a long thread cost megabytes of allocations.
-    pub fn lend<R>(
-        &mut self,
-        use_them: impl FnOnce(Vec<ConversationMessage>) -> (Vec<ConversationMessage>, R),
-    ) -> R {
-        let (messages, result) = use_them(std::mem::take(&mut self.messages));
-        self.messages = messages;
-        result
-    }
-
     /// The messages as stored JSON, in order, each checked once against `redactor`'s exact
     /// values (the backstop that keeps a known credential off the disk): a message is
     /// scanned when it is first written, and all of them again when the redactor changes.

@@ -162,6 +162,25 @@ fn the_body_means_what_the_reference_builder_builds() {
 }
 
 #[test]
+fn the_cache_keeps_only_the_messages_of_the_last_request() {
+    let redactor = Arc::new(Redactor::with_defaults());
+    let thread: Vec<_> = (0..6)
+        .map(|i| message(&format!("msg_{i}"), Role::User, &format!("text {i}")))
+        .collect();
+    let mut cache = WireCache::default();
+    // A window sliding forward over the thread, the opening message always kept.
+    for start in 1..4 {
+        let mut messages = vec![Cow::Borrowed(&thread[0])];
+        messages.extend(thread[start..start + 3].iter().map(Cow::Borrowed));
+        let Ok(body) = cache.body(&redactor, "s", &messages, &[], &policy(None)) else {
+            panic!("serialisable");
+        };
+        assert_eq!(parsed(&body), reference_body("s", &messages, &[], &policy(None)));
+        assert_eq!(cache.len(), 4, "window starting at {start}");
+    }
+}
+
+#[test]
 fn a_synthetic_message_is_never_served_from_the_cache() {
     let redactor = Arc::new(Redactor::with_defaults());
     let mut cache = WireCache::default();
