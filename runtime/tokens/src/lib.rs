@@ -42,11 +42,9 @@ pub fn warm_up() {
 
 /// A view of the embedded table.
 struct Vocabulary {
-    tokens: usize,
     mask: usize,
-    offsets: &'static [u8],
     table: &'static [u8],
-    arena: &'static [u8],
+    checks: &'static [u8],
 }
 
 const NO_RANK: u32 = u32::MAX;
@@ -67,28 +65,20 @@ impl Vocabulary {
         if bits != layout::TABLE_BITS {
             return None;
         }
-        let arena_len = read_u32(header, 3)? as usize;
         let slots = 1usize.checked_shl(bits)?;
         let rest = data.get(layout::HEADER_LEN..)?;
-        let (offsets, rest) = rest.split_at_checked(4 * (tokens + 1))?;
-        let (table, arena) = rest.split_at_checked(4 * slots)?;
-        (arena.len() == arena_len).then_some(Self {
-            tokens,
+        let (table, checks) = rest.split_at_checked(4 * slots)?;
+        (checks.len() == 4 * tokens).then_some(Self {
             mask: slots - 1,
-            offsets,
             table,
-            arena,
+            checks,
         })
     }
 
-    fn token(&self, rank: u32) -> Option<&'static [u8]> {
-        let rank = rank as usize;
-        if rank >= self.tokens {
-            return None;
-        }
-        let start = read_u32(self.offsets, rank)? as usize;
-        let end = read_u32(self.offsets, rank + 1)? as usize;
-        self.arena.get(start..end)
+    /// Ordinary tokens: ranks `0..tokens()`.
+    #[cfg(test)]
+    fn tokens(&self) -> usize {
+        self.checks.len() / 4
     }
 
     fn rank(&self, bytes: &[u8]) -> u32 {
@@ -100,8 +90,9 @@ impl Vocabulary {
                 None | Some(0) => return NO_RANK,
                 Some(entry) => {
                     let rank = (entry & layout::RANK_MASK).wrapping_sub(1);
-                    // Only a matching fingerprint is worth reading the token's bytes.
-                    if entry >> layout::RANK_BITS == fingerprint && self.token(rank) == Some(bytes)
+                    // Only a matching fingerprint is worth reading the rank's check.
+                    if entry >> layout::RANK_BITS == fingerprint
+                        && read_u32(self.checks, rank as usize) == Some(layout::check(hash))
                     {
                         return rank;
                     }

@@ -69,13 +69,24 @@ fn pieces_follow_the_look_ahead_rule() {
 }
 
 #[test]
-fn every_token_of_the_table_is_found_at_its_rank() {
+fn every_token_of_the_table_is_found_at_its_rank_and_nothing_else_is() {
     let vocabulary = Vocabulary::get().unwrap();
-    assert!(vocabulary.tokens > 199_000);
-    for rank in (0..vocabulary.tokens as u32).step_by(7) {
-        let bytes = vocabulary.token(rank).unwrap();
-        assert_eq!(vocabulary.rank(bytes), rank);
-        assert_eq!(reference().decode_bytes(&[rank]).unwrap(), bytes);
+    assert!(vocabulary.tokens() > 199_000);
+    let mut ranks = std::collections::HashMap::new();
+    for rank in 0..vocabulary.tokens() as u32 {
+        let bytes = reference().decode_bytes(&[rank]).unwrap();
+        assert_eq!(vocabulary.rank(&bytes), rank, "{bytes:?}");
+        ranks.insert(bytes, rank);
+    }
+    assert!(reference().decode_bytes(&[vocabulary.tokens() as u32]).is_err());
+    // Every short byte string of the samples and sources, token or not.
+    let text = SAMPLES.concat() + include_str!("lib.rs") + include_str!("pieces.rs");
+    let bytes = text.as_bytes();
+    for len in 1..=8 {
+        for window in bytes.windows(len) {
+            let expected = ranks.get(window).copied().unwrap_or(NO_RANK);
+            assert_eq!(vocabulary.rank(window), expected, "{window:?}");
+        }
     }
 }
 
