@@ -7,9 +7,10 @@
 //! character (which then starts the next piece, as in tiktoken: `"  word"` is `" "`,
 //! `" word"`). Whitespace containing a line break is matched earlier by `\s*[\r\n]+`.
 
-use std::sync::OnceLock;
+use std::sync::{Mutex, MutexGuard, OnceLock};
 
-use regex_automata::meta::Regex;
+use regex_automata::hybrid::dfa::{Cache, DFA};
+use regex_automata::nfa::thompson::{self, WhichCaptures, NFA};
 use regex_automata::{Anchored, Input};
 
 const PATTERN: &str = concat!(
@@ -21,29 +22,55 @@ const PATTERN: &str = concat!(
     r"|\s+",
 );
 
-fn pattern() -> Option<&'static Regex> {
-    static REGEX: OnceLock<Option<Regex>> = OnceLock::new();
-    REGEX.get_or_init(|| Regex::new(PATTERN).ok()).as_ref()
+/// The pattern as a lazy DFA over a forward NFA without captures. Each piece begins
+/// where the last ended, so a search is anchored and only its end is wanted: the `meta`
+/// regex's reverse NFA, capture engines and their caches (about 0.8 MB, resident for
+/// the life of the process) were never used.
+struct Pretokenizer {
+    dfa: DFA,
+    cache: Mutex<Cache>,
+}
+
+fn pretokenizer() -> Option<&'static Pretokenizer> {
+    static PRETOKENIZER: OnceLock<Option<Pretokenizer>> = OnceLock::new();
+    PRETOKENIZER
+        .get_or_init(|| {
+            let nfa = NFA::compiler()
+                .configure(thompson::Config::new().which_captures(WhichCaptures::None))
+                .build(PATTERN)
+                .ok()?;
+            let dfa = DFA::builder().build_from_nfa(nfa).ok()?;
+            let cache = Mutex::new(dfa.create_cache());
+            Some(Pretokenizer { dfa, cache })
+        })
+        .as_ref()
 }
 
 pub fn warm_up() {
-    let _ = pattern();
+    let _ = pretokenizer();
 }
 
 /// The pieces of `text`, in order. Without the pattern (it always compiles; this is only
-/// the no-panic path) the whole text is one piece.
+/// the no-panic path) the whole text is one piece. The search cache is held until the
+/// pieces are dropped: a count on another thread meanwhile waits for it.
 pub fn split(text: &str) -> Pieces<'_> {
     Pieces {
         text,
         at: 0,
-        regex: pattern(),
+        searcher: pretokenizer().map(|pretokenizer| {
+            let cache = match pretokenizer.cache.lock() {
+                Ok(cache) => cache,
+                Err(poisoned) => poisoned.into_inner(),
+            };
+            (&pretokenizer.dfa, cache)
+        }),
     }
 }
 
 pub struct Pieces<'t> {
     text: &'t str,
     at: usize,
-    regex: Option<&'static Regex>,
+    searcher: Option<(&'static DFA, MutexGuard<'static, Cache>)>,
 }
 
 impl<'t> Iterator for Pieces<'t> {
@@ -53,17 +80,19 @@ impl<'t> Iterator for Pieces<'t> {
         if self.at >= self.text.len() {
             return None;
         }
-        let Some(regex) = self.regex else {
+        let Some((dfa, cache)) = &mut self.searcher else {
             self.at = self.text.len();
             return Some(self.text);
         };
         // Every character starts some alternative, so each piece begins where the last
         // ended: an anchored search, which needs no reverse pass to find where it began.
+        let start = self.at;
         let input = Input::new(self.text)
-            .span(self.at..self.text.len())
+            .span(start..self.text.len())
             .anchored(Anchored::Yes);
-        let Some(found) = regex.find(input) else {
-            // Cannot happen (see above); if it did, the character is a piece of its own
+        let Some(found) = dfa.try_search_fwd(cache, &input).ok().flatten() else {
+            // Cannot happen (see above; and the lazy DFA never gives up without a
+            // minimum clear count); if it did, the character is a piece of its own
             // rather than the end of the count.
             let width = self.text[self.at..]
                 .chars()
@@ -73,8 +102,8 @@ impl<'t> Iterator for Pieces<'t> {
             self.at += width;
             return Some(piece);
         };
-        let mut end = found.end();
-        let piece = &self.text[found.start()..end];
+        let mut end = found.offset();
+        let piece = &self.text[start..end];
         let followed_by_text = self.text[end..]
             .chars()
             .next()
@@ -84,9 +113,9 @@ impl<'t> Iterator for Pieces<'t> {
             && !piece.ends_with(['\r', '\n'])
             && let Some((last, _)) = piece.char_indices().last().filter(|(last, _)| *last > 0)
         {
-            end = found.start() + last;
+            end = start + last;
         }
         self.at = end;
-        Some(&self.text[found.start()..end])
+        Some(&self.text[start..end])
     }
 }
