@@ -140,13 +140,30 @@ async fn measure(
     );
     let mut limit = Figure::new("its limit: 2 × thread bytes + 10 MB", "MB", None);
     let mut messages = Figure::new("messages in that session's thread", "", None);
+    // The limit is a fixed part (10 MB) and a part per thread byte (2×). A one-step task
+    // shows what running any task costs; the long session's excess over it, per byte of
+    // thread it added, is what the thread costs.
+    let mut short_rss = Figure::new("peak RSS after a 1-step task (a thread of a few KB)", "MB", None);
+    let mut growth = Figure::new(
+        "RSS growth from that task to the long session, per byte the thread grew",
+        "×",
+        Some((2.0, "≤ 2×")),
+    );
     for i in 0..plan.memory_runs {
         for side in order(i, b.is_some()) {
             let run =
                 figures::tool_steps(command(side), &services, plan.memory_steps, false, timeout)
                     .await?;
+            let short = figures::tool_steps(command(side), &services, 1, false, timeout).await?;
             if let Some(rss) = run.peak_rss {
                 long_rss.push(side, rss as f64 / MB);
+            }
+            if let Some(rss) = short.peak_rss {
+                short_rss.push(side, rss as f64 / MB);
+            }
+            if let (Some(long), Some(short_peak)) = (run.peak_rss, short.peak_rss) {
+                let added = run.thread_bytes.saturating_sub(short.thread_bytes).max(1);
+                growth.push(side, (long as f64 - short_peak as f64) / added as f64);
             }
             limit.push(side, (2 * run.thread_bytes) as f64 / MB + 10.0);
             messages.push(side, run.thread_messages as f64);
@@ -186,6 +203,8 @@ async fn measure(
         messages,
         long_rss,
         limit,
+        short_rss,
+        growth,
         p50,
         p99,
         max,
