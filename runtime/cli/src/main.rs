@@ -43,8 +43,14 @@ fn main() -> std::process::ExitCode {
     // stdin) goes to tokio's blocking pool. A session is one conversation at a time, and
     // on two worker threads each step paid for tasks waking each other across threads
     // (per step 1.3 → 0.9 ms, CreateSession 11 → 7 ms; BENCHMARKS.md).
+    //
+    // The blocking pool is capped at four threads: the stdin reader, a stdout write, a
+    // checkpoint and a file tool can all be in flight at once. Uncapped, a long session
+    // grew a dozen idle threads — a new one whenever work arrived just before an idle
+    // thread was free again — each with its own stack pages and malloc arena (≈ 0.1 MB).
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
+        .max_blocking_threads(4)
         .build()
     {
         Ok(runtime) => runtime,
