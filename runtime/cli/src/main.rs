@@ -85,13 +85,58 @@ async fn run(
                 version = env!("CARGO_PKG_VERSION"),
                 "agent-runtime ready on stdio"
             );
-            serve_streams(config, tools, tokio::io::stdin(), tokio::io::stdout()).await
+            let (reader, writer) = stdio();
+            serve_streams(config, tools, reader, writer).await
         }
         Some(path) => match path.to_str().and_then(|p| p.strip_prefix("http://")) {
             Some(address) => serve_http(config, tools, address).await,
             None => serve_socket(config, tools, &path).await,
         },
     }
+}
+
+type Reader = Box<dyn tokio::io::AsyncRead + Unpin>;
+type Writer = Box<dyn tokio::io::AsyncWrite + Unpin + Send>;
+
+/// Stdin and stdout as non-blocking pipes driven by the runtime's own thread when they are
+/// pipes (the desktop app's case). tokio's stdio hands every read and every write to a
+/// blocking-pool thread: a thread wake-up per line, several per step. A terminal or a file
+/// keeps tokio's stdio, and so does a stdout that is also stderr (`2>&1`), since
+/// O_NONBLOCK would reach the log writer through the shared pipe.
+#[cfg(unix)]
+fn stdio() -> (Reader, Writer) {
+    use std::os::fd::AsFd;
+    use std::os::unix::fs::MetadataExt;
+    use tokio::net::unix::pipe;
+    let owned =
+        |fd: std::os::fd::BorrowedFd<'_>| fd.try_clone_to_owned().ok().map(std::fs::File::from);
+    let identity = |file: &std::fs::File| file.metadata().ok().map(|m| (m.dev(), m.ino()));
+    let stdout = std::io::stdout();
+    let stderr = std::io::stderr();
+    let reader: Reader = match owned(std::io::stdin().as_fd())
+        .and_then(|file| pipe::Receiver::from_file(file).ok())
+    {
+        Some(pipe) => Box::new(pipe),
+        None => Box::new(tokio::io::stdin()),
+    };
+    let out = owned(stdout.as_fd());
+    let shared_with_stderr = match (&out, owned(stderr.as_fd())) {
+        (Some(out), Some(err)) => identity(out).is_some_and(|id| Some(id) == identity(&err)),
+        _ => false,
+    };
+    let writer: Writer = match out
+        .filter(|_| !shared_with_stderr)
+        .and_then(|file| pipe::Sender::from_file(file).ok())
+    {
+        Some(pipe) => Box::new(pipe),
+        None => Box::new(tokio::io::stdout()),
+    };
+    (reader, writer)
+}
+
+#[cfg(not(unix))]
+fn stdio() -> (Reader, Writer) {
+    (Box::new(tokio::io::stdin()), Box::new(tokio::io::stdout()))
 }
 
 /// `--listen http://127.0.0.1:PORT`: the sandbox shape (POST /rpc, SSE GET /events, a

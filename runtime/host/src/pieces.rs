@@ -153,7 +153,11 @@ mod tests {
         let texts = ["1", big.as_str(), "22", big.as_str(), "333"];
         let pieces = JsonPieces::new("[", items(&texts), "]");
         let chunks: Vec<Bytes> = pieces.chunks().collect();
-        assert!(chunks.iter().all(|chunk| !chunk.is_empty() && chunk.len() <= CHUNK));
+        assert!(
+            chunks
+                .iter()
+                .all(|chunk| !chunk.is_empty() && chunk.len() <= CHUNK)
+        );
         assert!(chunks.len() >= 3, "{} chunks", chunks.len());
         let joined: Vec<u8> = chunks.concat();
         assert_eq!(joined, format!("[{}]", texts.join(",")).into_bytes());

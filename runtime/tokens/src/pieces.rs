@@ -10,7 +10,7 @@
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
 use regex_automata::hybrid::dfa::{Cache, DFA};
-use regex_automata::nfa::thompson::{self, WhichCaptures, NFA};
+use regex_automata::nfa::thompson::{self, NFA, WhichCaptures};
 use regex_automata::{Anchored, Input};
 
 const PATTERN: &str = concat!(

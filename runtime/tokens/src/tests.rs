@@ -78,7 +78,11 @@ fn every_token_of_the_table_is_found_at_its_rank_and_nothing_else_is() {
         assert_eq!(vocabulary.rank(&bytes), rank, "{bytes:?}");
         ranks.insert(bytes, rank);
     }
-    assert!(reference().decode_bytes(&[vocabulary.tokens() as u32]).is_err());
+    assert!(
+        reference()
+            .decode_bytes(&[vocabulary.tokens() as u32])
+            .is_err()
+    );
     // Every short byte string of the samples and sources, token or not.
     let text = SAMPLES.concat() + include_str!("lib.rs") + include_str!("pieces.rs");
     let bytes = text.as_bytes();

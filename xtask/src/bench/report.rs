@@ -143,7 +143,11 @@ async fn measure(
     // The limit is a fixed part (10 MB) and a part per thread byte (2×). A one-step task
     // shows what running any task costs; the long session's excess over it, per byte of
     // thread it added, is what the thread costs.
-    let mut short_rss = Figure::new("peak RSS after a 1-step task (a thread of a few KB)", "MB", None);
+    let mut short_rss = Figure::new(
+        "peak RSS after a 1-step task (a thread of a few KB)",
+        "MB",
+        None,
+    );
     let mut growth = Figure::new(
         "RSS growth from that task to the long session, per byte the thread grew",
         "×",

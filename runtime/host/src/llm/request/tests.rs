@@ -175,7 +175,10 @@ fn the_cache_keeps_only_the_messages_of_the_last_request() {
         let Ok(body) = cache.body(&redactor, "s", &messages, &[], &policy(None)) else {
             panic!("serialisable");
         };
-        assert_eq!(parsed(&body), reference_body("s", &messages, &[], &policy(None)));
+        assert_eq!(
+            parsed(&body),
+            reference_body("s", &messages, &[], &policy(None))
+        );
         assert_eq!(cache.len(), 4, "window starting at {start}");
     }
 }
