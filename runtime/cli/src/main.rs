@@ -6,6 +6,7 @@
 mod audit_args;
 mod config;
 mod logging;
+mod stdio;
 
 use std::sync::Arc;
 
@@ -39,18 +40,20 @@ fn main() -> std::process::ExitCode {
     }
     agent_host::redact::warm_up_in_background();
     let _guards = logging::init(&cli.log_level, host_config.log_dir.as_deref());
-    // One thread runs the protocol, the loop and the clients; blocking work (files,
-    // stdin) goes to tokio's blocking pool. A session is one conversation at a time, and
-    // on two worker threads each step paid for tasks waking each other across threads
-    // (per step 1.3 → 0.9 ms, CreateSession 11 → 7 ms; BENCHMARKS.md).
+    // One thread runs the protocol, the loop and the clients; blocking work (file tools,
+    // durable checkpoint writes, stdio that is no pipe or socket) goes to tokio's blocking
+    // pool. A session is one conversation at a time, and on two worker threads each step
+    // paid for tasks waking each other across threads (per step 1.3 → 0.9 ms,
+    // CreateSession 11 → 7 ms; BENCHMARKS.md).
     //
-    // The blocking pool is capped at four threads: the stdin reader, a stdout write, a
-    // checkpoint and a file tool can all be in flight at once. Uncapped, a long session
-    // grew a dozen idle threads — a new one whenever work arrived just before an idle
-    // thread was free again — each with its own stack pages and malloc arena (≈ 0.1 MB).
+    // The blocking pool is capped at eight threads. Uncapped, a long session grew a dozen
+    // idle threads — a new one whenever work arrived just before an idle thread was free
+    // again — each with its own stack pages and malloc arena (≈ 0.1 MB). Eight leave room
+    // for a stdin reader and a stdout write (the fallback stdio), a checkpoint and the
+    // file tools of one step; the file tools refuse what could block forever (FIFOs).
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
-        .max_blocking_threads(4)
+        .max_blocking_threads(8)
         .build()
     {
         Ok(runtime) => runtime,
@@ -61,8 +64,8 @@ fn main() -> std::process::ExitCode {
     };
     let tools = Arc::new(LocalToolRouter::with_options(tool_options));
     let outcome = runtime.block_on(run(host_config, tools, cli.listen.clone()));
-    // The stdin reader sits in a blocking read that only the client can end; do not wait
-    // for it (the client may keep stdin open after Shutdown).
+    // A fallback stdin reader sits in a blocking read that only the client can end; do
+    // not wait for it (the client may keep stdin open after Shutdown).
     runtime.shutdown_background();
     match outcome {
         Ok(()) => std::process::ExitCode::SUCCESS,
@@ -85,7 +88,7 @@ async fn run(
                 version = env!("CARGO_PKG_VERSION"),
                 "agent-runtime ready on stdio"
             );
-            let (reader, writer) = stdio();
+            let (reader, writer, _restore) = stdio::streams();
             serve_streams(config, tools, reader, writer).await
         }
         Some(path) => match path.to_str().and_then(|p| p.strip_prefix("http://")) {
@@ -93,50 +96,6 @@ async fn run(
             None => serve_socket(config, tools, &path).await,
         },
     }
-}
-
-type Reader = Box<dyn tokio::io::AsyncRead + Unpin>;
-type Writer = Box<dyn tokio::io::AsyncWrite + Unpin + Send>;
-
-/// Stdin and stdout as non-blocking pipes driven by the runtime's own thread when they are
-/// pipes (the desktop app's case). tokio's stdio hands every read and every write to a
-/// blocking-pool thread: a thread wake-up per line, several per step. A terminal or a file
-/// keeps tokio's stdio, and so does a stdout that is also stderr (`2>&1`), since
-/// O_NONBLOCK would reach the log writer through the shared pipe.
-#[cfg(unix)]
-fn stdio() -> (Reader, Writer) {
-    use std::os::fd::AsFd;
-    use std::os::unix::fs::MetadataExt;
-    use tokio::net::unix::pipe;
-    let owned =
-        |fd: std::os::fd::BorrowedFd<'_>| fd.try_clone_to_owned().ok().map(std::fs::File::from);
-    let identity = |file: &std::fs::File| file.metadata().ok().map(|m| (m.dev(), m.ino()));
-    let stdout = std::io::stdout();
-    let stderr = std::io::stderr();
-    let reader: Reader = match owned(std::io::stdin().as_fd())
-        .and_then(|file| pipe::Receiver::from_file(file).ok())
-    {
-        Some(pipe) => Box::new(pipe),
-        None => Box::new(tokio::io::stdin()),
-    };
-    let out = owned(stdout.as_fd());
-    let shared_with_stderr = match (&out, owned(stderr.as_fd())) {
-        (Some(out), Some(err)) => identity(out).is_some_and(|id| Some(id) == identity(&err)),
-        _ => false,
-    };
-    let writer: Writer = match out
-        .filter(|_| !shared_with_stderr)
-        .and_then(|file| pipe::Sender::from_file(file).ok())
-    {
-        Some(pipe) => Box::new(pipe),
-        None => Box::new(tokio::io::stdout()),
-    };
-    (reader, writer)
-}
-
-#[cfg(not(unix))]
-fn stdio() -> (Reader, Writer) {
-    (Box::new(tokio::io::stdin()), Box::new(tokio::io::stdout()))
 }
 
 /// `--listen http://127.0.0.1:PORT`: the sandbox shape (POST /rpc, SSE GET /events, a

@@ -39,6 +39,23 @@ fn exits(mut child: std::process::Child) -> std::process::ExitStatus {
     }
 }
 
+/// Whether `fd` of process `pid` is non-blocking (O_NONBLOCK, 04000 in fdinfo's flags).
+#[cfg(target_os = "linux")]
+fn nonblocking(pid: u32, fd: i32) -> bool {
+    let path = format!("/proc/{pid}/fdinfo/{fd}");
+    let Ok(info) = std::fs::read_to_string(&path) else {
+        panic!("cannot read {path}");
+    };
+    let flags = info
+        .lines()
+        .find_map(|line| line.strip_prefix("flags:"))
+        .and_then(|flags| u32::from_str_radix(flags.trim(), 8).ok());
+    let Some(flags) = flags else {
+        panic!("no flags in {path}: {info}");
+    };
+    flags & 0o4000 != 0
+}
+
 fn assert_answered(output: &str) {
     let answered = output.lines().any(|line| {
         serde_json::from_str::<serde_json::Value>(line)
@@ -63,16 +80,10 @@ fn pipes_answer_and_the_end_of_input_ends_the_process() {
     let mut answer = String::new();
     stdout.read_line(&mut answer).unwrap();
     assert_answered(&answer);
-    // Both pipes are driven by the runtime's thread: non-blocking (O_NONBLOCK, 04000).
+    // Both pipes are driven by the runtime's thread: non-blocking.
     #[cfg(target_os = "linux")]
     for fd in [0, 1] {
-        let info = std::fs::read_to_string(format!("/proc/{}/fdinfo/{fd}", child.id())).unwrap();
-        let flags = info
-            .lines()
-            .find_map(|line| line.strip_prefix("flags:"))
-            .and_then(|flags| u32::from_str_radix(flags.trim(), 8).ok())
-            .unwrap();
-        assert_ne!(flags & 0o4000, 0, "fd {fd} is blocking: {info}");
+        assert!(nonblocking(child.id(), fd), "fd {fd} is blocking");
     }
     drop(stdin);
     let mut rest = String::new();
@@ -97,9 +108,10 @@ fn files_answer_too() {
 }
 
 #[test]
-fn a_stdout_shared_with_stderr_answers_too() {
+fn a_stdout_shared_with_stderr_answers_and_stays_blocking() {
+    use std::io::BufRead;
     let home = tempfile::tempdir().unwrap();
-    let (mut read_end, write_end) = std::io::pipe().unwrap();
+    let (read_end, write_end) = std::io::pipe().unwrap();
     let mut child = runtime(home.path())
         .env("LOG_LEVEL", "debug")
         .stdin(Stdio::piped())
@@ -107,14 +119,76 @@ fn a_stdout_shared_with_stderr_answers_too() {
         .stderr(write_end)
         .spawn()
         .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(REQUEST.as_bytes())
-        .unwrap();
-    let mut output = String::new();
-    read_end.read_to_string(&mut output).unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(REQUEST.as_bytes()).unwrap();
+    let mut output = std::io::BufReader::new(read_end);
+    let mut seen = String::new();
+    while !seen.lines().any(|line| line.starts_with("{\"jsonrpc\"")) {
+        assert_ne!(output.read_line(&mut seen).unwrap(), 0, "ended: {seen}");
+    }
+    // O_NONBLOCK on the shared description would reach the log writer too.
+    #[cfg(target_os = "linux")]
+    {
+        assert!(
+            nonblocking(child.id(), 0),
+            "stdin is still a pipe of its own"
+        );
+        assert!(!nonblocking(child.id(), 1), "stdout is shared with stderr");
+    }
+    drop(stdin);
+    output.read_to_string(&mut seen).unwrap();
     assert!(exits(child).success());
-    assert_answered(&output);
+    assert_answered(&seen);
+}
+
+/// libuv (Node, Electron) gives a child sockets, not pipes, as its stdio.
+#[cfg(unix)]
+#[test]
+fn a_socket_answers_too() {
+    use std::io::BufRead;
+    use std::os::unix::net::UnixStream;
+    let home = tempfile::tempdir().unwrap();
+    let (ours, theirs) = UnixStream::pair().unwrap();
+    let child = runtime(home.path())
+        .stdin(std::os::fd::OwnedFd::from(theirs.try_clone().unwrap()))
+        .stdout(std::os::fd::OwnedFd::from(theirs))
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    (&ours).write_all(REQUEST.as_bytes()).unwrap();
+    let mut answer = String::new();
+    std::io::BufReader::new(&ours)
+        .read_line(&mut answer)
+        .unwrap();
+    assert_answered(&answer);
+    #[cfg(target_os = "linux")]
+    assert!(nonblocking(child.id(), 0) && nonblocking(child.id(), 1));
+    ours.shutdown(std::net::Shutdown::Write).unwrap();
+    assert!(exits(child).success());
+}
+
+/// The runtime leaves its stdin as it found it: blocking, for whoever shares it.
+#[cfg(target_os = "linux")]
+#[test]
+fn stdin_is_blocking_again_once_the_runtime_exits() {
+    use std::os::fd::AsRawFd;
+    let home = tempfile::tempdir().unwrap();
+    let (read_end, mut write_end) = std::io::pipe().unwrap();
+    let mut child = runtime(home.path())
+        .stdin(read_end.try_clone().unwrap())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    write_end.write_all(REQUEST.as_bytes()).unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut first = [0u8; 1];
+    stdout.read_exact(&mut first).unwrap();
+    // The same open file description as the child's fd 0.
+    assert!(nonblocking(std::process::id(), read_end.as_raw_fd()));
+    drop(write_end);
+    let mut rest = String::new();
+    stdout.read_to_string(&mut rest).unwrap();
+    assert!(exits(child).success());
+    assert!(!nonblocking(std::process::id(), read_end.as_raw_fd()));
 }

@@ -107,7 +107,7 @@ impl Iterator for Chunks {
             let rest = piece.get(self.offset..).unwrap_or_default();
             let take = rest.len().min(CHUNK - chunk.len());
             if chunk.is_empty() {
-                chunk.reserve(CHUNK.min(self.pieces.len()));
+                chunk.reserve(CHUNK);
             }
             chunk.extend_from_slice(&rest[..take]);
             self.offset += take;
@@ -145,6 +145,29 @@ mod tests {
             assert_eq!(pieces.len(), expected.len());
         }
         assert!(JsonPieces::around("{\"b\":[]}", "\"a\":[]", items(&[])).is_none());
+    }
+
+    #[test]
+    fn cleaning_replaces_credentials_in_head_and_tail_and_leaves_items_alone() {
+        let redactor =
+            crate::redact::Redactor::with_defaults().with_values(["hunter2-secret".to_owned()]);
+        let pieces = JsonPieces::new(
+            "{\"a\":\"hunter2-secret\",\"m\":[",
+            items(&["\"kept as the owner left it\""]),
+            "],\"z\":\"hunter2-secret\"}",
+        )
+        .cleaned(&redactor);
+        let text = String::from_utf8(pieces.to_vec()).unwrap();
+        assert!(!text.contains("hunter2-secret"), "{text}");
+        assert!(
+            text.contains("\"m\":[\"kept as the owner left it\"]"),
+            "{text}"
+        );
+        assert!(
+            serde_json::from_str::<serde_json::Value>(&text).is_ok(),
+            "{text}"
+        );
+        assert_eq!(pieces.len(), text.len());
     }
 
     #[test]

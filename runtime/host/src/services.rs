@@ -132,17 +132,6 @@ impl ServiceClient {
         self.send::<(), T>(Method::GET, path, None).await
     }
 
-    /// POSTs a body already serialised as JSON (the session history, serialised under the
-    /// session lock from the live thread rather than from a copy of it).
-    pub async fn post_json<T: DeserializeOwned>(
-        &self,
-        path: &str,
-        json: String,
-    ) -> Result<T, ServiceError> {
-        let payload = Payload::Whole(clean_payload(json));
-        self.send_payload(Method::POST, path, Some(payload)).await
-    }
-
     /// POSTs a JSON document held as pieces, streamed with its length declared. Its items
     /// must already be clean of the runtime's credentials (the thread's stored JSON is,
     /// see `Thread::stored`); the head and the tail are cleaned here.
@@ -251,9 +240,10 @@ enum Payload {
     Pieces(JsonPieces),
 }
 
-/// A request body after the exact-value backstop: history and artifact uploads carry the
-/// thread, so the runtime's own credentials are replaced in the serialised body (tool
-/// output was redacted before it entered the thread). Shared, not copied, across retries.
+/// A request body after the exact-value backstop: artifact uploads may carry what tools
+/// produced, so the runtime's own credentials are replaced in the serialised body (tool
+/// output was redacted before it entered the thread; the session history, sent as
+/// pieces, is cleaned piece by piece). Shared, not copied, across retries.
 fn clean_payload(json: String) -> Bytes {
     let replaced = match crate::redact::global().redact_values(&json) {
         Cow::Owned(clean) => Some(clean),
@@ -400,17 +390,6 @@ impl WorkspaceServiceClient {
     ) -> Result<ArtifactUploadResponse, ServiceError> {
         self.client
             .post(&format!("/workspaces/{workspace_id}/artifacts"), request)
-            .await
-    }
-
-    /// [`Self::upload_artifact`] of an `ArtifactUploadRequest` already serialised.
-    pub async fn upload_artifact_json(
-        &self,
-        workspace_id: &str,
-        json: String,
-    ) -> Result<ArtifactUploadResponse, ServiceError> {
-        self.client
-            .post_json(&format!("/workspaces/{workspace_id}/artifacts"), json)
             .await
     }
 

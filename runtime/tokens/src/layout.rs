@@ -12,10 +12,11 @@
 //! ```
 //!
 //! The tokens' bytes are not in the table. A lookup matches when the slot's fingerprint
-//! and the rank's check both equal the looked-up bytes' — all 64 bits of the hash, as
-//! the build script asserts for every token (no token is mistaken for another); a byte
-//! string that is no token passes only by a 46-bit coincidence, about once in 10^13
-//! lookups, and then miscounts one token of an estimate. Dropping the bytes (and their
+//! and the rank's check both equal the looked-up bytes' (46 bits of the hash; the slot
+//! bits are not compared, since linear probing passes entries from other home slots).
+//! The build script asserts that every token is found at its own rank, so no token is
+//! mistaken for another; a byte string that is no token passes only by a 46-bit
+//! coincidence, about once in 10^13 lookups, and then miscounts one token of an estimate. Dropping the bytes (and their
 //! offsets) halved the table: its pages are what counting keeps resident, and the kernel
 //! maps file pages in 64 KiB windows around each fault, so nearly the whole table is
 //! resident after the first few counts.

@@ -7,7 +7,7 @@
 //! character (which then starts the next piece, as in tiktoken: `"  word"` is `" "`,
 //! `" word"`). Whitespace containing a line break is matched earlier by `\s*[\r\n]+`.
 
-use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::sync::{Mutex, MutexGuard, OnceLock, TryLockError};
 
 use regex_automata::hybrid::dfa::{Cache, DFA};
 use regex_automata::nfa::thompson::{self, NFA, WhichCaptures};
@@ -51,26 +51,49 @@ pub fn warm_up() {
 }
 
 /// The pieces of `text`, in order. Without the pattern (it always compiles; this is only
-/// the no-panic path) the whole text is one piece. The search cache is held until the
-/// pieces are dropped: a count on another thread meanwhile waits for it.
+/// the no-panic path) the whole text is one piece. The shared search cache is held until
+/// the pieces are dropped; while it is taken (a count on another thread), a fresh cache
+/// is used, so no count ever waits for another.
 pub fn split(text: &str) -> Pieces<'_> {
     Pieces {
         text,
         at: 0,
         searcher: pretokenizer().map(|pretokenizer| {
-            let cache = match pretokenizer.cache.lock() {
-                Ok(cache) => cache,
-                Err(poisoned) => poisoned.into_inner(),
+            let cache = match pretokenizer.cache.try_lock() {
+                Ok(cache) => SearchCache::Shared(cache),
+                Err(TryLockError::Poisoned(poisoned)) => {
+                    // A panic may have left the cache mid-search: start it afresh.
+                    let mut cache = poisoned.into_inner();
+                    cache.reset(&pretokenizer.dfa);
+                    SearchCache::Shared(cache)
+                }
+                Err(TryLockError::WouldBlock) => {
+                    SearchCache::Own(Box::new(pretokenizer.dfa.create_cache()))
+                }
             };
             (&pretokenizer.dfa, cache)
         }),
     }
 }
 
+enum SearchCache {
+    Shared(MutexGuard<'static, Cache>),
+    Own(Box<Cache>),
+}
+
+impl SearchCache {
+    fn get(&mut self) -> &mut Cache {
+        match self {
+            Self::Shared(cache) => cache,
+            Self::Own(cache) => cache,
+        }
+    }
+}
+
 pub struct Pieces<'t> {
     text: &'t str,
     at: usize,
-    searcher: Option<(&'static DFA, MutexGuard<'static, Cache>)>,
+    searcher: Option<(&'static DFA, SearchCache)>,
 }
 
 impl<'t> Iterator for Pieces<'t> {
@@ -90,7 +113,7 @@ impl<'t> Iterator for Pieces<'t> {
         let input = Input::new(self.text)
             .span(start..self.text.len())
             .anchored(Anchored::Yes);
-        let Some(found) = dfa.try_search_fwd(cache, &input).ok().flatten() else {
+        let Some(found) = dfa.try_search_fwd(cache.get(), &input).ok().flatten() else {
             // Cannot happen (see above; and the lazy DFA never gives up without a
             // minimum clear count); if it did, the character is a piece of its own
             // rather than the end of the count.

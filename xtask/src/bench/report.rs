@@ -165,8 +165,9 @@ async fn measure(
             if let Some(rss) = short.peak_rss {
                 short_rss.push(side, rss as f64 / MB);
             }
-            if let (Some(long), Some(short_peak)) = (run.peak_rss, short.peak_rss) {
-                let added = run.thread_bytes.saturating_sub(short.thread_bytes).max(1);
+            let added = run.thread_bytes.saturating_sub(short.thread_bytes);
+            if let (Some(long), Some(short_peak), true) = (run.peak_rss, short.peak_rss, added > 0)
+            {
                 growth.push(side, (long as f64 - short_peak as f64) / added as f64);
             }
             limit.push(side, (2 * run.thread_bytes) as f64 / MB + 10.0);

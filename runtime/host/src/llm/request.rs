@@ -4,9 +4,9 @@
 //! id, every `content` a string.
 //!
 //! Every request repeats the thread, so each message is redacted (§8.7) and serialised
-//! once per task and kept in a [`WireCache`]; a step then copies bytes instead of
-//! building, scanning and escaping the whole thread again — which was most of a step's
-//! instructions once the thread grew.
+//! when it enters the context window and kept in a [`WireCache`] while it stays there; a
+//! step then copies bytes instead of building, scanning and escaping the whole thread
+//! again — which was most of a step's instructions once the thread grew.
 
 use std::borrow::Cow;
 use std::collections::HashMap;

@@ -92,6 +92,18 @@ fn read(
             format!("{} is a directory, not a file", path.display()),
         );
     }
+    // A FIFO, socket or device has no end to read to (and a FIFO without a writer blocks
+    // its reader, a blocking-pool thread, forever).
+    if !metadata.is_file() {
+        return ToolResult::failed(
+            request,
+            ErrorCode::InvalidRequest,
+            format!(
+                "{} is not a regular file (a pipe, socket or device); ReadFile reads files",
+                path.display()
+            ),
+        );
+    }
     if let Some(limit) = request.limits.max_file_size_bytes
         && metadata.len() > limit
     {
@@ -211,6 +223,26 @@ mod tests {
         assert!(typo.error.unwrap().message.contains("pth"));
         let directory = run(dir.path(), json!({"path": "."})).await;
         assert_eq!(directory.status, ToolStatus::Failed);
+    }
+
+    /// A FIFO without a writer would block its reader forever; it is refused at once.
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn a_fifo_is_refused_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let made = std::process::Command::new("mkfifo")
+            .arg(dir.path().join("pipe"))
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let result = run(dir.path(), json!({"path": "pipe"})).await;
+        let error = result.error.unwrap();
+        assert_eq!(error.code, ErrorCode::InvalidRequest);
+        assert!(
+            error.message.contains("not a regular file"),
+            "{}",
+            error.message
+        );
     }
 
     #[tokio::test]

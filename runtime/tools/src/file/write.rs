@@ -141,6 +141,17 @@ fn write(
                 format!("WriteFile: {} is a directory, not a file", path.display()),
             );
         }
+        // Reading a FIFO for the diff would block forever; replacing a device is no write.
+        Ok(metadata) if !metadata.is_file() => {
+            return ToolResult::failed(
+                request,
+                ErrorCode::InvalidRequest,
+                format!(
+                    "WriteFile: {} is not a regular file (a pipe, socket or device)",
+                    path.display()
+                ),
+            );
+        }
         // Replacing by rename would succeed on a read-only file; writing to it must not.
         Ok(metadata) if metadata.permissions().readonly() => {
             return ToolResult::failed(
@@ -273,9 +284,37 @@ mod tests {
     use crate::testing::{decoded, request};
     use agent_protocol::ToolStatus;
     use serde_json::{Value, json};
+    #[cfg(unix)]
+    use std::os::unix::fs::FileTypeExt;
 
     async fn run(dir: &Path, args: Value) -> ToolResult {
         WriteFile.run(&request("WriteFile", dir, args)).await
+    }
+
+    /// Reading a FIFO for the diff would block forever; it is refused at once.
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn a_fifo_is_refused_not_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let made = std::process::Command::new("mkfifo")
+            .arg(dir.path().join("pipe"))
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let result = run(dir.path(), json!({"path": "pipe", "content": "x"})).await;
+        let error = result.error.unwrap();
+        assert_eq!(error.code, ErrorCode::InvalidRequest);
+        assert!(
+            error.message.contains("not a regular file"),
+            "{}",
+            error.message
+        );
+        assert!(
+            fs::metadata(dir.path().join("pipe"))
+                .unwrap()
+                .file_type()
+                .is_fifo()
+        );
     }
 
     #[tokio::test]
