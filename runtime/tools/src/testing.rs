@@ -29,3 +29,29 @@ pub(crate) fn decoded(artifact: &ArtifactData) -> String {
         .unwrap();
     String::from_utf8(bytes).unwrap()
 }
+
+/// A FIFO named `name` in `dir`, with no writer: opening it for reading blocks.
+#[cfg(unix)]
+pub(crate) fn fifo(dir: &Path, name: &str) -> std::path::PathBuf {
+    let path = dir.join(name);
+    let made = std::process::Command::new("mkfifo").arg(&path).status();
+    assert!(
+        made.is_ok_and(|status| status.success()),
+        "mkfifo {}",
+        path.display()
+    );
+    path
+}
+
+/// `result` failed with `code` and a message that says `says`.
+pub(crate) fn assert_failed(
+    result: &agent_protocol::ToolResult,
+    code: agent_protocol::ErrorCode,
+    says: &str,
+) {
+    let Some(error) = &result.error else {
+        panic!("succeeded: {result:?}");
+    };
+    assert_eq!(error.code, code, "{}", error.message);
+    assert!(error.message.contains(says), "{}", error.message);
+}

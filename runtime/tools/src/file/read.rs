@@ -230,19 +230,9 @@ mod tests {
     #[tokio::test]
     async fn a_fifo_is_refused_not_read() {
         let dir = tempfile::tempdir().unwrap();
-        let made = std::process::Command::new("mkfifo")
-            .arg(dir.path().join("pipe"))
-            .status()
-            .unwrap();
-        assert!(made.success());
+        crate::testing::fifo(dir.path(), "pipe");
         let result = run(dir.path(), json!({"path": "pipe"})).await;
-        let error = result.error.unwrap();
-        assert_eq!(error.code, ErrorCode::InvalidRequest);
-        assert!(
-            error.message.contains("not a regular file"),
-            "{}",
-            error.message
-        );
+        crate::testing::assert_failed(&result, ErrorCode::InvalidRequest, "not a regular file");
     }
 
     #[tokio::test]

@@ -296,25 +296,10 @@ mod tests {
     #[tokio::test]
     async fn a_fifo_is_refused_not_replaced() {
         let dir = tempfile::tempdir().unwrap();
-        let made = std::process::Command::new("mkfifo")
-            .arg(dir.path().join("pipe"))
-            .status()
-            .unwrap();
-        assert!(made.success());
+        let pipe = crate::testing::fifo(dir.path(), "pipe");
         let result = run(dir.path(), json!({"path": "pipe", "content": "x"})).await;
-        let error = result.error.unwrap();
-        assert_eq!(error.code, ErrorCode::InvalidRequest);
-        assert!(
-            error.message.contains("not a regular file"),
-            "{}",
-            error.message
-        );
-        assert!(
-            fs::metadata(dir.path().join("pipe"))
-                .unwrap()
-                .file_type()
-                .is_fifo()
-        );
+        crate::testing::assert_failed(&result, ErrorCode::InvalidRequest, "not a regular file");
+        assert!(fs::metadata(&pipe).unwrap().file_type().is_fifo());
     }
 
     #[tokio::test]
