@@ -24,18 +24,17 @@ pub struct Restore {
 #[cfg(unix)]
 pub fn streams() -> (Reader, Writer, Restore) {
     use std::os::fd::AsFd;
-    use std::os::unix::fs::{FileTypeExt, MetadataExt};
     use tokio::net::unix::pipe;
 
     let owned = |fd: std::os::fd::BorrowedFd<'_>| fd.try_clone_to_owned().ok();
     let kind = |fd: &std::os::fd::OwnedFd| {
-        let file = std::fs::File::from(fd.try_clone().ok()?);
-        let metadata = file.metadata().ok()?;
-        let kind = metadata.file_type();
+        use rustix::fs::FileType;
+        let stat = rustix::fs::fstat(fd).ok()?;
+        let kind = FileType::from_raw_mode(stat.st_mode);
         Some((
-            kind.is_fifo(),
-            kind.is_socket(),
-            (metadata.dev(), metadata.ino()),
+            kind == FileType::Fifo,
+            kind == FileType::Socket,
+            (stat.st_dev, stat.st_ino),
         ))
     };
     let socket = |fd: std::os::fd::OwnedFd| {

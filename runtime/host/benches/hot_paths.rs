@@ -196,7 +196,7 @@ fn checkpoint_write(c: &mut Criterion) {
         };
         let redactor = std::sync::Arc::new(agent_host::redact::Redactor::with_defaults());
         let mut live = agent_host::thread::Thread::restore("sess_bench", thread(len));
-        let stored = live.stored(&redactor).to_vec();
+        let stored: std::sync::Arc<[std::sync::Arc<str>]> = live.stored(&redactor).into();
         let whole = Checkpoint {
             thread: live.messages().to_vec(),
             ..checkpoint.clone()
@@ -212,7 +212,7 @@ fn checkpoint_write(c: &mut Criterion) {
             |b, head| {
                 b.iter(|| {
                     store
-                        .write_with_thread(black_box(head), &stored, &redactor)
+                        .write_with_thread(black_box(head), stored.clone(), &redactor)
                         .is_ok()
                 })
             },

@@ -29,10 +29,13 @@ impl JsonPieces {
         }
     }
 
-    /// `document` split where `slot` (for example `"messages":[]`) is found, the items
-    /// going in between its last two bytes. `None` when the slot is not in the document.
+    /// `document` split where `slot` is first found, the items going between the brackets
+    /// of the slot's `[]`. A slot such as `"messages":[]` is only ever a key (a quote inside
+    /// a string value is escaped); one with its neighbours, such as
+    /// `,"thread":[],"sessionTokensUsed":`, picks one of several same-named keys. `None`
+    /// when the slot (or its `[]`) is not there.
     pub fn around(document: &str, slot: &str, items: Arc<[Arc<str>]>) -> Option<Self> {
-        let at = document.find(slot)? + slot.len().checked_sub(1)?;
+        let at = document.find(slot)? + slot.find("[]")? + 1;
         let (head, tail) = document.split_at_checked(at)?;
         Some(Self::new(head.to_owned(), items, tail.to_owned()))
     }
@@ -70,12 +73,21 @@ impl JsonPieces {
         }
     }
 
+    /// Writes the document piece by piece (a file's buffered writer copies them once).
+    pub fn write_to(&self, out: &mut impl std::io::Write) -> std::io::Result<()> {
+        let mut k = 0;
+        while let Some(piece) = self.piece(k) {
+            out.write_all(piece)?;
+            k += 1;
+        }
+        Ok(())
+    }
+
     /// The document as one buffer (tests and small documents).
     pub fn to_vec(&self) -> Vec<u8> {
         let mut whole = Vec::with_capacity(self.len());
-        for chunk in self.chunks() {
-            whole.extend_from_slice(&chunk);
-        }
+        // Writing into a Vec cannot fail.
+        let _ = self.write_to(&mut whole);
         whole
     }
 

@@ -9,6 +9,8 @@ use std::sync::Arc;
 
 use agent_protocol::checkpoint::{CHECKPOINT_VERSION, Checkpoint};
 
+use crate::pieces::JsonPieces;
+
 #[derive(Debug, thiserror::Error)]
 pub enum StateError {
     #[error("could not write the checkpoint {path}: {source}")]
@@ -51,7 +53,7 @@ pub struct CheckpointStore {
 /// Where the thread goes in a checkpoint serialised with an empty one. Fields are written
 /// in declaration order and every quote inside a string is escaped, so the first match is
 /// the top-level `thread` between `stepCursor` and `sessionTokensUsed`.
-const THREAD_SLOT: &[u8] = b",\"thread\":[],\"sessionTokensUsed\":";
+const THREAD_SLOT: &str = ",\"thread\":[],\"sessionTokensUsed\":";
 
 /// Set to `1` to skip the fsyncs, for `cargo xtask bench` only: it runs a task with and
 /// without them to show the disk's share of the per-step time on its own line. Never set it
@@ -93,37 +95,22 @@ impl CheckpointStore {
     pub fn write_with_thread(
         &self,
         head: &Checkpoint,
-        thread: &[Arc<str>],
+        thread: Arc<[Arc<str>]>,
         redactor: &crate::redact::Redactor,
     ) -> Result<PathBuf, StateError> {
         let json = serde_json::to_string(head)?;
         // The slot is found before the credential pass, which then sees either side of it:
         // no replacement can move or break it.
-        let slot = json
-            .as_bytes()
-            .windows(THREAD_SLOT.len())
-            .position(|window| window == THREAD_SLOT)
-            .ok_or(StateError::NoThreadSlot)?;
-        let (before, after) = json
-            .split_at_checked(slot + ",\"thread\":[".len())
-            .ok_or(StateError::NoThreadSlot)?;
-        let before = redactor.redact_values(before);
-        let after = redactor.redact_values(after);
+        let pieces = JsonPieces::around(&json, THREAD_SLOT, thread)
+            .ok_or(StateError::NoThreadSlot)?
+            .cleaned(redactor);
         let path = self.path(&head.session_id);
-        write_atomically(&self.dir, &path, self.durable, |file| {
-            file.write_all(before.as_bytes())?;
-            for (index, message) in thread.iter().enumerate() {
-                if index > 0 {
-                    file.write_all(b",")?;
-                }
-                file.write_all(message.as_bytes())?;
-            }
-            file.write_all(after.as_bytes())
-        })
-        .map_err(|source| StateError::Write {
-            path: path.clone(),
-            source,
-        })?;
+        write_atomically(&self.dir, &path, self.durable, |file| pieces.write_to(file)).map_err(
+            |source| StateError::Write {
+                path: path.clone(),
+                source,
+            },
+        )?;
         Ok(path)
     }
 
@@ -311,10 +298,8 @@ mod tests {
         for threads in [0, 3] {
             let dir = tempfile::tempdir().unwrap();
             let spliced = CheckpointStore::new(dir.path());
-            let stored = thread.stored(&redactor)[..threads].to_vec();
-            let path = spliced
-                .write_with_thread(&head, &stored, &redactor)
-                .unwrap();
+            let stored = Arc::from(&thread.stored(&redactor)[..threads]);
+            let path = spliced.write_with_thread(&head, stored, &redactor).unwrap();
             let reference = Checkpoint {
                 thread: thread.messages()[..threads].to_vec(),
                 ..head.clone()

@@ -84,17 +84,18 @@ pub async fn checkpoint(session: &Session, store: &CheckpointStore) {
             execution_environment: Some(session.identity.execution_environment.clone()),
             os_family: Some(session.identity.os_family.clone()).filter(|os| !os.is_empty()),
         };
-        (head, inner.thread.stored(&redactor).to_vec())
+        let thread: std::sync::Arc<[std::sync::Arc<str>]> = inner.thread.stored(&redactor).into();
+        (head, thread)
     };
     // The fsyncs wait for the disk (milliseconds, on a slow disk much more): they run on
     // the blocking pool. A write without them only copies into the page cache, which is
     // cheaper than the hand-off.
     let written = if store.durable() {
         let writer = store.clone();
-        tokio::task::spawn_blocking(move || writer.write_with_thread(&head, &thread, &redactor))
+        tokio::task::spawn_blocking(move || writer.write_with_thread(&head, thread, &redactor))
             .await
     } else {
-        Ok(store.write_with_thread(&head, &thread, &redactor))
+        Ok(store.write_with_thread(&head, thread, &redactor))
     };
     match written {
         Ok(Ok(_)) => {}
