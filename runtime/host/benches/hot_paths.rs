@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use agent_host::llm::request::WireCache;
 use agent_host::llm::stream::Accumulator;
 use agent_host::policy::PolicyEnforcer;
+use agent_host::thread::Thread;
 use agent_host::thread::window::{Limits, fit, marker_text};
 use agent_protocol::message::{ConversationMessage, MessageToolCall, Role};
 use agent_protocol::policy::{LlmPolicy, PolicyBundle};
@@ -67,7 +68,7 @@ fn context_window(c: &mut Criterion) {
         redaction_rules: Vec::new(),
     };
     for len in [10usize, 1_000, 10_000] {
-        let messages = thread(len);
+        let messages = Thread::restore("sess", thread(len));
         let limits = Limits {
             max_input_tokens: policy.max_input_tokens,
             fixed_tokens: 2_000,
@@ -76,7 +77,7 @@ fn context_window(c: &mut Criterion) {
         };
         group.throughput(Throughput::Elements(len as u64));
         group.bench_with_input(BenchmarkId::new("fit", len), &messages, |b, messages| {
-            b.iter(|| fit(black_box(messages), &limits, marker))
+            b.iter(|| fit(black_box(messages.meta()), &limits, marker))
         });
         group.bench_with_input(
             BenchmarkId::new("fit_and_build_body", len),
@@ -87,8 +88,16 @@ fn context_window(c: &mut Criterion) {
                 let redactor = std::sync::Arc::new(agent_host::redact::Redactor::with_defaults());
                 let mut wires = WireCache::default();
                 b.iter(|| {
-                    let fitted = fit(black_box(messages), &limits, marker);
-                    wires.body(&redactor, "system prompt", &fitted.messages, &[], &policy)
+                    let fitted = fit(black_box(messages.meta()), &limits, marker);
+                    let lookup = |index| messages.message(index);
+                    wires.body(
+                        &redactor,
+                        "system prompt",
+                        &fitted.messages,
+                        lookup,
+                        &[],
+                        &policy,
+                    )
                 })
             },
         );
@@ -195,10 +204,12 @@ fn checkpoint_write(c: &mut Criterion) {
             os_family: None,
         };
         let redactor = std::sync::Arc::new(agent_host::redact::Redactor::with_defaults());
+        // As the runtime keeps it: checked messages in a spill file beside the checkpoints.
         let mut live = agent_host::thread::Thread::restore("sess_bench", thread(len));
-        let stored: std::sync::Arc<[std::sync::Arc<str>]> = live.stored(&redactor).into();
+        live.spill_into(Some(dir.path().to_owned()));
+        let stored = live.stored(&redactor);
         let whole = Checkpoint {
-            thread: live.messages().to_vec(),
+            thread: thread(len),
             ..checkpoint.clone()
         };
         let bytes = serde_json::to_vec(&whole).map_or(0, |b| b.len());

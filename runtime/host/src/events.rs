@@ -41,9 +41,12 @@ impl Scope {
     }
 }
 
+/// The events kept for `GetEvents`, by id, as the JSON they were sent as: a thousand
+/// events kept as structs held about three times the bytes, a good part of a long
+/// session's memory (BENCHMARKS.md). `GetEvents` is rare; it parses them back.
 struct Ring {
     next_id: u64,
-    events: VecDeque<SessionEvent>,
+    events: VecDeque<(u64, Box<str>)>,
 }
 
 pub struct EventSink {
@@ -116,23 +119,30 @@ impl EventSink {
             body,
         };
         ring.next_id += 1;
-        // Serialised once for both the client and the log. Queued while the lock is held,
-        // so ids leave the process in increasing order.
-        match serde_json::to_string(&event) {
+        // Serialised once for the client, the log and the ring. Queued while the lock is
+        // held, so ids leave the process in increasing order.
+        let json = match serde_json::to_string(&event) {
             Ok(json) => {
                 self.outbound.send_line(notification_line(&json));
                 tracing::info!(target: "session_event", event = %json, "{}", event.event_type());
+                Some(json)
             }
-            Err(error) => tracing::error!(%error, "could not serialize a session event"),
-        }
+            Err(error) => {
+                tracing::error!(%error, "could not serialize a session event");
+                None
+            }
+        };
         let warning = self
             .outlets
             .as_ref()
             .and_then(|outlets| outlets.record(&event));
-        if ring.events.len() == self.capacity {
-            ring.events.pop_front();
+        if let Some(json) = json {
+            if ring.events.len() == self.capacity {
+                ring.events.pop_front();
+            }
+            ring.events
+                .push_back((event.event_id, json.into_boxed_str()));
         }
-        ring.events.push_back(event);
         drop(ring);
         if let Some(warning) = warning {
             self.emit(warning_scope, warning);
@@ -146,16 +156,20 @@ impl EventSink {
             Err(poisoned) => poisoned.into_inner(),
         };
         let latest_id = ring.next_id.saturating_sub(1);
-        let oldest_kept = ring
-            .events
-            .front()
-            .map_or(ring.next_id, |event| event.event_id);
+        let oldest_kept = ring.events.front().map_or(ring.next_id, |(id, _)| *id);
         GetEventsResult {
             events: ring
                 .events
                 .iter()
-                .filter(|event| event.event_id > since_id)
-                .cloned()
+                .filter(|(id, _)| *id > since_id)
+                .filter_map(|(id, json)| match serde_json::from_str(json) {
+                    Ok(event) => Some(event),
+                    Err(error) => {
+                        // The ring holds what `emit` serialised; this is a bug.
+                        tracing::error!(event_id = id, %error, "a kept event does not parse back");
+                        None
+                    }
+                })
                 .collect(),
             gap_detected: since_id + 1 < oldest_kept && since_id < latest_id,
             latest_id,
@@ -203,9 +217,27 @@ mod tests {
         tokio::spawn(writer);
         let sink = EventSink::new("s", "w", outbound, 3);
         for text in ["a", "b", "c", "d", "e"] {
-            sink.emit(Scope::task("t"), chunk(text));
+            sink.emit(Scope::step("t", "step_001"), chunk(text));
         }
         let all = sink.since(0);
+        let expected = |id: u64, text: &str| SessionEvent {
+            event_id: id,
+            timestamp: all.events[0].timestamp.clone(),
+            session_id: "s".into(),
+            workspace_id: Some("w".into()),
+            task_id: Some("t".into()),
+            step_id: Some("step_001".into()),
+            body: chunk(text),
+        };
+        let mut events = all.events.clone();
+        for event in &mut events {
+            event.timestamp = all.events[0].timestamp.clone();
+        }
+        assert_eq!(
+            events,
+            [expected(3, "c"), expected(4, "d"), expected(5, "e")],
+            "kept events are the events sent"
+        );
         assert_eq!(all.latest_id, 5);
         assert!(all.gap_detected, "events 1 and 2 fell out of the ring");
         assert_eq!(

@@ -1,30 +1,67 @@
 //! A JSON document held as pieces shared with their owner — a head, a list of items and a
 //! tail, the items written between the head and the tail with commas — and sent without
-//! being joined into one buffer. The session history is the thread's stored JSON
-//! (`Thread::stored`) between the upload request's fields; joining it was a whole
-//! thread's worth of memory, at the end of every task.
+//! being joined into one buffer. The session history and the checkpoint are the thread's
+//! stored JSON (`Thread::stored`) between the fields of a request or of the checkpoint;
+//! joining them was a whole thread's worth of memory, at the end of every task.
 
+use std::io::Read;
 use std::sync::Arc;
 
 use bytes::{Bytes, BytesMut};
 
+use crate::thread::spill::FileRegion;
+
 /// How much of the document one body chunk carries: few enough writes, little memory.
-const CHUNK: usize = 16 * 1024;
+/// hyper queues up to 16 chunks of a streamed body before it writes them (one `writev`),
+/// so this is a sixteenth of what an upload holds at once.
+const CHUNK: usize = 4 * 1024;
+
+/// The items of a document: each one's JSON, or a file region holding them already
+/// joined with commas (the thread's spill file).
+#[derive(Clone, Debug)]
+pub enum Items {
+    Each(Arc<[Arc<str>]>),
+    Joined(FileRegion),
+}
+
+impl Items {
+    fn len(&self) -> usize {
+        match self {
+            Items::Each(items) => {
+                let bytes: usize = items.iter().map(|item| item.len()).sum();
+                bytes + items.len().saturating_sub(1)
+            }
+            Items::Joined(region) => usize::try_from(region.len()).unwrap_or(usize::MAX),
+        }
+    }
+}
+
+impl From<Arc<[Arc<str>]>> for Items {
+    fn from(items: Arc<[Arc<str>]>) -> Self {
+        Items::Each(items)
+    }
+}
 
 #[derive(Clone)]
 pub struct JsonPieces {
     head: Bytes,
-    items: Arc<[Arc<str>]>,
+    items: Items,
     tail: Bytes,
+}
+
+/// One stretch of the document: bytes in memory, or the region of a file.
+enum Segment<'a> {
+    Bytes(&'a [u8]),
+    Region(&'a FileRegion),
 }
 
 impl JsonPieces {
     /// `head` and `tail` are what comes before the first item and after the last (for an
     /// array `…[` and `]…`).
-    pub fn new(head: impl Into<Bytes>, items: Arc<[Arc<str>]>, tail: impl Into<Bytes>) -> Self {
+    pub fn new(head: impl Into<Bytes>, items: impl Into<Items>, tail: impl Into<Bytes>) -> Self {
         Self {
             head: head.into(),
-            items,
+            items: items.into(),
             tail: tail.into(),
         }
     }
@@ -34,7 +71,7 @@ impl JsonPieces {
     /// a string value is escaped); one with its neighbours, such as
     /// `,"thread":[],"sessionTokensUsed":`, picks one of several same-named keys. `None`
     /// when the slot (or its `[]`) is not there.
-    pub fn around(document: &str, slot: &str, items: Arc<[Arc<str>]>) -> Option<Self> {
+    pub fn around(document: &str, slot: &str, items: impl Into<Items>) -> Option<Self> {
         let at = document.find(slot)? + slot.find("[]")? + 1;
         let (head, tail) = document.split_at_checked(at)?;
         Some(Self::new(head.to_owned(), items, tail.to_owned()))
@@ -56,82 +93,122 @@ impl JsonPieces {
 
     /// Bytes of the whole document.
     pub fn len(&self) -> usize {
-        let items: usize = self.items.iter().map(|item| item.len()).sum();
-        self.head.len() + items + self.items.len().saturating_sub(1) + self.tail.len()
+        self.head.len() + self.items.len() + self.tail.len()
     }
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
-    /// The document in chunks of at most [`CHUNK`] bytes, made one at a time.
+    /// The document in chunks of at most [`CHUNK`] bytes, made one at a time. A chunk is
+    /// an error when the file holding the items cannot be read.
     pub fn chunks(&self) -> Chunks {
         Chunks {
-            pieces: self.clone(),
-            piece: 0,
-            offset: 0,
+            reader: self.reader(),
         }
     }
 
     /// Writes the document piece by piece (a file's buffered writer copies them once).
     pub fn write_to(&self, out: &mut impl std::io::Write) -> std::io::Result<()> {
-        let mut k = 0;
-        while let Some(piece) = self.piece(k) {
-            out.write_all(piece)?;
-            k += 1;
-        }
-        Ok(())
+        std::io::copy(&mut self.reader(), out).map(drop)
     }
 
     /// The document as one buffer (tests and small documents).
-    pub fn to_vec(&self) -> Vec<u8> {
+    pub fn to_vec(&self) -> std::io::Result<Vec<u8>> {
         let mut whole = Vec::with_capacity(self.len());
-        // Writing into a Vec cannot fail.
-        let _ = self.write_to(&mut whole);
-        whole
+        self.write_to(&mut whole)?;
+        Ok(whole)
     }
 
-    /// Piece `k` of the sequence head, item 0, ",", item 1, …, item n−1, tail.
-    fn piece(&self, k: usize) -> Option<&[u8]> {
-        let between = (2 * self.items.len()).saturating_sub(1);
-        match k {
-            0 => Some(&self.head),
-            k if k <= between && k % 2 == 1 => self.items.get(k / 2).map(|item| item.as_bytes()),
-            k if k <= between => Some(b","),
-            k if k == between + 1 => Some(&self.tail),
-            _ => None,
+    /// The document, read from its start.
+    pub fn reader(&self) -> Reader {
+        Reader {
+            pieces: self.clone(),
+            segment: 0,
+            offset: 0,
+        }
+    }
+
+    /// Segment `k` of the sequence head, item 0, ",", item 1, …, item n−1, tail (items
+    /// held each on their own), or head, region, tail (items joined in a file).
+    fn segment(&self, k: usize) -> Option<Segment<'_>> {
+        match &self.items {
+            Items::Each(items) => {
+                let between = (2 * items.len()).saturating_sub(1);
+                match k {
+                    0 => Some(Segment::Bytes(&self.head)),
+                    k if k <= between && k % 2 == 1 => {
+                        items.get(k / 2).map(|item| Segment::Bytes(item.as_bytes()))
+                    }
+                    k if k <= between => Some(Segment::Bytes(b",")),
+                    k if k == between + 1 => Some(Segment::Bytes(&self.tail)),
+                    _ => None,
+                }
+            }
+            Items::Joined(region) => match k {
+                0 => Some(Segment::Bytes(&self.head)),
+                1 => Some(Segment::Region(region)),
+                2 => Some(Segment::Bytes(&self.tail)),
+                _ => None,
+            },
+        }
+    }
+}
+
+/// Reads a [`JsonPieces`] document from its start.
+pub struct Reader {
+    pieces: JsonPieces,
+    segment: usize,
+    offset: u64,
+}
+
+impl Read for Reader {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        loop {
+            let read = match self.pieces.segment(self.segment) {
+                None => return Ok(0),
+                Some(Segment::Bytes(bytes)) => {
+                    let start = usize::try_from(self.offset).unwrap_or(usize::MAX);
+                    let rest = bytes.get(start..).unwrap_or_default();
+                    let take = rest.len().min(buf.len());
+                    buf[..take].copy_from_slice(&rest[..take]);
+                    take
+                }
+                Some(Segment::Region(region)) => region.read_at(buf, self.offset)?,
+            };
+            if read > 0 {
+                self.offset += read as u64;
+                return Ok(read);
+            }
+            self.segment += 1;
+            self.offset = 0;
         }
     }
 }
 
 pub struct Chunks {
-    pieces: JsonPieces,
-    piece: usize,
-    offset: usize,
+    reader: Reader,
 }
 
 impl Iterator for Chunks {
-    type Item = Bytes;
+    type Item = std::io::Result<Bytes>;
 
-    fn next(&mut self) -> Option<Bytes> {
-        let mut chunk = BytesMut::new();
-        while let Some(piece) = self.pieces.piece(self.piece) {
-            let rest = piece.get(self.offset..).unwrap_or_default();
-            let take = rest.len().min(CHUNK - chunk.len());
-            if chunk.is_empty() {
-                chunk.reserve(CHUNK);
-            }
-            chunk.extend_from_slice(&rest[..take]);
-            self.offset += take;
-            if self.offset >= piece.len() {
-                self.piece += 1;
-                self.offset = 0;
-            }
-            if chunk.len() == CHUNK {
-                break;
+    fn next(&mut self) -> Option<std::io::Result<Bytes>> {
+        let mut chunk = BytesMut::zeroed(CHUNK);
+        let mut filled = 0;
+        while filled < CHUNK {
+            match self.reader.read(&mut chunk[filled..]) {
+                Ok(0) => break,
+                Ok(read) => filled += read,
+                Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(error) => return Some(Err(error)),
             }
         }
-        (!chunk.is_empty()).then(|| chunk.freeze())
+        chunk.truncate(filled);
+        (filled > 0).then(|| Ok(chunk.freeze()))
     }
 }
 
@@ -153,7 +230,7 @@ mod tests {
             let Some(pieces) = JsonPieces::around("{\"a\":[]}", "\"a\":[]", items(texts)) else {
                 panic!("the slot is there");
             };
-            assert_eq!(String::from_utf8_lossy(&pieces.to_vec()), expected);
+            assert_eq!(String::from_utf8_lossy(&pieces.to_vec().unwrap()), expected);
             assert_eq!(pieces.len(), expected.len());
         }
         assert!(JsonPieces::around("{\"b\":[]}", "\"a\":[]", items(&[])).is_none());
@@ -169,7 +246,7 @@ mod tests {
             "],\"z\":\"hunter2-secret\"}",
         )
         .cleaned(&redactor);
-        let text = String::from_utf8(pieces.to_vec()).unwrap();
+        let text = String::from_utf8(pieces.to_vec().unwrap()).unwrap();
         assert!(!text.contains("hunter2-secret"), "{text}");
         assert!(
             text.contains("\"m\":[\"kept as the owner left it\"]"),
@@ -187,7 +264,7 @@ mod tests {
         let big = "x".repeat(CHUNK + 17);
         let texts = ["1", big.as_str(), "22", big.as_str(), "333"];
         let pieces = JsonPieces::new("[", items(&texts), "]");
-        let chunks: Vec<Bytes> = pieces.chunks().collect();
+        let chunks: Vec<Bytes> = pieces.chunks().map(Result::unwrap).collect();
         assert!(
             chunks
                 .iter()

@@ -184,7 +184,7 @@ impl ServiceClient {
                     Payload::Pieces(pieces) => request
                         .header(reqwest::header::CONTENT_LENGTH, pieces.len())
                         .body(reqwest::Body::wrap_stream(futures::stream::iter(
-                            pieces.chunks().map(Ok::<_, std::convert::Infallible>),
+                            pieces.chunks(),
                         ))),
                 };
             }

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use agent_protocol::checkpoint::{CHECKPOINT_VERSION, Checkpoint};
 
-use crate::pieces::JsonPieces;
+use crate::pieces::{Items, JsonPieces};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StateError {
@@ -95,7 +95,7 @@ impl CheckpointStore {
     pub fn write_with_thread(
         &self,
         head: &Checkpoint,
-        thread: Arc<[Arc<str>]>,
+        thread: Items,
         redactor: &crate::redact::Redactor,
     ) -> Result<PathBuf, StateError> {
         let json = serde_json::to_string(head)?;
@@ -271,19 +271,26 @@ mod tests {
         let redactor =
             Arc::new(crate::redact::Redactor::with_defaults().with_values([secret.to_owned()]));
         let mimic = r#","thread":[],"sessionTokensUsed":1"#;
-        let mut thread = Thread::new("s1");
-        let origin = Origin {
-            task_id: "t",
-            step_id: Some("step_001"),
-        };
-        thread.add_user(&format!("{mimic} and {secret}"), origin);
-        let call = MessageToolCall {
-            id: "call_1".into(),
-            name: "ReadFile".into(),
-            arguments: format!(r#"{{"path":"{secret}"}}"#),
-        };
-        thread.add_assistant("a \"quoted\"\nanswer", vec![call], Some(3), origin);
-        thread.add_tool_result("call_1", "ReadFile", "line\tone \u{1F600}".into(), origin);
+        let spill = tempfile::tempdir().unwrap();
+        // Empty, kept in memory, kept in a spill file.
+        let empty = Thread::new("s1");
+        let mut memory = Thread::new("s1");
+        let mut spilled = Thread::new("s1");
+        spilled.spill_into(Some(spill.path().to_owned()));
+        for thread in [&mut memory, &mut spilled] {
+            let origin = Origin {
+                task_id: "t",
+                step_id: Some("step_001"),
+            };
+            thread.add_user(&format!("{mimic} and {secret}"), origin);
+            let call = MessageToolCall {
+                id: "call_1".into(),
+                name: "ReadFile".into(),
+                arguments: format!(r#"{{"path":"{secret}"}}"#),
+            };
+            thread.add_assistant("a \"quoted\"\nanswer", vec![call], Some(3), origin);
+            thread.add_tool_result("call_1", "ReadFile", "line\tone \u{1F600}".into(), origin);
+        }
         let mut head = sample("s1");
         head.task = Some(CheckpointTask {
             task_id: "t".into(),
@@ -295,13 +302,13 @@ mod tests {
         });
         head.feature_flags
             .insert("thread".into(), serde_json::json!([]));
-        for threads in [0, 3] {
+        for mut thread in [empty, memory, spilled] {
             let dir = tempfile::tempdir().unwrap();
             let spliced = CheckpointStore::new(dir.path());
-            let stored = Arc::from(&thread.stored(&redactor)[..threads]);
+            let stored = thread.stored(&redactor);
             let path = spliced.write_with_thread(&head, stored, &redactor).unwrap();
             let reference = Checkpoint {
-                thread: thread.messages()[..threads].to_vec(),
+                thread: thread.all(),
                 ..head.clone()
             };
             // What `write_serialized` makes of the whole checkpoint under this redactor.

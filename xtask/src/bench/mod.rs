@@ -46,6 +46,22 @@ pub struct Args {
     /// Bound on every wait for the runtime, in seconds.
     #[arg(long, default_value_t = 60)]
     timeout_secs: u64,
+    /// Measure one group of whole-process figures only (the others' rows stay empty).
+    #[arg(long, value_enum)]
+    only: Option<Group>,
+}
+
+/// The groups of whole-process figures, for `--only`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Group {
+    /// Cold start and CreateSession: time and peak RSS.
+    Start,
+    /// Per-step overhead, with and without the checkpoint fsync.
+    Steps,
+    /// The long session's and the 1-step task's peak RSS.
+    Memory,
+    /// Streaming latency.
+    Stream,
 }
 
 /// How many samples of each whole-process figure.
@@ -63,6 +79,19 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// This plan with only `group`'s samples taken.
+    pub fn only(self, group: Group) -> Plan {
+        let keep = |wanted: Group, n: usize| if wanted == group { n } else { 0 };
+        Plan {
+            cold_starts: keep(Group::Start, self.cold_starts),
+            create_sessions: keep(Group::Start, self.create_sessions),
+            step_runs: keep(Group::Steps, self.step_runs),
+            memory_runs: keep(Group::Memory, self.memory_runs),
+            stream_runs: keep(Group::Stream, self.stream_runs),
+            ..self
+        }
+    }
+
     pub const FULL: Plan = Plan {
         cold_starts: 30,
         create_sessions: 30,
@@ -120,6 +149,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .map(RuntimeCommand::parse)
         .transpose()?;
     let plan = if args.quick { Plan::QUICK } else { Plan::FULL };
+    let plan = args.only.map_or(plan, |group| plan.only(group));
     let timeout = Duration::from_secs(args.timeout_secs);
 
     let mut text = report::whole_process(&a, b.as_ref(), plan, timeout)?;
@@ -140,7 +170,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 /// around the runtime (`cargo xtask hot-symbols`).
 pub(crate) fn exercise(runtime_line: &str, timeout: Duration) -> anyhow::Result<()> {
     let command = RuntimeCommand::parse(runtime_line)?;
-    report::whole_process(&command, None, Plan::QUICK, timeout).map(drop)
+    // A long session past the 50 messages a request may carry, so the context window's
+    // cutting runs too, as it does in every long session.
+    let plan = Plan {
+        memory_steps: 30,
+        ..Plan::QUICK
+    };
+    report::whole_process(&command, None, plan, timeout).map(drop)
 }
 
 #[cfg(test)]

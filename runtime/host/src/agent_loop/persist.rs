@@ -13,7 +13,7 @@ use serde_json::Map;
 
 use super::Backends;
 use crate::events::Scope;
-use crate::pieces::JsonPieces;
+use crate::pieces::{Items, JsonPieces};
 use crate::session::Session;
 use crate::state::CheckpointStore;
 use crate::time::now_rfc3339;
@@ -84,8 +84,7 @@ pub async fn checkpoint(session: &Session, store: &CheckpointStore) {
             execution_environment: Some(session.identity.execution_environment.clone()),
             os_family: Some(session.identity.os_family.clone()).filter(|os| !os.is_empty()),
         };
-        let thread: std::sync::Arc<[std::sync::Arc<str>]> = inner.thread.stored(&redactor).into();
-        (head, thread)
+        (head, inner.thread.stored(&redactor))
     };
     // The fsyncs wait for the disk (milliseconds, on a slow disk much more): they run on
     // the blocking pool. A write without them only copies into the page cache, which is
@@ -124,8 +123,7 @@ pub async fn upload_history(
     // The messages go in as their stored JSON (`Thread::stored`, already clean of known
     // credentials), shared with the thread rather than serialised into one more copy.
     let redactor = crate::redact::global();
-    let items: std::sync::Arc<[std::sync::Arc<str>]> =
-        session.lock().thread.stored(&redactor).into();
+    let items = session.lock().thread.stored(&redactor);
     let request = ArtifactUploadRequest {
         session_id: session.identity.session_id.clone(),
         task_id: task_id.map(str::to_owned),
@@ -167,10 +165,7 @@ pub async fn upload_history(
 }
 
 /// The upload request `request` (whose `messages` is empty) with `messages` in its place.
-fn history_pieces(
-    request: &ArtifactUploadRequest,
-    messages: std::sync::Arc<[std::sync::Arc<str>]>,
-) -> Result<JsonPieces, String> {
+fn history_pieces(request: &ArtifactUploadRequest, messages: Items) -> Result<JsonPieces, String> {
     let json = serde_json::to_string(request).map_err(|error| error.to_string())?;
     JsonPieces::around(&json, MESSAGES_SLOT, messages)
         .ok_or_else(|| "the history request has no place for its messages".to_owned())
@@ -222,9 +217,19 @@ mod tests {
                 .iter()
                 .map(|message| serde_json::to_string(message).unwrap().into())
                 .collect();
-            let pieces = history_pieces(&request(Vec::new()), stored).unwrap();
+            let dir = tempfile::tempdir().unwrap();
+            let mut spill = crate::thread::spill::SpillFile::create(dir.path()).unwrap();
+            for message in stored.iter() {
+                spill.append(message).unwrap();
+            }
             let expected = serde_json::to_string(&request(messages[..count].to_vec())).unwrap();
-            assert_eq!(String::from_utf8(pieces.to_vec()).unwrap(), expected);
+            for items in [Items::Each(stored), Items::Joined(spill.region())] {
+                let pieces = history_pieces(&request(Vec::new()), items).unwrap();
+                assert_eq!(
+                    String::from_utf8(pieces.to_vec().unwrap()).unwrap(),
+                    expected
+                );
+            }
         }
     }
 }

@@ -17,7 +17,7 @@ impl TaskRun {
         llm_policy: &agent_protocol::policy::LlmPolicy,
     ) -> Result<(RequestBody, u64, Option<usize>), serde_json::Error> {
         use crate::thread::tokens::count_repeated;
-        use crate::thread::window::{Limits, fit, marker_text};
+        use crate::thread::window::{Limits, Sent, fit, marker_text};
         let tools_tokens = serde_json::to_string(tools).map_or(0, |json| count_repeated(&json));
         let fixed_tokens = count_repeated(system_prompt) + tools_tokens;
         let limits = Limits {
@@ -28,7 +28,7 @@ impl TaskRun {
         };
         let mut inner = self.session.lock();
         let session_id = self.session.id().to_owned();
-        let fitted = fit(inner.thread.messages(), &limits, |dropped| {
+        let fitted = fit(inner.thread.meta(), &limits, |dropped| {
             let text = marker_text(dropped);
             agent_protocol::message::ConversationMessage {
                 message_id: "context_marker".to_owned(),
@@ -44,18 +44,24 @@ impl TaskRun {
                 tool_name: None,
             }
         });
+        let meta = inner.thread.meta();
         let estimated = fixed_tokens
             + fitted
                 .messages
                 .iter()
-                .map(|message| message.token_count.unwrap_or(0))
+                .map(|message| match message {
+                    Sent::Thread(index) => meta.get(*index).map_or(0, |meta| meta.token_count),
+                    Sent::Marker(marker) => marker.token_count.unwrap_or(0),
+                })
                 .sum::<u64>();
         // §8.7 (Phase 2): the outbound prompt is scrubbed as a whole — the user's prompt
         // too — and the request says so in its context headers.
+        let thread = &inner.thread;
         let body = wires.body(
             &crate::redact::global(),
             system_prompt,
             &fitted.messages,
+            |index| thread.message(index),
             tools,
             llm_policy,
         )?;

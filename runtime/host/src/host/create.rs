@@ -143,6 +143,7 @@ impl Host {
             response.feature_flags.clone(),
             events,
         ));
+        session.spill_thread_into(self.config.checkpoint_dir.clone());
         if let Some(history) = history {
             session.continue_conversation(history);
         }

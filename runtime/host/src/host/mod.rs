@@ -217,11 +217,7 @@ impl Host {
     fn patch_preview(&self, params: GetPatchPreviewParams) -> Result<Value, RpcError> {
         let session = self.session_for(&params.session_id)?;
         let inner = session.lock();
-        let known = inner
-            .thread
-            .messages()
-            .iter()
-            .any(|message| message.task_id.as_deref() == Some(params.task_id.as_str()))
+        let known = inner.thread.has_task(&params.task_id)
             || inner
                 .task
                 .as_ref()

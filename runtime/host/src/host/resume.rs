@@ -219,6 +219,7 @@ impl Host {
         .with_outlets(self.outlets(&identity));
         let flags = flags.unwrap_or_else(|| checkpoint.feature_flags.clone());
         let session = Arc::new(Session::new(identity, bundle, flags, events));
+        session.spill_thread_into(self.config.checkpoint_dir.clone());
         session.restore(checkpoint);
         session
     }

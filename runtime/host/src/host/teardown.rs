@@ -45,15 +45,11 @@ impl Host {
             match inner.task.as_ref() {
                 Some(task) => (Some(task.task_id.clone()), Some(task.task_id.clone())),
                 None => {
-                    let last = inner
-                        .thread
-                        .messages()
-                        .iter()
-                        .rev()
-                        .find(|message| message.task_id.is_some());
+                    let last = inner.thread.last_tasked();
                     // A task of this session's own thread (restored after a crash) is the
                     // upload's task too; one of the conversation it continues is not.
                     let own = last
+                        .as_ref()
                         .filter(|message| message.session_id == session.identity.session_id)
                         .and_then(|message| message.task_id.clone());
                     (own, last.and_then(|message| message.task_id.clone()))

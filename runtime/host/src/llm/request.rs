@@ -20,6 +20,7 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 
 use crate::redact::{MARKER, Redactor};
+use crate::thread::window::Sent;
 
 /// A serialised request body and whether it carries redacted content — replaced now, or
 /// earlier when a tool result entered the thread — which the client announces in the
@@ -29,7 +30,7 @@ pub struct RequestBody {
     pub redaction_applied: bool,
 }
 
-/// The wire form of the messages the last request sent, by message id, bound to the
+/// The wire form of the messages the last request sent, by their place in the thread, bound to the
 /// redactor that produced them: when the process-wide redactor is replaced (rules or
 /// credentials added) everything is redacted afresh.
 ///
@@ -39,7 +40,7 @@ pub struct RequestBody {
 #[derive(Default)]
 pub struct WireCache {
     redactor: Option<Arc<Redactor>>,
-    messages: HashMap<String, Wire>,
+    messages: HashMap<usize, Wire>,
     system: Option<(String, Wire)>,
     /// Counts requests; a message sent in the current one carries its number.
     request: u64,
@@ -52,13 +53,14 @@ struct Wire {
 }
 
 impl WireCache {
-    /// The body for `messages` (thread messages borrowed, synthetic ones — the context
-    /// marker — owned and never cached).
-    pub fn body(
+    /// The body for `messages`: thread messages by their index, each made by `thread`
+    /// only when its wire form is not cached; the context marker made afresh each time.
+    pub fn body<'t>(
         &mut self,
         redactor: &Arc<Redactor>,
         system_prompt: &str,
-        messages: &[Cow<'_, ConversationMessage>],
+        messages: &[Sent],
+        thread: impl Fn(usize) -> Option<Cow<'t, ConversationMessage>>,
         tools: &[ToolDefinition],
         policy: &LlmPolicy,
     ) -> Result<RequestBody, serde_json::Error> {
@@ -87,15 +89,20 @@ impl WireCache {
         let mut synthetic = Vec::new();
         for message in messages {
             match message {
-                Cow::Borrowed(message) => match self.messages.get_mut(&message.message_id) {
+                Sent::Thread(index) => match self.messages.get_mut(index) {
                     Some(wire) => wire.sent_in = request,
                     None => {
-                        let mut wire = wire_of(redactor, message)?;
+                        let message = thread(*index).ok_or_else(|| {
+                            <serde_json::Error as serde::de::Error>::custom(format!(
+                                "message {index} of the thread cannot be read back"
+                            ))
+                        })?;
+                        let mut wire = wire_of(redactor, &message)?;
                         wire.sent_in = request;
-                        self.messages.insert(message.message_id.clone(), wire);
+                        self.messages.insert(*index, wire);
                     }
                 },
-                Cow::Owned(message) => synthetic.push(wire_of(redactor, message)?),
+                Sent::Marker(message) => synthetic.push(wire_of(redactor, message)?),
             }
         }
         self.messages.retain(|_, wire| wire.sent_in == request);
@@ -104,8 +111,8 @@ impl WireCache {
         parts.extend(self.system.as_ref().map(|(_, wire)| wire));
         for message in messages {
             parts.extend(match message {
-                Cow::Borrowed(message) => self.messages.get(&message.message_id),
-                Cow::Owned(_) => synthetic.next(),
+                Sent::Thread(index) => self.messages.get(index),
+                Sent::Marker(_) => synthetic.next(),
             });
         }
         let redaction_applied = parts.iter().any(|wire| wire.redacted);

@@ -142,13 +142,24 @@ impl Session {
             step_cursor: checkpoint.step_cursor,
             options: task.task_options.unwrap_or_default(),
         });
+        let spill = inner.thread.spill_dir().cloned();
         inner.thread = Thread::restore(&self.identity.session_id, thread);
+        inner.thread.spill_into(spill);
     }
 
     /// Seeds the thread of a new session with a past session's history (system-design.md
     /// §2a): the model sees the earlier conversation; no task of it is resumable.
     pub fn continue_conversation(&self, history: Vec<ConversationMessage>) {
-        self.lock().thread = Thread::restore(&self.identity.session_id, history);
+        let mut inner = self.lock();
+        let spill = inner.thread.spill_dir().cloned();
+        inner.thread = Thread::restore(&self.identity.session_id, history);
+        inner.thread.spill_into(spill);
+    }
+
+    /// Keeps the thread's checked messages in a file in `dir` rather than in memory (see
+    /// `thread::spill`); the checkpoint directory, whose files hold the same bytes.
+    pub fn spill_thread_into(&self, dir: PathBuf) {
+        self.lock().thread.spill_into(Some(dir));
     }
 
     pub fn id(&self) -> &str {

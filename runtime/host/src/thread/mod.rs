@@ -1,27 +1,62 @@
 //! The in-memory message thread (local-agent-host.md §5): every message of every task of
 //! the session, in order, with ids, token estimates and the task/step that produced it.
+//!
+//! A message is kept once, as its stored JSON (the checkpoint's `thread` entry), beside a
+//! few bytes of [`MessageMeta`] that the context window reads on every step. Once checked
+//! against the credential values its JSON goes to the [`spill`] file beside the
+//! checkpoints (in memory when there is none). The whole message is parsed back only when
+//! it is needed — a request's wire form for a message entering the context window, a rare
+//! RPC — because holding every message both parsed and serialised was two copies of the
+//! thread for the life of the session, and the session's memory grew with its length.
 
+pub mod spill;
 pub mod tokens;
 pub mod window;
 
 use std::borrow::Cow;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use agent_protocol::message::{ConversationMessage, MessageToolCall, Role};
 
+use crate::pieces::Items;
 use crate::redact::Redactor;
 use crate::time::now_rfc3339;
+use spill::SpillFile;
+
+/// What the context window needs of a message on every step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MessageMeta {
+    pub role: Role,
+    pub token_count: u64,
+    /// A tool result answering a call of the assistant message that opens its unit: kept
+    /// or dropped with it (see [`window`]).
+    pub joins_previous: bool,
+}
 
 pub struct Thread {
     session_id: String,
-    messages: Vec<ConversationMessage>,
+    meta: Vec<MessageMeta>,
     /// Each message as stored JSON (the checkpoint's `thread`), serialised once when it is
     /// added: the checkpoint repeats the whole thread every step, and serialising it again
-    /// each time was most of a long task's step.
-    stored: Vec<Arc<str>>,
-    /// The redactor whose exact values `stored[..scrubbed]` were checked against.
+    /// each time was most of a long task's step. This is the thread's only copy of what
+    /// its messages say: messages `..kept.len()` in `kept`, checked against the exact
+    /// values of `scrubbed_by`; the rest, added since, in `pending`.
+    kept: Kept,
+    pending: Vec<Arc<str>>,
+    /// Where `kept` goes on disk; in memory when `None` or when the file fails.
+    spill_dir: Option<PathBuf>,
+    /// Messages whose stored JSON had a credential value replaced, as they were said: the
+    /// model request is redacted on its own terms and must not see another replacement.
+    said: Vec<(usize, Box<ConversationMessage>)>,
     scrubbed_by: Option<Arc<Redactor>>,
-    scrubbed: usize,
+    /// Tool call ids of the assistant message opening the last unit, while tool results
+    /// may still join it.
+    open_calls: Vec<String>,
+    /// Distinct task ids of the messages, in order of first appearance.
+    task_ids: Vec<String>,
+    /// The last message that names a task.
+    last_tasked: Option<usize>,
     next_id: u64,
 }
 
@@ -36,10 +71,15 @@ impl Thread {
     pub fn new(session_id: &str) -> Self {
         Self {
             session_id: session_id.to_owned(),
-            messages: Vec::new(),
-            stored: Vec::new(),
+            meta: Vec::new(),
+            kept: Kept::Memory(Vec::new()),
+            pending: Vec::new(),
+            spill_dir: None,
+            said: Vec::new(),
             scrubbed_by: None,
-            scrubbed: 0,
+            open_calls: Vec::new(),
+            task_ids: Vec::new(),
+            last_tasked: None,
             next_id: 1,
         }
     }
@@ -48,65 +88,198 @@ impl Thread {
     /// history (continuing a conversation). New ids continue after the highest
     /// `msg_NNNNNN` already present, so they never collide; missing token counts are
     /// estimated.
-    pub fn restore(session_id: &str, mut messages: Vec<ConversationMessage>) -> Self {
-        for message in &mut messages {
-            if message.token_count.is_none() {
-                message.token_count = Some(estimate_tokens(&message.content));
-            }
-        }
+    pub fn restore(session_id: &str, messages: Vec<ConversationMessage>) -> Self {
         let highest = messages
             .iter()
             .filter_map(|message| message.message_id.strip_prefix("msg_")?.parse::<u64>().ok())
             .max()
             .unwrap_or(0);
-        Self {
-            session_id: session_id.to_owned(),
-            next_id: highest.max(messages.len() as u64) + 1,
-            stored: messages.iter().map(stored_json).collect(),
-            scrubbed_by: None,
-            scrubbed: 0,
-            messages,
+        let mut thread = Self::new(session_id);
+        thread.next_id = highest.max(messages.len() as u64) + 1;
+        thread.meta.reserve_exact(messages.len());
+        thread.pending.reserve_exact(messages.len());
+        for mut message in messages {
+            if message.token_count.is_none() {
+                message.token_count = Some(estimate_tokens(&message.content));
+            }
+            thread.add(&message);
+        }
+        thread
+    }
+
+    /// The context window's view of every message, in order.
+    pub fn meta(&self) -> &[MessageMeta] {
+        &self.meta
+    }
+
+    /// Message `index` as it was said, parsed back from its stored JSON. `None` only when
+    /// there is no such message.
+    pub fn message(&self, index: usize) -> Option<Cow<'_, ConversationMessage>> {
+        if let Ok(at) = self.said.binary_search_by_key(&index, |(at, _)| *at) {
+            return self
+                .said
+                .get(at)
+                .map(|(_, message)| Cow::Borrowed(&**message));
+        }
+        let json = match index.checked_sub(self.kept.len()) {
+            Some(pending) => Cow::Borrowed(&**self.pending.get(pending)?),
+            None => match self.kept.read(index) {
+                Ok(json) => json,
+                Err(error) => {
+                    tracing::error!(index, %error, "a stored message cannot be read back");
+                    return None;
+                }
+            },
+        };
+        match serde_json::from_str(&json) {
+            Ok(message) => Some(Cow::Owned(message)),
+            Err(error) => {
+                // Stored JSON is written by this module and stays a message when scrubbed
+                // (`scrubbed_json`); this is a bug, not bad input.
+                tracing::error!(index, %error, "a stored message does not parse back");
+                None
+            }
         }
     }
 
-    pub fn messages(&self) -> &[ConversationMessage] {
-        &self.messages
+    /// Keeps the checked messages in a spill file in `dir` (see [`spill`]) from the next
+    /// [`stored`](Self::stored) on; `None` keeps them in memory.
+    pub fn spill_into(&mut self, dir: Option<PathBuf>) {
+        self.spill_dir = dir;
+    }
+
+    pub fn spill_dir(&self) -> Option<&PathBuf> {
+        self.spill_dir.as_ref()
+    }
+
+    /// Whether any message belongs to task `task_id`.
+    pub fn has_task(&self, task_id: &str) -> bool {
+        self.task_ids.iter().any(|known| known == task_id)
+    }
+
+    /// The last message that names a task.
+    pub fn last_tasked(&self) -> Option<Cow<'_, ConversationMessage>> {
+        self.message(self.last_tasked?)
     }
 
     /// The messages as stored JSON, in order, each checked once against `redactor`'s exact
     /// values (the backstop that keeps a known credential off the disk): a message is
     /// scanned when it is first written, and all of them again when the redactor changes.
-    pub fn stored(&mut self, redactor: &Arc<Redactor>) -> &[Arc<str>] {
+    /// The answer is a snapshot: messages added later are not part of it.
+    pub fn stored(&mut self, redactor: &Arc<Redactor>) -> Items {
         if !self
             .scrubbed_by
             .as_ref()
             .is_some_and(|known| Arc::ptr_eq(known, redactor))
         {
             self.scrubbed_by = Some(Arc::clone(redactor));
-            self.scrubbed = 0;
+            self.rescan(redactor);
         }
-        for (json, message) in self.stored[self.scrubbed..]
-            .iter_mut()
-            .zip(&self.messages[self.scrubbed..])
-        {
-            if let Cow::Owned(clean) = redactor.redact_values(json) {
-                *json = scrubbed_json(redactor, message, clean);
+        let first = self.kept.len();
+        for (offset, json) in std::mem::take(&mut self.pending).into_iter().enumerate() {
+            let json = self.scrub(first + offset, json, redactor);
+            self.keep(json);
+        }
+        self.kept.items()
+    }
+
+    /// `json`, stored JSON of message `index`, without `redactor`'s exact values.
+    fn scrub(&mut self, index: usize, json: Arc<str>, redactor: &Redactor) -> Arc<str> {
+        let Cow::Owned(clean) = redactor.redact_values(&json) else {
+            return json;
+        };
+        let at = match self.said.binary_search_by_key(&index, |(at, _)| *at) {
+            Ok(at) => at,
+            Err(at) => {
+                let Ok(message) = serde_json::from_str(&json) else {
+                    // Not a message (see `message`): nothing of it can be kept.
+                    return Arc::from("null");
+                };
+                self.said.insert(at, (index, Box::new(message)));
+                at
+            }
+        };
+        scrubbed_json(redactor, &self.said[at].1, clean)
+    }
+
+    /// Every kept message checked again; rewritten only when one of them changed.
+    fn rescan(&mut self, redactor: &Redactor) {
+        let mut changed = false;
+        let mut all = Vec::with_capacity(self.kept.len());
+        for index in 0..self.kept.len() {
+            let json = match self.kept.read(index) {
+                Ok(json) => Arc::<str>::from(json),
+                Err(error) => {
+                    tracing::error!(index, %error, "a stored message cannot be read back");
+                    Arc::from("null")
+                }
+            };
+            let clean = self.scrub(index, Arc::clone(&json), redactor);
+            changed |= !Arc::ptr_eq(&clean, &json);
+            all.push(clean);
+        }
+        if changed {
+            self.kept = Kept::Memory(Vec::new());
+            for json in all {
+                self.keep(json);
             }
         }
-        self.scrubbed = self.stored.len();
-        &self.stored
+    }
+
+    /// Adds a checked message to `kept`: to the spill file, which is created on first use;
+    /// in memory when there is no file or it fails, so nothing is lost.
+    fn keep(&mut self, json: Arc<str>) {
+        if let (Kept::Memory(messages), Some(dir)) = (&self.kept, &self.spill_dir)
+            && messages.is_empty()
+        {
+            match SpillFile::create(dir) {
+                Ok(file) => self.kept = Kept::File(file),
+                Err(error) => {
+                    tracing::warn!(dir = %dir.display(), %error, "cannot create the thread's spill file; keeping the thread in memory");
+                    self.spill_dir = None;
+                }
+            }
+        }
+        let Kept::File(file) = &mut self.kept else {
+            if let Kept::Memory(messages) = &mut self.kept {
+                messages.push(json);
+            }
+            return;
+        };
+        let Err(error) = file.append(&json) else {
+            return;
+        };
+        tracing::warn!(%error, "cannot write the thread's spill file; keeping the thread in memory");
+        let mut messages = Vec::with_capacity(file.len() + 1);
+        for index in 0..file.len() {
+            match file.read(index) {
+                Ok(json) => messages.push(Arc::from(json)),
+                Err(error) => {
+                    tracing::error!(index, %error, "a stored message cannot be read back");
+                    messages.push(Arc::from("null"));
+                }
+            }
+        }
+        messages.push(json);
+        self.kept = Kept::Memory(messages);
+        self.spill_dir = None;
     }
 
     pub fn len(&self) -> usize {
-        self.messages.len()
+        self.meta.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.messages.is_empty()
+        self.meta.is_empty()
     }
 
     /// A new message of this thread, not yet added (see [`Thread::add`]).
-    fn message(&mut self, role: Role, content: String, origin: Origin<'_>) -> ConversationMessage {
+    fn message_from(
+        &mut self,
+        role: Role,
+        content: String,
+        origin: Origin<'_>,
+    ) -> ConversationMessage {
         let message = ConversationMessage {
             message_id: format!("msg_{:06}", self.next_id),
             session_id: self.session_id.clone(),
@@ -125,19 +298,39 @@ impl Thread {
     }
 
     /// Messages are added whole and never change afterwards: their stored JSON is final.
-    fn add(&mut self, message: ConversationMessage) {
-        self.stored.push(stored_json(&message));
-        self.messages.push(message);
+    fn add(&mut self, message: &ConversationMessage) {
+        let joins_previous = message.role == Role::Tool
+            && message
+                .tool_call_id
+                .as_ref()
+                .is_some_and(|id| self.open_calls.contains(id));
+        if message.role == Role::Assistant {
+            self.open_calls = message.tool_calls.iter().map(|c| c.id.clone()).collect();
+        } else if !joins_previous {
+            self.open_calls.clear();
+        }
+        if let Some(task_id) = &message.task_id {
+            if !self.has_task(task_id) {
+                self.task_ids.push(task_id.clone());
+            }
+            self.last_tasked = Some(self.meta.len());
+        }
+        self.meta.push(MessageMeta {
+            role: message.role,
+            token_count: message.token_count.unwrap_or(0),
+            joins_previous,
+        });
+        self.pending.push(stored_json(message));
     }
 
     pub fn add_user(&mut self, prompt: &str, origin: Origin<'_>) {
-        let message = self.message(Role::User, prompt.to_owned(), origin);
-        self.add(message);
+        let message = self.message_from(Role::User, prompt.to_owned(), origin);
+        self.add(&message);
     }
 
     pub fn add_system_note(&mut self, note: &str, origin: Origin<'_>) {
-        let message = self.message(Role::System, note.to_owned(), origin);
-        self.add(message);
+        let message = self.message_from(Role::System, note.to_owned(), origin);
+        self.add(&message);
     }
 
     /// The model's answer for a step. `output_tokens` from the gateway, when known,
@@ -149,12 +342,12 @@ impl Thread {
         output_tokens: Option<u64>,
         origin: Origin<'_>,
     ) {
-        let mut message = self.message(Role::Assistant, text.to_owned(), origin);
+        let mut message = self.message_from(Role::Assistant, text.to_owned(), origin);
         message.tool_calls = tool_calls;
         if let Some(tokens) = output_tokens {
             message.token_count = Some(tokens);
         }
-        self.add(message);
+        self.add(&message);
     }
 
     pub fn add_tool_result(
@@ -164,17 +357,54 @@ impl Thread {
         content: String,
         origin: Origin<'_>,
     ) {
-        let mut message = self.message(Role::Tool, content, origin);
+        let mut message = self.message_from(Role::Tool, content, origin);
         message.tool_call_id = Some(tool_call_id.to_owned());
         message.tool_name = Some(tool_name.to_owned());
-        self.add(message);
+        self.add(&message);
     }
 
     pub fn token_count(&self) -> u64 {
-        self.messages
-            .iter()
-            .map(|message| message.token_count.unwrap_or(0))
-            .sum()
+        self.meta.iter().map(|meta| meta.token_count).sum()
+    }
+
+    /// Every message, parsed back (tests compare threads whole).
+    #[cfg(test)]
+    pub fn all(&self) -> Vec<ConversationMessage> {
+        (0..self.len())
+            .filter_map(|index| self.message(index).map(Cow::into_owned))
+            .collect()
+    }
+}
+
+/// Where the checked messages are kept.
+enum Kept {
+    Memory(Vec<Arc<str>>),
+    File(SpillFile),
+}
+
+impl Kept {
+    fn len(&self) -> usize {
+        match self {
+            Kept::Memory(messages) => messages.len(),
+            Kept::File(file) => file.len(),
+        }
+    }
+
+    fn read(&self, index: usize) -> std::io::Result<Cow<'_, str>> {
+        match self {
+            Kept::Memory(messages) => messages
+                .get(index)
+                .map(|json| Cow::Borrowed(&**json))
+                .ok_or_else(|| std::io::Error::other(format!("no message {index}"))),
+            Kept::File(file) => file.read(index).map(Cow::Owned),
+        }
+    }
+
+    fn items(&self) -> Items {
+        match self {
+            Kept::Memory(messages) => Items::Each(messages.as_slice().into()),
+            Kept::File(file) => Items::Joined(file.region()),
+        }
     }
 }
 
@@ -185,10 +415,10 @@ fn stored_json(message: &ConversationMessage) -> Arc<str> {
 }
 
 /// `clean` is the stored JSON with exact credential values replaced. A value that spans
-/// JSON syntax (a quote, say) can break the text; then every string of the message is
-/// redacted instead, which always stays valid.
+/// JSON syntax (a quote, a key) can break the text or the message's shape; then every
+/// string of the message is redacted instead, which always stays a message.
 fn scrubbed_json(redactor: &Redactor, message: &ConversationMessage, clean: String) -> Arc<str> {
-    if serde_json::from_str::<serde::de::IgnoredAny>(&clean).is_ok() {
+    if serde_json::from_str::<ConversationMessage>(&clean).is_ok() {
         return Arc::from(clean);
     }
     let Ok(mut value) = serde_json::to_value(message) else {
@@ -214,23 +444,185 @@ mod tests {
         }
     }
 
+    /// Each stored message's text, as [`Thread::stored`] gives them.
+    pub(crate) fn texts(items: &Items) -> Vec<String> {
+        match items {
+            Items::Each(items) => items.iter().map(|item| item.to_string()).collect(),
+            Items::Joined(region) => {
+                let mut joined = vec![0; usize::try_from(region.len()).unwrap()];
+                let mut read = 0;
+                while read < joined.len() {
+                    read += region.read_at(&mut joined[read..], read as u64).unwrap();
+                }
+                let text = format!("[{}]", String::from_utf8(joined).unwrap());
+                let each: Vec<Box<serde_json::value::RawValue>> =
+                    serde_json::from_str(&text).unwrap();
+                each.iter().map(|raw| raw.get().to_owned()).collect()
+            }
+        }
+    }
+
+    /// A thread in memory, and one whose checked messages go to a spill file.
+    fn both() -> (tempfile::TempDir, [Thread; 2]) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut spilled = Thread::new("s");
+        spilled.spill_into(Some(dir.path().join("spill")));
+        (dir, [Thread::new("s"), spilled])
+    }
+
     #[test]
     fn stored_json_is_the_message_and_rescanned_when_the_redactor_learns_a_value() {
+        let (_dir, threads) = both();
+        for mut thread in threads {
+            thread.add_user("use key-learnt-later now", origin());
+            thread.add_user("and nothing else", origin());
+            let first = Arc::new(Redactor::with_defaults());
+            let stored = texts(&thread.stored(&first));
+            let Ok(back) = serde_json::from_str::<ConversationMessage>(&stored[0]) else {
+                panic!("stored JSON is a message: {}", stored[0]);
+            };
+            assert_eq!(back, thread.all()[0]);
+            thread.add_user("a third, key-learnt-later too", origin());
+            let second = Arc::new(first.with_values(["key-learnt-later".to_owned()]));
+            let stored = texts(&thread.stored(&second));
+            assert_eq!(stored.len(), 3);
+            for text in [&stored[0], &stored[2]] {
+                assert!(!text.contains("key-learnt-later"), "{text}");
+            }
+            assert!(stored[1].contains("nothing else"));
+            let all = thread.all();
+            assert!(
+                all[0].content.contains("key-learnt-later")
+                    && all[2].content.contains("key-learnt-later"),
+                "the thread itself keeps what was said"
+            );
+            assert_eq!(all[1].content, "and nothing else");
+        }
+    }
+
+    #[test]
+    fn checked_messages_go_to_the_spill_file_and_read_back_the_same() {
+        let (_dir, [_, mut spilled]) = both();
+        let redactor = Arc::new(Redactor::with_defaults());
+        for round in 0..3 {
+            spilled.add_user(&format!("round {round} \"quoted\"\n"), origin());
+            spilled.add_tool_result("c1", "ReadFile", format!("{round} \u{1F600}"), origin());
+            let items = spilled.stored(&redactor);
+            assert!(matches!(items, Items::Joined(_)), "round {round}");
+            let said = spilled.all();
+            assert_eq!(said.len(), 4 * round + 2);
+            let mut memory = Thread::restore("s", said.clone());
+            assert_eq!(texts(&items), texts(&memory.stored(&redactor)));
+            assert!(matches!(memory.stored(&redactor), Items::Each(_)));
+            assert_eq!(
+                said[4 * round].content,
+                format!("round {round} \"quoted\"\n")
+            );
+            // Messages not yet checked are read back from memory.
+            spilled.add_system_note("pending", origin());
+            spilled.add_system_note("pending too", origin());
+            let Some(last) = spilled.message(4 * round + 3) else {
+                panic!("round {round}: the last message reads back");
+            };
+            assert_eq!(last.content, "pending too");
+        }
+    }
+
+    #[test]
+    fn a_spill_directory_that_cannot_be_made_keeps_the_thread_in_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("a-file");
+        std::fs::write(&file, "not a directory").unwrap();
         let mut thread = Thread::new("s");
-        thread.add_user("use key-learnt-later now", origin());
-        let first = Arc::new(Redactor::with_defaults());
-        let stored = thread.stored(&first).to_vec();
-        let Ok(back) = serde_json::from_str::<ConversationMessage>(&stored[0]) else {
-            panic!("stored JSON is a message: {}", stored[0]);
+        thread.spill_into(Some(file.join("spill")));
+        thread.add_user("kept anyway", origin());
+        let items = thread.stored(&Arc::new(Redactor::with_defaults()));
+        assert!(matches!(items, Items::Each(_)));
+        assert_eq!(thread.all()[0].content, "kept anyway");
+        assert!(thread.spill_dir().is_none());
+    }
+
+    #[test]
+    fn a_tool_result_joins_only_the_call_it_answers() {
+        let call = |ids: &[&str]| {
+            let mut message = ConversationMessage {
+                message_id: "m".into(),
+                session_id: "s".into(),
+                task_id: None,
+                step_id: None,
+                role: Role::Assistant,
+                content: String::new(),
+                token_count: Some(1),
+                timestamp: String::new(),
+                tool_calls: Vec::new(),
+                tool_call_id: None,
+                tool_name: None,
+            };
+            message.tool_calls = ids
+                .iter()
+                .map(|id| MessageToolCall {
+                    id: (*id).into(),
+                    name: "ReadFile".into(),
+                    arguments: "{}".into(),
+                })
+                .collect();
+            message
         };
-        assert_eq!(back, thread.messages()[0]);
-        let second = Arc::new(first.with_values(["key-learnt-later".to_owned()]));
-        let stored = thread.stored(&second).to_vec();
-        assert!(!stored[0].contains("key-learnt-later"), "{}", stored[0]);
-        assert!(
-            thread.messages()[0].content.contains("key-learnt-later"),
-            "the thread itself keeps what was said"
+        let result = |id: &str| {
+            let mut message = call(&[]);
+            message.role = Role::Tool;
+            message.tool_call_id = Some(id.into());
+            message
+        };
+        let mut user = call(&[]);
+        user.role = Role::User;
+        let thread = Thread::restore(
+            "s",
+            vec![
+                user,
+                call(&["c1", "c2"]),
+                result("c1"),
+                result("c2"),
+                result("c3"),
+                result("c1"),
+                call(&[]),
+                result("c1"),
+                call(&["c4"]),
+                result("c4"),
+            ],
         );
+        let joins: Vec<bool> = thread.meta().iter().map(|m| m.joins_previous).collect();
+        assert_eq!(
+            joins,
+            [
+                false, false, true, true, false, false, false, false, false, true
+            ]
+        );
+    }
+
+    #[test]
+    fn a_scrubbed_message_is_read_back_as_it_was_said_and_the_last_task_is_known() {
+        let mut thread = Thread::new("s");
+        thread.add_user("first", origin());
+        thread.add_system_note(
+            "token abcdefgh-secret here",
+            Origin {
+                task_id: "t2",
+                step_id: None,
+            },
+        );
+        let redactor = Arc::new(Redactor::with_defaults().with_values(["abcdefgh-secret".into()]));
+        assert!(!texts(&thread.stored(&redactor))[1].contains("abcdefgh-secret"));
+        let Some(said) = thread.message(1) else {
+            panic!("message 1 reads back");
+        };
+        assert_eq!(said.content, "token abcdefgh-secret here");
+        assert_eq!(
+            thread.last_tasked().and_then(|m| m.task_id.clone()),
+            Some("t2".to_owned())
+        );
+        assert!(thread.has_task("t") && thread.has_task("t2"));
+        assert!(thread.message(2).is_none());
     }
 
     #[test]
@@ -239,7 +631,7 @@ mod tests {
         thread.add_user("x", origin());
         // The stored text has `"content":"x"`: replacing `x"` breaks the string.
         let redactor = Arc::new(Redactor::with_defaults().with_values(["x\"".to_owned()]));
-        let stored = thread.stored(&redactor).to_vec();
+        let stored = texts(&thread.stored(&redactor));
         assert!(
             serde_json::from_str::<serde_json::Value>(&stored[0]).is_ok(),
             "{}",
@@ -256,16 +648,14 @@ mod tests {
         };
         original.add_user("first", origin);
         original.add_user("second", origin);
-        let mut messages = original.messages().to_vec();
+        let mut messages = original.all();
         messages[1].token_count = None;
         let mut restored = Thread::restore("s", messages);
-        assert!(restored.messages()[1].token_count.is_some_and(|n| n > 0));
+        assert!(restored.all()[1].token_count.is_some_and(|n| n > 0));
+        assert!(restored.meta()[1].token_count > 0);
         restored.add_user("third", origin);
-        let ids: Vec<&str> = restored
-            .messages()
-            .iter()
-            .map(|m| m.message_id.as_str())
-            .collect();
+        let all = restored.all();
+        let ids: Vec<&str> = all.iter().map(|m| m.message_id.as_str()).collect();
         assert_eq!(ids, ["msg_000001", "msg_000002", "msg_000003"]);
     }
 
@@ -294,14 +684,13 @@ mod tests {
             origin,
         );
         thread.add_tool_result("c1", "ReadFile", "content".into(), origin);
-        let ids: Vec<_> = thread
-            .messages()
-            .iter()
-            .map(|m| m.message_id.as_str())
-            .collect();
+        let all = thread.all();
+        let ids: Vec<_> = all.iter().map(|m| m.message_id.as_str()).collect();
         assert_eq!(ids, ["msg_000001", "msg_000002", "msg_000003"]);
-        assert_eq!(thread.messages()[1].token_count, Some(7));
-        assert_eq!(thread.messages()[2].tool_call_id.as_deref(), Some("c1"));
-        assert_eq!(thread.messages()[0].step_id, None);
+        assert_eq!(all[1].token_count, Some(7));
+        assert_eq!(thread.meta()[1].token_count, 7);
+        assert_eq!(all[2].tool_call_id.as_deref(), Some("c1"));
+        assert_eq!(all[0].step_id, None);
+        assert!(thread.has_task("t") && !thread.has_task("u"));
     }
 }

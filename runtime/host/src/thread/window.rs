@@ -7,9 +7,9 @@
 //!
 //! The thread itself is never changed — checkpoints and history keep everything.
 
-use std::borrow::Cow;
-
 use agent_protocol::message::{ConversationMessage, Role};
+
+use super::MessageMeta;
 
 /// Limits a request must stay within.
 #[derive(Debug, Clone, Copy)]
@@ -25,10 +25,19 @@ pub struct Limits {
     pub recency_window: usize,
 }
 
-/// The messages to send: borrowed from the thread, plus the marker when some were cut.
+/// One message of a request.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Fitted<'a> {
-    pub messages: Vec<Cow<'a, ConversationMessage>>,
+pub enum Sent {
+    /// Message `index` of the thread.
+    Thread(usize),
+    /// The marker standing in for the messages cut, made for this request.
+    Marker(Box<ConversationMessage>),
+}
+
+/// The messages to send, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fitted {
+    pub messages: Vec<Sent>,
     /// Thread messages left out of this request.
     pub dropped: usize,
 }
@@ -38,57 +47,41 @@ pub fn marker_text(dropped: usize) -> String {
 }
 
 /// Splits the thread into units that must stay together: an assistant message with tool
-/// calls and the tool messages answering them; any other message alone.
-fn units(messages: &[ConversationMessage]) -> Vec<std::ops::Range<usize>> {
-    let mut units = Vec::new();
-    let mut index = 0;
-    while index < messages.len() {
-        let start = index;
-        index += 1;
-        if messages[start].role == Role::Assistant && !messages[start].tool_calls.is_empty() {
-            let ids: Vec<&str> = messages[start]
-                .tool_calls
-                .iter()
-                .map(|c| c.id.as_str())
-                .collect();
-            while index < messages.len()
-                && messages[index].role == Role::Tool
-                && messages[index]
-                    .tool_call_id
-                    .as_deref()
-                    .is_some_and(|id| ids.contains(&id))
-            {
-                index += 1;
-            }
+/// calls and the tool messages answering them (`joins_previous`); any other message alone.
+fn units(messages: &[MessageMeta]) -> Vec<std::ops::Range<usize>> {
+    let mut units: Vec<std::ops::Range<usize>> = Vec::new();
+    for (index, meta) in messages.iter().enumerate() {
+        match units.last_mut() {
+            Some(unit) if meta.joins_previous => unit.end = index + 1,
+            _ => units.push(index..index + 1),
         }
-        units.push(start..index);
     }
     units
 }
 
-fn tokens(messages: &[ConversationMessage], range: &std::ops::Range<usize>) -> u64 {
+fn tokens(messages: &[MessageMeta], range: &std::ops::Range<usize>) -> u64 {
     messages[range.clone()]
         .iter()
-        .map(|message| message.token_count.unwrap_or(0))
+        .map(|message| message.token_count)
         .sum()
 }
 
 /// Chooses what to send. Linear in the thread's length: a 10 000-message session costs
 /// no more per step than reading its token counts once.
-pub fn fit<'a>(
-    messages: &'a [ConversationMessage],
+pub fn fit(
+    messages: &[MessageMeta],
     limits: &Limits,
     marker: impl Fn(usize) -> ConversationMessage,
-) -> Fitted<'a> {
+) -> Fitted {
     let token_budget = limits
         .max_input_tokens
         .map_or(u64::MAX, |max| max.saturating_sub(limits.fixed_tokens));
     // One slot is the system prompt.
     let message_budget = limits.max_messages.saturating_sub(1);
-    let mut used_tokens: u64 = messages.iter().map(|m| m.token_count.unwrap_or(0)).sum();
+    let mut used_tokens: u64 = messages.iter().map(|m| m.token_count).sum();
     if used_tokens <= token_budget && messages.len() <= message_budget {
         return Fitted {
-            messages: messages.iter().map(Cow::Borrowed).collect(),
+            messages: (0..messages.len()).map(Sent::Thread).collect(),
             dropped: 0,
         };
     }
@@ -127,9 +120,9 @@ pub fn fit<'a>(
     let mut marker_placed = dropped == 0;
     for (index, unit) in units.iter().enumerate() {
         if keep[index] {
-            out.extend(messages[unit.clone()].iter().map(Cow::Borrowed));
+            out.extend(unit.clone().map(Sent::Thread));
         } else if !marker_placed {
-            out.push(Cow::Owned(marker(dropped)));
+            out.push(Sent::Marker(Box::new(marker(dropped))));
             marker_placed = true;
         }
     }
@@ -189,8 +182,26 @@ mod tests {
         }
     }
 
-    fn contents<'a>(fitted: &'a Fitted<'_>) -> Vec<&'a str> {
-        fitted.messages.iter().map(|m| m.content.as_str()).collect()
+    /// `thread` fitted as the thread keeps it: by its messages' [`MessageMeta`].
+    fn fit_thread(
+        thread: &[ConversationMessage],
+        limits: &Limits,
+    ) -> (Vec<ConversationMessage>, usize) {
+        let kept = super::super::Thread::restore("s", thread.to_vec());
+        let fitted = fit(kept.meta(), limits, marker);
+        let messages = fitted
+            .messages
+            .into_iter()
+            .map(|sent| match sent {
+                Sent::Thread(index) => thread[index].clone(),
+                Sent::Marker(marker) => *marker,
+            })
+            .collect();
+        (messages, fitted.dropped)
+    }
+
+    fn contents(messages: &[ConversationMessage]) -> Vec<&str> {
+        messages.iter().map(|m| m.content.as_str()).collect()
     }
 
     #[test]
@@ -199,16 +210,9 @@ mod tests {
             message(Role::User, "u1", 10),
             message(Role::Assistant, "a1", 10),
         ];
-        let fitted = fit(&thread, &limits(100, 4), marker);
-        assert_eq!(fitted.dropped, 0);
-        assert_eq!(
-            fitted
-                .messages
-                .iter()
-                .map(|m| m.as_ref().clone())
-                .collect::<Vec<_>>(),
-            thread
-        );
+        let (messages, dropped) = fit_thread(&thread, &limits(100, 4));
+        assert_eq!(dropped, 0);
+        assert_eq!(messages, thread);
     }
 
     #[test]
@@ -221,9 +225,9 @@ mod tests {
             message(Role::User, "u3", 10),
         ];
         // 90 tokens of thread, 60 available after the fixed 10.
-        let fitted = fit(&thread, &limits(70, 2), marker);
-        assert_eq!(contents(&fitted), ["u1", &marker_text(2), "a2", "u3"]);
-        assert_eq!(fitted.dropped, 2);
+        let (messages, dropped) = fit_thread(&thread, &limits(70, 2));
+        assert_eq!(contents(&messages), ["u1", &marker_text(2), "a2", "u3"]);
+        assert_eq!(dropped, 2);
     }
 
     #[test]
@@ -236,19 +240,19 @@ mod tests {
             result("c2", 10),
             message(Role::Assistant, "done", 10),
         ];
-        let fitted = fit(&thread, &limits(60, 3), marker);
-        let got = contents(&fitted);
+        let (messages, _) = fit_thread(&thread, &limits(60, 3));
+        let got = contents(&messages);
         assert!(!got.contains(&"r-c1"), "{got:?}");
         assert!(
             !got.contains(&"c1"),
             "the call goes with its result: {got:?}"
         );
         assert!(got.contains(&"c2") && got.contains(&"r-c2"), "{got:?}");
-        for (i, m) in fitted.messages.iter().enumerate() {
+        for (i, m) in messages.iter().enumerate() {
             if m.role == Role::Tool {
                 let id = m.tool_call_id.as_deref().unwrap();
                 assert!(
-                    fitted.messages[..i]
+                    messages[..i]
                         .iter()
                         .any(|p| p.tool_calls.iter().any(|c| c.id == id)),
                     "orphan {id}"
@@ -272,7 +276,7 @@ mod tests {
                 )
             })
             .collect();
-        let fitted = fit(
+        let (messages, dropped) = fit_thread(
             &thread,
             &Limits {
                 max_input_tokens: None,
@@ -280,17 +284,16 @@ mod tests {
                 max_messages: 50,
                 recency_window: 10,
             },
-            marker,
         );
         assert_eq!(
-            fitted.messages.len(),
+            messages.len(),
             49,
             "system prompt + 48 kept + the marker = 50"
         );
-        assert_eq!(fitted.messages[0].content, "m0");
-        assert_eq!(fitted.messages[1].content, marker_text(12));
-        assert_eq!(fitted.messages.last().unwrap().content, "m59");
-        assert_eq!(fitted.dropped, 12);
+        assert_eq!(messages[0].content, "m0");
+        assert_eq!(messages[1].content, marker_text(12));
+        assert_eq!(messages.last().unwrap().content, "m59");
+        assert_eq!(dropped, 12);
     }
 
     #[test]
@@ -300,7 +303,7 @@ mod tests {
             message(Role::Assistant, "a1", 50),
             message(Role::User, "u2", 20),
         ];
-        let fitted = fit(&thread, &limits(40, 10), marker);
-        assert_eq!(contents(&fitted), [&marker_text(2) as &str, "u2"]);
+        let (messages, _) = fit_thread(&thread, &limits(40, 10));
+        assert_eq!(contents(&messages), [&marker_text(2) as &str, "u2"]);
     }
 }

@@ -6,34 +6,31 @@ use serde_json::{Value, json};
 /// cached, serialised body must mean exactly the same JSON.
 fn reference_body(
     system_prompt: &str,
-    messages: &[Cow<'_, ConversationMessage>],
+    messages: &[ConversationMessage],
     tools: &[ToolDefinition],
     policy: &LlmPolicy,
 ) -> Value {
     let mut wire = vec![json!({ "role": "system", "content": system_prompt })];
-    wire.extend(messages.iter().map(|message| {
-        let message = message.as_ref();
-        match message.role {
-            Role::System => json!({ "role": "system", "content": message.content }),
-            Role::User => json!({ "role": "user", "content": message.content }),
-            Role::Assistant if message.tool_calls.is_empty() => {
-                json!({ "role": "assistant", "content": message.content })
-            }
-            Role::Assistant => json!({
-                "role": "assistant",
-                "content": message.content,
-                "tool_calls": message.tool_calls.iter().map(|call| json!({
-                    "id": call.id,
-                    "type": "function",
-                    "function": { "name": to_wire_name(&call.name), "arguments": call.arguments },
-                })).collect::<Vec<_>>(),
-            }),
-            Role::Tool => json!({
-                "role": "tool",
-                "tool_call_id": message.tool_call_id.clone().unwrap_or_default(),
-                "content": message.content,
-            }),
+    wire.extend(messages.iter().map(|message| match message.role {
+        Role::System => json!({ "role": "system", "content": message.content }),
+        Role::User => json!({ "role": "user", "content": message.content }),
+        Role::Assistant if message.tool_calls.is_empty() => {
+            json!({ "role": "assistant", "content": message.content })
         }
+        Role::Assistant => json!({
+            "role": "assistant",
+            "content": message.content,
+            "tool_calls": message.tool_calls.iter().map(|call| json!({
+                "id": call.id,
+                "type": "function",
+                "function": { "name": to_wire_name(&call.name), "arguments": call.arguments },
+            })).collect::<Vec<_>>(),
+        }),
+        Role::Tool => json!({
+            "role": "tool",
+            "tool_call_id": message.tool_call_id.clone().unwrap_or_default(),
+            "content": message.content,
+        }),
     }));
     let mut body = json!({
         "model": policy.allowed_models.first().cloned().unwrap_or_default(),
@@ -134,13 +131,46 @@ fn parsed(body: &RequestBody) -> Value {
     }
 }
 
+/// The body of a request sending `sent` out of `thread`.
+fn build(
+    cache: &mut WireCache,
+    redactor: &Arc<Redactor>,
+    system_prompt: &str,
+    thread: &[ConversationMessage],
+    sent: &[Sent],
+    tools: &[ToolDefinition],
+    policy: &LlmPolicy,
+) -> RequestBody {
+    let lookup = |index: usize| thread.get(index).map(Cow::Borrowed);
+    match cache.body(redactor, system_prompt, sent, lookup, tools, policy) {
+        Ok(body) => body,
+        Err(error) => panic!("serialisable: {error}"),
+    }
+}
+
+/// The messages `sent` stands for.
+fn resolved(thread: &[ConversationMessage], sent: &[Sent]) -> Vec<ConversationMessage> {
+    sent.iter()
+        .map(|sent| match sent {
+            Sent::Thread(index) => thread[*index].clone(),
+            Sent::Marker(marker) => (**marker).clone(),
+        })
+        .collect()
+}
+
+/// Every message of `thread`, in order.
+fn all(thread: &[ConversationMessage]) -> Vec<Sent> {
+    (0..thread.len()).map(Sent::Thread).collect()
+}
+
 #[test]
 fn the_body_means_what_the_reference_builder_builds() {
     let redactor = Arc::new(Redactor::with_defaults());
     let thread = thread();
     let marker = message("context_marker", Role::System, "[3 messages removed]");
-    let mut messages: Vec<Cow<'_, ConversationMessage>> = vec![Cow::Owned(marker)];
-    messages.extend(thread.iter().map(Cow::Borrowed));
+    let mut sent = vec![Sent::Marker(Box::new(marker))];
+    sent.extend(all(&thread));
+    let messages = resolved(&thread, &sent);
     let mut cache = WireCache::default();
     for (tools, policy) in [
         (tools(), policy(Some(512))),
@@ -148,10 +178,15 @@ fn the_body_means_what_the_reference_builder_builds() {
         (tools(), policy(None)),
     ] {
         for _ in 0..2 {
-            let Ok(body) = cache.body(&redactor, "You are helpful.", &messages, &tools, &policy)
-            else {
-                panic!("serialisable");
-            };
+            let body = build(
+                &mut cache,
+                &redactor,
+                "You are helpful.",
+                &thread,
+                &sent,
+                &tools,
+                &policy,
+            );
             assert_eq!(
                 parsed(&body),
                 reference_body("You are helpful.", &messages, &tools, &policy)
@@ -170,17 +205,53 @@ fn the_cache_keeps_only_the_messages_of_the_last_request() {
     let mut cache = WireCache::default();
     // A window sliding forward over the thread, the opening message always kept.
     for start in 1..4 {
-        let mut messages = vec![Cow::Borrowed(&thread[0])];
-        messages.extend(thread[start..start + 3].iter().map(Cow::Borrowed));
-        let Ok(body) = cache.body(&redactor, "s", &messages, &[], &policy(None)) else {
-            panic!("serialisable");
-        };
+        let mut sent = vec![Sent::Thread(0)];
+        sent.extend((start..start + 3).map(Sent::Thread));
+        let body = build(
+            &mut cache,
+            &redactor,
+            "s",
+            &thread,
+            &sent,
+            &[],
+            &policy(None),
+        );
         assert_eq!(
             parsed(&body),
-            reference_body("s", &messages, &[], &policy(None))
+            reference_body("s", &resolved(&thread, &sent), &[], &policy(None))
         );
         assert_eq!(cache.len(), 4, "window starting at {start}");
     }
+}
+
+#[test]
+fn a_cached_message_is_not_read_back_from_the_thread() {
+    let redactor = Arc::new(Redactor::with_defaults());
+    let thread = thread();
+    let sent = all(&thread);
+    let reads = std::cell::Cell::new(0);
+    let lookup = |index: usize| {
+        reads.set(reads.get() + 1);
+        thread.get(index).map(Cow::Borrowed)
+    };
+    let mut cache = WireCache::default();
+    for expected in [thread.len(), thread.len()] {
+        let Ok(_) = cache.body(&redactor, "s", &sent, lookup, &[], &policy(None)) else {
+            panic!("serialisable");
+        };
+        assert_eq!(
+            reads.get(),
+            expected,
+            "a step reads only messages new to the window"
+        );
+    }
+    let missing = [Sent::Thread(thread.len())];
+    assert!(
+        cache
+            .body(&redactor, "s", &missing, lookup, &[], &policy(None))
+            .is_err(),
+        "a message that cannot be read back is an error, not a gap in the request"
+    );
 }
 
 #[test]
@@ -188,10 +259,12 @@ fn a_synthetic_message_is_never_served_from_the_cache() {
     let redactor = Arc::new(Redactor::with_defaults());
     let mut cache = WireCache::default();
     for text in ["[2 messages removed]", "[7 messages removed]"] {
-        let messages = [Cow::Owned(message("context_marker", Role::System, text))];
-        let Ok(body) = cache.body(&redactor, "s", &messages, &[], &policy(None)) else {
-            panic!("serialisable");
-        };
+        let sent = [Sent::Marker(Box::new(message(
+            "context_marker",
+            Role::System,
+            text,
+        )))];
+        let body = build(&mut cache, &redactor, "s", &[], &sent, &[], &policy(None));
         assert_eq!(parsed(&body)["messages"][1]["content"], text);
     }
 }
@@ -203,18 +276,14 @@ fn a_message_seen_clean_is_redacted_once_the_redactor_learns_more() {
         Role::User,
         "deploy with abcdefgh-learnt-later please",
     )];
-    let messages: Vec<_> = thread.iter().map(Cow::Borrowed).collect();
+    let sent = all(&thread);
     let first = Arc::new(Redactor::with_defaults());
     let mut cache = WireCache::default();
-    let Ok(body) = cache.body(&first, "s", &messages, &[], &policy(None)) else {
-        panic!("serialisable");
-    };
+    let body = build(&mut cache, &first, "s", &thread, &sent, &[], &policy(None));
     assert!(!body.redaction_applied);
     assert_eq!(parsed(&body)["messages"][1]["content"], thread[0].content);
     let second = Arc::new(first.with_values(["abcdefgh-learnt-later".to_owned()]));
-    let Ok(body) = cache.body(&second, "s", &messages, &[], &policy(None)) else {
-        panic!("serialisable");
-    };
+    let body = build(&mut cache, &second, "s", &thread, &sent, &[], &policy(None));
     assert!(body.redaction_applied);
     let text = String::from_utf8_lossy(&body.json);
     assert!(!text.contains("abcdefgh-learnt-later"), "{text}");
@@ -224,12 +293,18 @@ fn a_message_seen_clean_is_redacted_once_the_redactor_learns_more() {
 fn content_redacted_before_it_entered_the_thread_is_announced() {
     let redactor = Arc::new(Redactor::with_defaults());
     let thread = [message("msg_1", Role::Tool, "key: [REDACTED:api_key]")];
-    let messages: Vec<_> = thread.iter().map(Cow::Borrowed).collect();
+    let sent = all(&thread);
     let mut cache = WireCache::default();
     for _ in 0..2 {
-        let Ok(body) = cache.body(&redactor, "s", &messages, &[], &policy(None)) else {
-            panic!("serialisable");
-        };
+        let body = build(
+            &mut cache,
+            &redactor,
+            "s",
+            &thread,
+            &sent,
+            &[],
+            &policy(None),
+        );
         assert!(body.redaction_applied, "announced from the cache too");
     }
 }
@@ -244,10 +319,15 @@ fn credentials_in_tool_call_arguments_are_replaced_and_the_json_stays_valid() {
         arguments: r#"{"token":"s3cr3t-value-42"}"#.to_owned(),
     }];
     let thread = [answer];
-    let messages: Vec<_> = thread.iter().map(Cow::Borrowed).collect();
-    let Ok(body) = WireCache::default().body(&redactor, "s", &messages, &[], &policy(None)) else {
-        panic!("serialisable");
-    };
+    let body = build(
+        &mut WireCache::default(),
+        &redactor,
+        "s",
+        &thread,
+        &all(&thread),
+        &[],
+        &policy(None),
+    );
     assert!(body.redaction_applied);
     let arguments = &parsed(&body)["messages"][1]["tool_calls"][0]["function"]["arguments"];
     let Some(arguments) = arguments.as_str() else {
@@ -268,19 +348,29 @@ fn contents_are_redacted_by_the_rules_and_flagged() {
         Role::User,
         "my key is sk-abcdefghijklmnopqrstu",
     )];
-    let messages: Vec<_> = thread.iter().map(Cow::Borrowed).collect();
-    let Ok(body) = WireCache::default().body(&redactor, "s", &messages, &[], &policy(None)) else {
-        panic!("serialisable");
-    };
+    let body = build(
+        &mut WireCache::default(),
+        &redactor,
+        "s",
+        &thread,
+        &all(&thread),
+        &[],
+        &policy(None),
+    );
     assert!(body.redaction_applied);
     assert_eq!(
         parsed(&body)["messages"][1]["content"],
         "my key is [REDACTED:api_key]"
     );
     let plain = [message("msg_1", Role::User, "hello")];
-    let messages: Vec<_> = plain.iter().map(Cow::Borrowed).collect();
-    let Ok(body) = WireCache::default().body(&redactor, "s", &messages, &[], &policy(None)) else {
-        panic!("serialisable");
-    };
+    let body = build(
+        &mut WireCache::default(),
+        &redactor,
+        "s",
+        &plain,
+        &all(&plain),
+        &[],
+        &policy(None),
+    );
     assert!(!body.redaction_applied);
 }
