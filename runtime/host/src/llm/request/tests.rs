@@ -148,6 +148,16 @@ fn build(
     }
 }
 
+/// [`build`] with system prompt "s", no tools and the plain policy.
+fn plain(
+    cache: &mut WireCache,
+    redactor: &Arc<Redactor>,
+    thread: &[ConversationMessage],
+    sent: &[Sent],
+) -> RequestBody {
+    build(cache, redactor, "s", thread, sent, &[], &policy(None))
+}
+
 /// The messages `sent` stands for.
 fn resolved(thread: &[ConversationMessage], sent: &[Sent]) -> Vec<ConversationMessage> {
     sent.iter()
@@ -207,15 +217,7 @@ fn the_cache_keeps_only_the_messages_of_the_last_request() {
     for start in 1..4 {
         let mut sent = vec![Sent::Thread(0)];
         sent.extend((start..start + 3).map(Sent::Thread));
-        let body = build(
-            &mut cache,
-            &redactor,
-            "s",
-            &thread,
-            &sent,
-            &[],
-            &policy(None),
-        );
+        let body = plain(&mut cache, &redactor, &thread, &sent);
         assert_eq!(
             parsed(&body),
             reference_body("s", &resolved(&thread, &sent), &[], &policy(None))
@@ -279,11 +281,11 @@ fn a_message_seen_clean_is_redacted_once_the_redactor_learns_more() {
     let sent = all(&thread);
     let first = Arc::new(Redactor::with_defaults());
     let mut cache = WireCache::default();
-    let body = build(&mut cache, &first, "s", &thread, &sent, &[], &policy(None));
+    let body = plain(&mut cache, &first, &thread, &sent);
     assert!(!body.redaction_applied);
     assert_eq!(parsed(&body)["messages"][1]["content"], thread[0].content);
     let second = Arc::new(first.with_values(["abcdefgh-learnt-later".to_owned()]));
-    let body = build(&mut cache, &second, "s", &thread, &sent, &[], &policy(None));
+    let body = plain(&mut cache, &second, &thread, &sent);
     assert!(body.redaction_applied);
     let text = String::from_utf8_lossy(&body.json);
     assert!(!text.contains("abcdefgh-learnt-later"), "{text}");
@@ -296,15 +298,7 @@ fn content_redacted_before_it_entered_the_thread_is_announced() {
     let sent = all(&thread);
     let mut cache = WireCache::default();
     for _ in 0..2 {
-        let body = build(
-            &mut cache,
-            &redactor,
-            "s",
-            &thread,
-            &sent,
-            &[],
-            &policy(None),
-        );
+        let body = plain(&mut cache, &redactor, &thread, &sent);
         assert!(body.redaction_applied, "announced from the cache too");
     }
 }
@@ -319,15 +313,7 @@ fn credentials_in_tool_call_arguments_are_replaced_and_the_json_stays_valid() {
         arguments: r#"{"token":"s3cr3t-value-42"}"#.to_owned(),
     }];
     let thread = [answer];
-    let body = build(
-        &mut WireCache::default(),
-        &redactor,
-        "s",
-        &thread,
-        &all(&thread),
-        &[],
-        &policy(None),
-    );
+    let body = plain(&mut WireCache::default(), &redactor, &thread, &all(&thread));
     assert!(body.redaction_applied);
     let arguments = &parsed(&body)["messages"][1]["tool_calls"][0]["function"]["arguments"];
     let Some(arguments) = arguments.as_str() else {
@@ -348,29 +334,13 @@ fn contents_are_redacted_by_the_rules_and_flagged() {
         Role::User,
         "my key is sk-abcdefghijklmnopqrstu",
     )];
-    let body = build(
-        &mut WireCache::default(),
-        &redactor,
-        "s",
-        &thread,
-        &all(&thread),
-        &[],
-        &policy(None),
-    );
+    let body = plain(&mut WireCache::default(), &redactor, &thread, &all(&thread));
     assert!(body.redaction_applied);
     assert_eq!(
         parsed(&body)["messages"][1]["content"],
         "my key is [REDACTED:api_key]"
     );
-    let plain = [message("msg_1", Role::User, "hello")];
-    let body = build(
-        &mut WireCache::default(),
-        &redactor,
-        "s",
-        &plain,
-        &all(&plain),
-        &[],
-        &policy(None),
-    );
+    let hello = [message("msg_1", Role::User, "hello")];
+    let body = plain(&mut WireCache::default(), &redactor, &hello, &all(&hello));
     assert!(!body.redaction_applied);
 }
