@@ -16,29 +16,45 @@ use crate::thread::spill::FileRegion;
 /// so this is a sixteenth of what an upload holds at once.
 const CHUNK: usize = 4 * 1024;
 
-/// The items of a document: each one's JSON, or a file region holding them already
-/// joined with commas (the thread's spill file).
+/// The items of a document: a file region holding the first of them already joined with
+/// commas (the thread's spill file), then each of the rest as its own JSON.
 #[derive(Clone, Debug)]
-pub enum Items {
-    Each(Arc<[Arc<str>]>),
-    Joined(FileRegion),
+pub struct Items {
+    joined: Option<FileRegion>,
+    each: Arc<[Arc<str>]>,
 }
 
 impl Items {
-    fn len(&self) -> usize {
-        match self {
-            Items::Each(items) => {
-                let bytes: usize = items.iter().map(|item| item.len()).sum();
-                bytes + items.len().saturating_sub(1)
-            }
-            Items::Joined(region) => usize::try_from(region.len()).unwrap_or(usize::MAX),
+    pub fn new(joined: Option<FileRegion>, each: Arc<[Arc<str>]>) -> Self {
+        Self {
+            joined: joined.filter(|region| !region.is_empty()),
+            each,
         }
+    }
+
+    pub fn joined(&self) -> Option<&FileRegion> {
+        self.joined.as_ref()
+    }
+
+    pub fn each(&self) -> &[Arc<str>] {
+        &self.each
+    }
+
+    fn len(&self) -> usize {
+        let joined = self.joined.as_ref().map_or(0, |region| {
+            usize::try_from(region.len()).unwrap_or(usize::MAX)
+        });
+        let each: usize = self.each.iter().map(|item| item.len()).sum();
+        let parts = self.each.len() + usize::from(self.joined.is_some());
+        joined
+            .saturating_add(each)
+            .saturating_add(parts.saturating_sub(1))
     }
 }
 
 impl From<Arc<[Arc<str>]>> for Items {
-    fn from(items: Arc<[Arc<str>]>) -> Self {
-        Items::Each(items)
+    fn from(each: Arc<[Arc<str>]>) -> Self {
+        Self::new(None, each)
     }
 }
 
@@ -129,28 +145,27 @@ impl JsonPieces {
         }
     }
 
-    /// Segment `k` of the sequence head, item 0, ",", item 1, …, item n−1, tail (items
-    /// held each on their own), or head, region, tail (items joined in a file).
+    /// Segment `k` of the sequence head, the joined region (when there is one), then for
+    /// each item its separator (a comma, but before the very first item) and the item,
+    /// and the tail.
     fn segment(&self, k: usize) -> Option<Segment<'_>> {
-        match &self.items {
-            Items::Each(items) => {
-                let between = (2 * items.len()).saturating_sub(1);
-                match k {
-                    0 => Some(Segment::Bytes(&self.head)),
-                    k if k <= between && k % 2 == 1 => {
-                        items.get(k / 2).map(|item| Segment::Bytes(item.as_bytes()))
-                    }
-                    k if k <= between => Some(Segment::Bytes(b",")),
-                    k if k == between + 1 => Some(Segment::Bytes(&self.tail)),
-                    _ => None,
-                }
-            }
-            Items::Joined(region) => match k {
-                0 => Some(Segment::Bytes(&self.head)),
-                1 => Some(Segment::Region(region)),
-                2 => Some(Segment::Bytes(&self.tail)),
-                _ => None,
-            },
+        let Some(mut k) = k.checked_sub(1) else {
+            return Some(Segment::Bytes(&self.head));
+        };
+        let joined = self.items.joined.as_ref();
+        if let Some(region) = joined {
+            let Some(after) = k.checked_sub(1) else {
+                return Some(Segment::Region(region));
+            };
+            k = after;
+        }
+        let each = &self.items.each;
+        match (k / 2, k % 2) {
+            (0, 0) if joined.is_none() && !each.is_empty() => Some(Segment::Bytes(b"")),
+            (i, 0) if i < each.len() => Some(Segment::Bytes(b",")),
+            (i, _) if i < each.len() => each.get(i).map(|item| Segment::Bytes(item.as_bytes())),
+            (i, 0) if i == each.len() => Some(Segment::Bytes(&self.tail)),
+            _ => None,
         }
     }
 }
@@ -257,6 +272,37 @@ mod tests {
             "{text}"
         );
         assert_eq!(pieces.len(), text.len());
+    }
+
+    #[test]
+    fn a_joined_region_then_items_read_as_one_document_in_bounded_chunks() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut spill = crate::thread::spill::SpillFile::create(dir.path()).unwrap();
+        let big = format!("\"{}\"", "y".repeat(2 * CHUNK + 5));
+        for text in ["\"a\"", big.as_str(), "1"] {
+            spill.append(text).unwrap();
+        }
+        let expected = format!("{{\"m\":[\"a\",{big},1,2,{{}}]}}");
+        let pieces = JsonPieces::new(
+            "{\"m\":[",
+            Items::new(Some(spill.region()), items(&["2", "{}"])),
+            "]}",
+        );
+        let chunks: Vec<Bytes> = pieces.chunks().map(Result::unwrap).collect();
+        assert!(
+            chunks
+                .iter()
+                .all(|chunk| !chunk.is_empty() && chunk.len() <= CHUNK)
+        );
+        let joined = chunks.concat();
+        assert_eq!(String::from_utf8_lossy(&joined), expected);
+        assert_eq!(joined.len(), pieces.len());
+        // A region alone, and an empty one that is no region at all.
+        let alone = JsonPieces::new("[", Items::new(Some(spill.region()), items(&[])), "]");
+        assert_eq!(alone.to_vec().unwrap().len(), alone.len());
+        let empty = crate::thread::spill::SpillFile::create(dir.path()).unwrap();
+        let none = JsonPieces::new("[", Items::new(Some(empty.region()), items(&["7"])), "]");
+        assert_eq!(none.to_vec().unwrap(), b"[7]");
     }
 
     #[test]

@@ -170,10 +170,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 /// around the runtime (`cargo xtask hot-symbols`).
 pub(crate) fn exercise(runtime_line: &str, timeout: Duration) -> anyhow::Result<()> {
     let command = RuntimeCommand::parse(runtime_line)?;
-    // A long session past the 50 messages a request may carry, so the context window's
-    // cutting runs too, as it does in every long session.
+    // A long session well past the 50 messages a request may carry, so the context
+    // window's cutting runs too, and whatever else only a long session reaches.
     let plan = Plan {
-        memory_steps: 30,
+        memory_steps: 150,
         ..Plan::QUICK
     };
     report::whole_process(&command, None, plan, timeout).map(drop)

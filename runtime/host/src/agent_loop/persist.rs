@@ -33,7 +33,8 @@ fn task_status_word(status: TaskStatus, incomplete: bool) -> &'static str {
 
 /// Writes the session's checkpoint; the step cursor is the task's last completed step.
 /// Only the small head is serialised per step; the thread goes in as each message's JSON,
-/// serialised when the message was added (`Thread::stored`), shared, not copied. A durable
+/// serialised when the message was added (`Thread::stored`): copied from the thread's
+/// spill file, never serialised again nor held whole in memory. A durable
 /// write (with its fsyncs) runs on the blocking pool: the runtime has one thread, which
 /// must go on answering the client meanwhile. The caller goes on only once the checkpoint
 /// is on disk, so a crash never loses what the app was told.
@@ -217,13 +218,24 @@ mod tests {
                 .iter()
                 .map(|message| serde_json::to_string(message).unwrap().into())
                 .collect();
+            // All in a spill file; the first one there and the rest each on its own.
             let dir = tempfile::tempdir().unwrap();
             let mut spill = crate::thread::spill::SpillFile::create(dir.path()).unwrap();
-            for message in stored.iter() {
+            let mut first = crate::thread::spill::SpillFile::create(dir.path()).unwrap();
+            for (index, message) in stored.iter().enumerate() {
                 spill.append(message).unwrap();
+                if index == 0 {
+                    first.append(message).unwrap();
+                }
             }
+            let rest: std::sync::Arc<[std::sync::Arc<str>]> =
+                stored.iter().skip(1).cloned().collect();
             let expected = serde_json::to_string(&request(messages[..count].to_vec())).unwrap();
-            for items in [Items::Each(stored), Items::Joined(spill.region())] {
+            for items in [
+                Items::from(stored),
+                Items::new(Some(spill.region()), std::sync::Arc::from([])),
+                Items::new(Some(first.region()), rest),
+            ] {
                 let pieces = history_pieces(&request(Vec::new()), items).unwrap();
                 assert_eq!(
                     String::from_utf8(pieces.to_vec().unwrap()).unwrap(),

@@ -30,7 +30,8 @@ pub struct RequestBody {
     pub redaction_applied: bool,
 }
 
-/// The wire form of the messages the last request sent, by their place in the thread, bound to the
+/// The wire form of the messages the last request sent, by their place in the thread (a
+/// cache lives for one task run, and a thread is only ever replaced between runs), bound to the
 /// redactor that produced them: when the process-wide redactor is replaced (rules or
 /// credentials added) everything is redacted afresh.
 ///
@@ -94,7 +95,7 @@ impl WireCache {
                     None => {
                         let message = thread(*index).ok_or_else(|| {
                             <serde_json::Error as serde::de::Error>::custom(format!(
-                                "message {index} of the thread cannot be read back"
+                                "message {index} of the conversation could not be read back from its file in the checkpoint directory (the runtime's log says why)"
                             ))
                         })?;
                         let mut wire = wire_of(redactor, &message)?;

@@ -72,7 +72,7 @@ impl Thread {
         Self {
             session_id: session_id.to_owned(),
             meta: Vec::new(),
-            kept: Kept::Memory(Vec::new()),
+            kept: Kept::default(),
             pending: Vec::new(),
             spill_dir: None,
             said: Vec::new(),
@@ -171,9 +171,9 @@ impl Thread {
             .scrubbed_by
             .as_ref()
             .is_some_and(|known| Arc::ptr_eq(known, redactor))
+            && self.rescan(redactor)
         {
             self.scrubbed_by = Some(Arc::clone(redactor));
-            self.rescan(redactor);
         }
         let first = self.kept.len();
         for (offset, json) in std::mem::take(&mut self.pending).into_iter().enumerate() {
@@ -192,8 +192,9 @@ impl Thread {
             Ok(at) => at,
             Err(at) => {
                 let Ok(message) = serde_json::from_str(&json) else {
-                    // Not a message (see `message`): nothing of it can be kept.
-                    return Arc::from("null");
+                    // Stored JSON is always a message (see `message`); should it not be,
+                    // the replaced text still keeps the credential off the disk.
+                    return Arc::from(clean);
                 };
                 self.said.insert(at, (index, Box::new(message)));
                 at
@@ -202,16 +203,17 @@ impl Thread {
         scrubbed_json(redactor, &self.said[at].1, clean)
     }
 
-    /// Every kept message checked again; rewritten only when one of them changed.
-    fn rescan(&mut self, redactor: &Redactor) {
+    /// Every kept message checked again; rewritten only when one of them changed. `false`
+    /// when one cannot be read back: nothing changes, and the next call tries again.
+    fn rescan(&mut self, redactor: &Redactor) -> bool {
         let mut changed = false;
         let mut all = Vec::with_capacity(self.kept.len());
         for index in 0..self.kept.len() {
             let json = match self.kept.read(index) {
                 Ok(json) => Arc::<str>::from(json),
                 Err(error) => {
-                    tracing::error!(index, %error, "a stored message cannot be read back");
-                    Arc::from("null")
+                    tracing::error!(index, %error, "a stored message cannot be read back to check it for credentials");
+                    return false;
                 }
             };
             let clean = self.scrub(index, Arc::clone(&json), redactor);
@@ -219,50 +221,41 @@ impl Thread {
             all.push(clean);
         }
         if changed {
-            self.kept = Kept::Memory(Vec::new());
+            self.kept = Kept::default();
             for json in all {
                 self.keep(json);
             }
         }
+        true
     }
 
-    /// Adds a checked message to `kept`: to the spill file, which is created on first use;
-    /// in memory when there is no file or it fails, so nothing is lost.
+    /// Adds a checked message to `kept`: to the spill file, created on first use, as long
+    /// as every message before it is there; in memory otherwise. A file that fails keeps
+    /// what it holds, and the messages after it stay in memory: nothing is lost.
     fn keep(&mut self, json: Arc<str>) {
-        if let (Kept::Memory(messages), Some(dir)) = (&self.kept, &self.spill_dir)
-            && messages.is_empty()
+        if self.kept.len() == 0
+            && let Some(dir) = &self.spill_dir
         {
             match SpillFile::create(dir) {
-                Ok(file) => self.kept = Kept::File(file),
+                Ok(file) => self.kept.file = Some(file),
                 Err(error) => {
                     tracing::warn!(dir = %dir.display(), %error, "cannot create the thread's spill file; keeping the thread in memory");
                     self.spill_dir = None;
                 }
             }
         }
-        let Kept::File(file) = &mut self.kept else {
-            if let Kept::Memory(messages) = &mut self.kept {
-                messages.push(json);
-            }
-            return;
-        };
-        let Err(error) = file.append(&json) else {
-            return;
-        };
-        tracing::warn!(%error, "cannot write the thread's spill file; keeping the thread in memory");
-        let mut messages = Vec::with_capacity(file.len() + 1);
-        for index in 0..file.len() {
-            match file.read(index) {
-                Ok(json) => messages.push(Arc::from(json)),
+        if self.kept.memory.is_empty()
+            && let Some(file) = &mut self.kept.file
+        {
+            match file.append(&json) {
+                Ok(()) => return,
                 Err(error) => {
-                    tracing::error!(index, %error, "a stored message cannot be read back");
-                    messages.push(Arc::from("null"));
+                    tracing::warn!(%error, "cannot write the thread's spill file; keeping the rest of the thread in memory");
+                    self.spill_dir = None;
                 }
             }
         }
-        messages.push(json);
-        self.kept = Kept::Memory(messages);
-        self.spill_dir = None;
+        self.kept.memory.push(json);
     }
 
     pub fn len(&self) -> usize {
@@ -376,39 +369,42 @@ impl Thread {
     }
 }
 
-/// Where the checked messages are kept.
-enum Kept {
-    Memory(Vec<Arc<str>>),
-    File(SpillFile),
+/// Where the checked messages are kept: the first ones in the spill file, the rest (all
+/// of them when there is no file) in memory.
+#[derive(Default)]
+struct Kept {
+    file: Option<SpillFile>,
+    memory: Vec<Arc<str>>,
 }
 
 impl Kept {
+    fn in_file(&self) -> usize {
+        self.file.as_ref().map_or(0, SpillFile::len)
+    }
+
     fn len(&self) -> usize {
-        match self {
-            Kept::Memory(messages) => messages.len(),
-            Kept::File(file) => file.len(),
-        }
+        self.in_file() + self.memory.len()
     }
 
     fn read(&self, index: usize) -> std::io::Result<Cow<'_, str>> {
-        match self {
-            Kept::Memory(messages) => messages
-                .get(index)
+        match (index.checked_sub(self.in_file()), &self.file) {
+            (None, Some(file)) => file.read(index).map(Cow::Owned),
+            (at, _) => at
+                .and_then(|at| self.memory.get(at))
                 .map(|json| Cow::Borrowed(&**json))
-                .ok_or_else(|| std::io::Error::other(format!("no message {index}"))),
-            Kept::File(file) => file.read(index).map(Cow::Owned),
+                .ok_or_else(|| std::io::Error::other(format!("the thread has no message {index}"))),
         }
     }
 
     fn items(&self) -> Items {
-        match self {
-            Kept::Memory(messages) => Items::Each(messages.as_slice().into()),
-            Kept::File(file) => Items::Joined(file.region()),
-        }
+        Items::new(
+            self.file.as_ref().map(SpillFile::region),
+            self.memory.as_slice().into(),
+        )
     }
 }
 
-/// A message as the checkpoint stores it. Serialising a message cannot fail: it holds
+/// A message as the checkpoint stores it./// A message as the checkpoint stores it. Serialising a message cannot fail: it holds
 /// strings, numbers and lists only (no map whose keys could be refused).
 fn stored_json(message: &ConversationMessage) -> Arc<str> {
     serde_json::to_string(message).map_or_else(|_| Arc::from("null"), Arc::from)

@@ -9,19 +9,10 @@ fn origin() -> Origin<'static> {
 
 /// Each stored message's text, as [`Thread::stored`] gives them.
 fn texts(items: &Items) -> Vec<String> {
-    match items {
-        Items::Each(items) => items.iter().map(|item| item.to_string()).collect(),
-        Items::Joined(region) => {
-            let mut joined = vec![0; usize::try_from(region.len()).unwrap()];
-            let mut read = 0;
-            while read < joined.len() {
-                read += region.read_at(&mut joined[read..], read as u64).unwrap();
-            }
-            let text = format!("[{}]", String::from_utf8(joined).unwrap());
-            let each: Vec<Box<serde_json::value::RawValue>> = serde_json::from_str(&text).unwrap();
-            each.iter().map(|raw| raw.get().to_owned()).collect()
-        }
-    }
+    let array = crate::pieces::JsonPieces::new("[", items.clone(), "]");
+    let each: Vec<Box<serde_json::value::RawValue>> =
+        serde_json::from_slice(&array.to_vec().unwrap()).unwrap();
+    each.iter().map(|raw| raw.get().to_owned()).collect()
 }
 
 /// A thread in memory, and one whose checked messages go to a spill file.
@@ -70,12 +61,15 @@ fn checked_messages_go_to_the_spill_file_and_read_back_the_same() {
         spilled.add_user(&format!("round {round} \"quoted\"\n"), origin());
         spilled.add_tool_result("c1", "ReadFile", format!("{round} \u{1F600}"), origin());
         let items = spilled.stored(&redactor);
-        assert!(matches!(items, Items::Joined(_)), "round {round}");
+        assert!(
+            items.joined().is_some() && items.each().is_empty(),
+            "round {round}"
+        );
         let said = spilled.all();
         assert_eq!(said.len(), 4 * round + 2);
         let mut memory = Thread::restore("s", said.clone());
         assert_eq!(texts(&items), texts(&memory.stored(&redactor)));
-        assert!(matches!(memory.stored(&redactor), Items::Each(_)));
+        assert!(memory.stored(&redactor).joined().is_none());
         assert_eq!(
             said[4 * round].content,
             format!("round {round} \"quoted\"\n")
@@ -91,6 +85,42 @@ fn checked_messages_go_to_the_spill_file_and_read_back_the_same() {
 }
 
 #[test]
+fn messages_a_failing_spill_file_cannot_take_stay_in_memory_and_nothing_is_lost() {
+    let (_dir, [_, mut thread]) = both();
+    let redactor = Arc::new(Redactor::with_defaults());
+    thread.add_user("one", origin());
+    thread.add_user("two", origin());
+    let _ = thread.stored(&redactor);
+    let Some(file) = thread.kept.file.as_mut() else {
+        panic!("the thread spills");
+    };
+    file.refuse_appends = true;
+    thread.add_user("three", origin());
+    thread.add_user("four", origin());
+    let items = thread.stored(&redactor);
+    assert_eq!(items.joined().map(|region| !region.is_empty()), Some(true));
+    assert_eq!(items.each().len(), 2);
+    let contents: Vec<String> = texts(&items)
+        .iter()
+        .map(|text| {
+            serde_json::from_str::<ConversationMessage>(text)
+                .unwrap()
+                .content
+        })
+        .collect();
+    assert_eq!(contents, ["one", "two", "three", "four"]);
+    let all: Vec<String> = thread.all().into_iter().map(|m| m.content).collect();
+    assert_eq!(all, contents);
+    // The file is not tried again, even once it could take more.
+    if let Some(file) = thread.kept.file.as_mut() {
+        file.refuse_appends = false;
+    }
+    thread.add_user("five", origin());
+    assert_eq!(thread.stored(&redactor).each().len(), 3);
+    assert_eq!(thread.all().len(), 5);
+}
+
+#[test]
 fn a_spill_directory_that_cannot_be_made_keeps_the_thread_in_memory() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("a-file");
@@ -99,7 +129,8 @@ fn a_spill_directory_that_cannot_be_made_keeps_the_thread_in_memory() {
     thread.spill_into(Some(file.join("spill")));
     thread.add_user("kept anyway", origin());
     let items = thread.stored(&Arc::new(Redactor::with_defaults()));
-    assert!(matches!(items, Items::Each(_)));
+    assert!(items.joined().is_none());
+    assert_eq!(texts(&items).len(), 1);
     assert_eq!(thread.all()[0].content, "kept anyway");
     assert!(thread.spill_dir().is_none());
 }
