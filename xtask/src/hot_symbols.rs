@@ -2,7 +2,8 @@
 //! session runs, which release builds link next to each other (`runtime/cli/build.rs`).
 //!
 //! The release runtime runs the quick bench plan (start-up, CreateSession, tool steps, a
-//! long session, streaming) under `valgrind --tool=callgrind`; every function callgrind saw
+//! 150-step session well past the context window, streaming) under
+//! `valgrind --tool=callgrind`; every function callgrind saw
 //! executing in the runtime binary goes into the list, by its linker (mangled) name, sorted
 //! so the file diffs well. Re-run it after large changes: names that no longer exist are
 //! ignored by the linker, so a stale list only costs resident memory.
