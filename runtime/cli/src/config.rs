@@ -170,6 +170,9 @@ pub struct Cli {
     /// Events kept in memory for GetEvents.
     #[arg(long, env = "AGENT_RUNTIME_EVENT_RING_SIZE", default_value_t = 1000)]
     event_ring_size: usize,
+    /// Bytes of events kept in memory for GetEvents (their JSON); the oldest go first.
+    #[arg(long, env = "AGENT_RUNTIME_EVENT_RING_BYTES", default_value_t = 4 * 1024 * 1024)]
+    event_ring_bytes: usize,
     /// Most messages in one LLM request, the system prompt included.
     #[arg(long, env = "AGENT_RUNTIME_MAX_REQUEST_MESSAGES", default_value_t = 50)]
     max_request_messages: usize,
@@ -316,6 +319,7 @@ impl Cli {
         config.max_request_messages = self.max_request_messages;
         config.recency_window = self.recency_window;
         config.event_ring_size = self.event_ring_size;
+        config.event_ring_bytes = self.event_ring_bytes;
         config.max_steps_limit = self.max_steps_limit.max(config.default_max_steps);
         config.audit = self.audit.to_config()?;
         Ok(config)

@@ -31,6 +31,9 @@ pub struct HostConfig {
     pub service_retry_delay: Duration,
     pub max_line_bytes: usize,
     pub event_ring_size: usize,
+    /// Bytes of event JSON the GetEvents ring may hold: a `tool_completed` carries the
+    /// tool's output (up to 100 KiB by default), so a count alone does not bound it.
+    pub event_ring_bytes: usize,
     /// The largest `taskOptions.maxSteps` accepted.
     pub max_steps_limit: u32,
     /// Consecutive `max_tokens` answers without tool calls before the task fails.
@@ -82,6 +85,7 @@ impl HostConfig {
             service_retry_delay: Duration::from_millis(500),
             max_line_bytes: 256 * 1024 * 1024,
             event_ring_size: 1000,
+            event_ring_bytes: 4 * 1024 * 1024,
             max_steps_limit: 1000,
             max_continuations: 3,
             file_tool_timeout: Duration::from_secs(30),

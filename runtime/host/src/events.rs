@@ -47,6 +47,8 @@ impl Scope {
 struct Ring {
     next_id: u64,
     events: VecDeque<(u64, Box<str>)>,
+    /// Bytes of JSON in `events`.
+    bytes: usize,
 }
 
 pub struct EventSink {
@@ -54,6 +56,8 @@ pub struct EventSink {
     workspace_id: String,
     outbound: Outbound,
     capacity: usize,
+    /// Bytes of JSON the ring may hold; the newest event is kept whatever its size.
+    byte_budget: usize,
     /// The process's span of event ids (`Checkpoint.eventIdEpoch`): 0 for a new session,
     /// one more for each restore in a new process.
     epoch: u64,
@@ -81,10 +85,12 @@ impl EventSink {
             workspace_id: workspace_id.to_owned(),
             outbound,
             capacity: capacity.max(1),
+            byte_budget: usize::MAX,
             epoch,
             ring: Mutex::new(Ring {
                 next_id: epoch.saturating_mul(EVENT_ID_EPOCH_SPAN).saturating_add(1),
                 events: VecDeque::new(),
+                bytes: 0,
             }),
             outlets: None,
         }
@@ -92,6 +98,12 @@ impl EventSink {
 
     pub fn epoch(&self) -> u64 {
         self.epoch
+    }
+
+    /// Bounds the ring by the bytes of its events' JSON too, not only by their count.
+    pub fn with_byte_budget(mut self, bytes: usize) -> Self {
+        self.byte_budget = bytes;
+        self
     }
 
     pub fn with_outlets(mut self, outlets: Outlets) -> Self {
@@ -137,11 +149,17 @@ impl EventSink {
             .as_ref()
             .and_then(|outlets| outlets.record(&event));
         if let Some(json) = json {
-            if ring.events.len() == self.capacity {
-                ring.events.pop_front();
-            }
+            ring.bytes += json.len();
             ring.events
                 .push_back((event.event_id, json.into_boxed_str()));
+            while ring.events.len() > self.capacity
+                || (ring.bytes > self.byte_budget && ring.events.len() > 1)
+            {
+                let Some((_, dropped)) = ring.events.pop_front() else {
+                    break;
+                };
+                ring.bytes -= dropped.len();
+            }
         }
         drop(ring);
         if let Some(warning) = warning {
@@ -254,6 +272,36 @@ mod tests {
         assert_eq!(recent.events.len(), 3);
         assert!(sink.since(5).events.is_empty());
         assert!(!sink.since(5).gap_detected);
+    }
+
+    #[tokio::test]
+    async fn the_ring_holds_no_more_bytes_than_its_budget_but_always_the_newest_event() {
+        let (outbound, writer) = Outbound::new(tokio::io::sink());
+        tokio::spawn(writer);
+        let big = "x".repeat(600);
+        let sink = EventSink::new("s", "w", outbound, 100).with_byte_budget(2000);
+        for _ in 0..5 {
+            sink.emit(Scope::task("t"), chunk(&big));
+        }
+        let kept = sink.since(0);
+        let ids: Vec<u64> = kept.events.iter().map(|e| e.event_id).collect();
+        assert!(ids.len() < 5 && ids.len() >= 2, "{ids:?}");
+        assert_eq!(ids.last(), Some(&5));
+        assert!(kept.gap_detected);
+        let bytes: usize = kept
+            .events
+            .iter()
+            .map(|e| serde_json::to_string(e).unwrap().len())
+            .sum();
+        assert!(bytes <= 2000, "{bytes} bytes kept");
+        sink.emit(Scope::task("t"), chunk(&"y".repeat(5000)));
+        let kept = sink.since(0);
+        assert_eq!(
+            kept.events.len(),
+            1,
+            "an event over the budget alone is still kept"
+        );
+        assert_eq!(kept.events[0].event_id, 6);
     }
 
     #[tokio::test]

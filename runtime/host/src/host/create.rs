@@ -135,6 +135,7 @@ impl Host {
             self.outbound.clone(),
             self.config.event_ring_size,
         )
+        .with_byte_budget(self.config.event_ring_bytes)
         .with_outlets(self.outlets(&identity));
         let policy_version = bundle.policy_bundle_version.clone();
         let session = Arc::new(Session::new(

@@ -216,6 +216,7 @@ impl Host {
             self.config.event_ring_size,
             checkpoint.event_id_epoch.saturating_add(1),
         )
+        .with_byte_budget(self.config.event_ring_bytes)
         .with_outlets(self.outlets(&identity));
         let flags = flags.unwrap_or_else(|| checkpoint.feature_flags.clone());
         let session = Arc::new(Session::new(identity, bundle, flags, events));
