@@ -1,4 +1,4 @@
-//! The in-memory message thread (local-agent-host.md §5): every message of every task of
+//! The message thread (local-agent-host.md §5): every message of every task of
 //! the session, in order, with ids, token estimates and the task/step that produced it.
 //!
 //! A message is kept once, as its stored JSON (the checkpoint's `thread` entry), beside a
@@ -49,6 +49,7 @@ pub struct Thread {
     /// Messages whose stored JSON had a credential value replaced, as they were said: the
     /// model request is redacted on its own terms and must not see another replacement.
     said: Vec<(usize, Box<ConversationMessage>)>,
+    /// The redactor whose exact values the kept messages were checked against.
     scrubbed_by: Option<Arc<Redactor>>,
     /// Tool call ids of the assistant message opening the last unit, while tool results
     /// may still join it.
