@@ -32,10 +32,14 @@ impl Items {
         }
     }
 
+    /// Tests: the file region, when there is one.
+    #[cfg(test)]
     pub fn joined(&self) -> Option<&FileRegion> {
         self.joined.as_ref()
     }
 
+    /// Tests: the items held on their own.
+    #[cfg(test)]
     pub fn each(&self) -> &[Arc<str>] {
         &self.each
     }

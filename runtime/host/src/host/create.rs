@@ -143,8 +143,8 @@ impl Host {
             bundle,
             response.feature_flags.clone(),
             events,
+            self.config.checkpoint_dir.clone(),
         ));
-        session.spill_thread_into(self.config.checkpoint_dir.clone());
         if let Some(history) = history {
             session.continue_conversation(history);
         }

@@ -219,8 +219,13 @@ impl Host {
         .with_byte_budget(self.config.event_ring_bytes)
         .with_outlets(self.outlets(&identity));
         let flags = flags.unwrap_or_else(|| checkpoint.feature_flags.clone());
-        let session = Arc::new(Session::new(identity, bundle, flags, events));
-        session.spill_thread_into(self.config.checkpoint_dir.clone());
+        let session = Arc::new(Session::new(
+            identity,
+            bundle,
+            flags,
+            events,
+            self.config.checkpoint_dir.clone(),
+        ));
         session.restore(checkpoint);
         session
     }

@@ -77,14 +77,27 @@ pub struct Session {
     runner: Mutex<Option<JoinHandle<()>>>,
 }
 
+impl Inner {
+    /// A thread of `messages` in place of the current one, spilling where it did.
+    fn replace_thread(&mut self, session_id: &str, messages: Vec<ConversationMessage>) {
+        let spill = self.thread.spill_dir().cloned();
+        self.thread = Thread::restore(session_id, messages);
+        self.thread.spill_into(spill);
+    }
+}
+
 impl Session {
+    /// `spill_dir` is where the thread keeps its checked messages rather than in memory
+    /// (see `thread::spill`): the checkpoint directory, whose files hold the same bytes.
     pub fn new(
         identity: Identity,
         policy: PolicyBundle,
         feature_flags: Map<String, Value>,
         events: EventSink,
+        spill_dir: PathBuf,
     ) -> Self {
-        let thread = Thread::new(&identity.session_id);
+        let mut thread = Thread::new(&identity.session_id);
+        thread.spill_into(Some(spill_dir));
         let enforcer = PolicyEnforcer::new(policy, identity.workspace_root.clone());
         Self {
             identity,
@@ -142,24 +155,14 @@ impl Session {
             step_cursor: checkpoint.step_cursor,
             options: task.task_options.unwrap_or_default(),
         });
-        let spill = inner.thread.spill_dir().cloned();
-        inner.thread = Thread::restore(&self.identity.session_id, thread);
-        inner.thread.spill_into(spill);
+        inner.replace_thread(&self.identity.session_id, thread);
     }
 
     /// Seeds the thread of a new session with a past session's history (system-design.md
     /// §2a): the model sees the earlier conversation; no task of it is resumable.
     pub fn continue_conversation(&self, history: Vec<ConversationMessage>) {
-        let mut inner = self.lock();
-        let spill = inner.thread.spill_dir().cloned();
-        inner.thread = Thread::restore(&self.identity.session_id, history);
-        inner.thread.spill_into(spill);
-    }
-
-    /// Keeps the thread's checked messages in a file in `dir` rather than in memory (see
-    /// `thread::spill`); the checkpoint directory, whose files hold the same bytes.
-    pub fn spill_thread_into(&self, dir: PathBuf) {
-        self.lock().thread.spill_into(Some(dir));
+        self.lock()
+            .replace_thread(&self.identity.session_id, history);
     }
 
     pub fn id(&self) -> &str {
