@@ -39,6 +39,53 @@ impl fmt::Display for Level {
     }
 }
 
+/// Which body of text a requirement comes from, and so who must meet it. A runtime under
+/// test declares the profiles it supports (its manifest); the others are not applicable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Profile {
+    /// The design documents' normative text: every runtime of the design.
+    Core,
+    /// INTEROP.md's decisions for the real desktop app, services and gateway.
+    Interop,
+    /// The reference runtime's own extensions and knobs (`AGENT_RUNTIME_*`, extra events…).
+    Reference,
+    /// Security beyond the spec's text: what a hostile model must not reach.
+    Hardening,
+    /// Project decisions stricter than the spec's text.
+    Policy,
+}
+
+impl Profile {
+    pub const ALL: [Profile; 5] = [
+        Profile::Core,
+        Profile::Interop,
+        Profile::Reference,
+        Profile::Hardening,
+        Profile::Policy,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Profile::Core => "core",
+            Profile::Interop => "interop",
+            Profile::Reference => "reference",
+            Profile::Hardening => "hardening",
+            Profile::Policy => "policy",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Profile> {
+        Profile::ALL.into_iter().find(|p| p.as_str() == text)
+    }
+}
+
+impl fmt::Display for Profile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// One testable sentence of the spec.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -46,11 +93,18 @@ pub struct Requirement {
     /// `REQ-<AREA>-<NNN>`, e.g. `REQ-RPC-001`.
     pub id: String,
     pub level: Level,
+    /// The body of text it comes from (`core` when not written).
+    #[serde(default = "default_profile")]
+    pub profile: Profile,
     /// Where the spec says it: file and section, e.g. `INTEROP.md §1`.
     #[serde(default)]
     pub spec: String,
     /// The requirement in one line.
     pub statement: String,
+}
+
+fn default_profile() -> Profile {
+    Profile::Core
 }
 
 impl Requirement {
