@@ -167,9 +167,10 @@ pub fn evaluate(baseline: &Baseline, file: &str, scenarios: &[ScenarioResult]) -
         let failed: Vec<usize> = ran
             .iter()
             .copied()
-            .filter(|&i| !scenarios[i].passed)
+            .filter(|&i| scenarios[i].counts_as_failure())
             .collect();
-        if ran.is_empty() {
+        if ran.is_empty() || !ran.iter().any(|&i| scenarios[i].passed) && failed.is_empty() {
+            // Not run, or not applicable to this runtime: nothing to say about the entry.
             outcome.not_run.push(entry.clone());
         } else if failed.is_empty() {
             outcome.stale.push(EntryOutcome {
@@ -186,7 +187,9 @@ pub fn evaluate(baseline: &Baseline, file: &str, scenarios: &[ScenarioResult]) -
     outcome.new_failures = scenarios
         .iter()
         .enumerate()
-        .filter(|(i, s)| !s.passed && outcome.reason_for(*i).is_none())
+        .filter(|(i, s)| {
+            s.status == crate::report::ScenarioStatus::Failed && outcome.reason_for(*i).is_none()
+        })
         .map(|(i, _)| i)
         .collect();
     outcome
@@ -200,30 +203,33 @@ pub fn apply(outcome: &mut Outcome, baseline: &Baseline, file: &str) {
         scenario.baselined = evaluated.reason_for(index).map(str::to_owned);
     }
     for requirement in &mut outcome.requirements {
+        let named = baseline
+            .known_failure
+            .iter()
+            .any(|entry| entry.id.as_deref() == Some(requirement.id.as_str()));
         let mut failed = requirement
             .scenarios
             .iter()
             .map(|&i| &outcome.scenarios[i])
-            .filter(|s| !s.passed)
+            .filter(|s| s.counts_as_failure())
             .peekable();
-        requirement.baselined = failed.peek().is_some() && failed.all(|s| s.baselined.is_some());
+        let scenarios_known = failed.peek().is_none() || failed.all(|s| s.baselined.is_some());
+        let messages_known = requirement.charged.is_none() || named;
+        requirement.baselined = matches!(
+            requirement.verdict,
+            crate::report::Verdict::Failed | crate::report::Verdict::Blocked
+        ) && scenarios_known
+            && messages_known;
     }
-    let stats = outcome.stats;
-    // cucumber counts a failed scenario as a failed execution; only an error that no
-    // scenario accounts for (e.g. a hook outside any scenario) still fails the run.
-    let unexplained = stats.execution_failed && outcome.failed_scenarios() == 0;
-    outcome.passed = !outcome.scenarios.is_empty()
-        && evaluated.new_failures.is_empty()
-        && evaluated.stale.is_empty()
-        && stats.parsing_errors == 0
-        && !unexplained;
+    let no_stale = evaluated.stale.is_empty();
     outcome.baseline = Some(evaluated);
+    outcome.decide(no_stale);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::{RequirementOutcome, RunStats, Verdict};
+    use crate::report::{RequirementOutcome, RunStats, ScenarioStatus, Verdict};
 
     fn scenario(name: &str, tags: &[&str], passed: bool) -> ScenarioResult {
         ScenarioResult {
@@ -233,6 +239,11 @@ mod tests {
             line: 1,
             tags: tags.iter().map(|t| (*t).to_owned()).collect(),
             passed,
+            status: if passed {
+                ScenarioStatus::Passed
+            } else {
+                ScenarioStatus::Failed
+            },
             failure: (!passed).then(|| "Then it broke".to_owned()),
             baselined: None,
         }
@@ -257,9 +268,13 @@ mod tests {
                 RequirementOutcome {
                     id: (*id).to_owned(),
                     level: "MUST".to_owned(),
+                    profile: "core".to_owned(),
                     statement: "s".to_owned(),
                     spec: "§1".to_owned(),
                     verdict,
+                    decisive: true,
+                    reason: None,
+                    charged: None,
                     scenarios: ran,
                     baselined: false,
                 }
@@ -267,6 +282,8 @@ mod tests {
             .collect();
         Outcome {
             passed: !any_failed,
+            profiles: "core".to_owned(),
+            warnings: 0,
             scenarios,
             requirements,
             unknown_tags: Vec::new(),

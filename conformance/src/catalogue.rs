@@ -93,18 +93,19 @@ pub struct Requirement {
     /// `REQ-<AREA>-<NNN>`, e.g. `REQ-RPC-001`.
     pub id: String,
     pub level: Level,
-    /// The body of text it comes from (`core` when not written).
-    #[serde(default = "default_profile")]
+    /// The body of text it comes from.
     pub profile: Profile,
     /// Where the spec says it: file and section, e.g. `INTEROP.md §1`.
     #[serde(default)]
     pub spec: String,
     /// The requirement in one line.
     pub statement: String,
-}
-
-fn default_profile() -> Profile {
-    Profile::Core
+    /// The kind of message this requirement is about, judged on every such message of every
+    /// scenario (`methods/<Method>.result`, `events/payloads/<type>`, `events/SessionEvent`,
+    /// `jsonrpc/Response`, `jsonrpc/ids`, `stdout-lines`). Such a requirement needs no
+    /// scenario of its own: a malformed message anywhere is charged to it.
+    #[serde(default)]
+    pub judges: Option<String>,
 }
 
 impl Requirement {
@@ -450,10 +451,11 @@ impl Coverage {
                     requirement.id
                 ));
             }
-            let covered = self
-                .by_requirement
-                .get(&requirement.id)
-                .is_some_and(|list| !list.is_empty());
+            let covered = requirement.judges.is_some()
+                || self
+                    .by_requirement
+                    .get(&requirement.id)
+                    .is_some_and(|list| !list.is_empty());
             if requirement.level == Level::Must && !covered {
                 problems.push(format!(
                     "{} is a MUST but no scenario is tagged @{}",
@@ -484,7 +486,7 @@ mod tests {
     #[test]
     fn not_certified_entries_must_stay_uncertified_and_unique() {
         let catalogue: Catalogue = toml::from_str(
-            "[[area]]\nid = \"A\"\ntitle = \"a\"\nfeature = \"a.feature\"\n[[requirement]]\nid = \"REQ-A-001\"\nlevel = \"MUST\"\nspec = \"s\"\nstatement = \"x\"\n",
+            "[[area]]\nid = \"A\"\ntitle = \"a\"\nfeature = \"a.feature\"\n[[requirement]]\nid = \"REQ-A-001\"\nlevel = \"MUST\"\nprofile = \"core\"\nspec = \"s\"\nstatement = \"x\"\n",
         )
         .unwrap();
         let entry = |id: &str| NotCertified {

@@ -67,6 +67,13 @@ pub struct Cli {
     #[arg(long, value_name = "FILE")]
     pub catalogue: Option<PathBuf>,
 
+    /// What the runtime declares (TOML): the profiles it claims (`core`, `interop`,
+    /// `reference`, `hardening`, `policy`), its transports, and the knobs it honours under
+    /// which environment names (see conformance/README.md). Default: core and interop over
+    /// stdio, no knob; `conformance/manifests/reference.toml` is the reference runtime's.
+    #[arg(long, value_name = "FILE")]
+    pub manifest: Option<PathBuf>,
+
     /// Bound in milliseconds for each wait (a response, an event, an exit).
     #[arg(long, default_value_t = 5000, value_name = "MS")]
     pub timeout_ms: u64,
@@ -100,6 +107,9 @@ impl Cli {
         options.fail_fast = self.fail_fast;
         options.timeout = Duration::from_millis(self.timeout_ms.max(1));
         options.report_dir = self.report_dir;
+        if let Some(path) = &self.manifest {
+            options.manifest = crate::runtime_manifest::RuntimeManifest::load(path)?;
+        }
         Ok(options)
     }
 }

@@ -166,7 +166,12 @@ struct Run<'a> {
 
 impl Run<'_> {
     async fn spawn(&self) -> anyhow::Result<RuntimeDriver> {
-        let (env, remove_env) = contract_env(&self.fakes, &self.dirs, &BTreeMap::new());
+        let (env, remove_env) = contract_env(
+            &self.fakes,
+            &self.dirs,
+            &crate::runtime_manifest::RuntimeManifest::default(),
+            &BTreeMap::new(),
+        );
         let spec = LaunchSpec {
             command: self.options.runtime.clone(),
             env,

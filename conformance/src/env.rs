@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 
 use agent_mocks::Fakes;
 
+use crate::runtime_manifest::RuntimeManifest;
 use crate::world::ScenarioDirs;
 
 /// The bearer token the kit hands the runtime; scenarios assert the gateway received it.
@@ -54,10 +55,14 @@ pub const CONTRACT_VARIABLES: &[&str] = &[
     "AGENT_RUNTIME_ALLOW_LOOPBACK_HTTP",
 ];
 
-/// `(variables to set, variables to remove)`. `overrides` (from `Given` steps) win.
+/// `(variables to set, variables to remove)`: the wiring every runtime of the design reads,
+/// then what the runtime's manifest sets for every scenario (its own speed knobs, as it
+/// parses them), then `overrides` (from `Given` steps, already resolved to the runtime's
+/// names through the manifest).
 pub fn contract_env(
     fakes: &Fakes,
     dirs: &ScenarioDirs,
+    manifest: &RuntimeManifest,
     overrides: &BTreeMap<String, String>,
 ) -> (Vec<(String, String)>, Vec<String>) {
     let path = |p: &std::path::Path| p.display().to_string();
@@ -69,25 +74,9 @@ pub fn contract_env(
         ("APPROVAL_SERVICE_URL", fakes.approvals.url()),
         ("AUDIT_SERVICE_URL", fakes.audit.url()),
         ("TELEMETRY_SERVICE_URL", fakes.telemetry.url()),
-        // Audit/telemetry batches go out within 50 ms, so scenarios need not wait long.
-        (
-            "AGENT_RUNTIME_AUDIT_FLUSH_INTERVAL_SECONDS",
-            "0.05".to_owned(),
-        ),
-        ("AGENT_RUNTIME_AUDIT_RETRY_DELAY_SECONDS", "0.01".to_owned()),
-        ("AGENT_RUNTIME_AUDIT_SHUTDOWN_FLUSH_SECONDS", "1".to_owned()),
         ("CHECKPOINT_DIR", path(&dirs.checkpoints)),
         ("LOG_DIR", path(&dirs.logs)),
         ("LOG_LEVEL", "debug".to_owned()),
-        ("LLM_RETRY_BASE_DELAY", "0.01".to_owned()),
-        ("LLM_RETRY_MAX_DELAY", "0.05".to_owned()),
-        ("AGENT_RUNTIME_SERVICE_TIMEOUT_SECONDS", "2".to_owned()),
-        (
-            "AGENT_RUNTIME_SERVICE_RETRY_DELAY_SECONDS",
-            "0.01".to_owned(),
-        ),
-        ("AGENT_RUNTIME_LLM_CONNECT_TIMEOUT_SECONDS", "2".to_owned()),
-        ("AGENT_RUNTIME_LLM_IDLE_TIMEOUT_SECONDS", "2".to_owned()),
         ("HOME", path(&dirs.home)),
         // Windows spelling of HOME, harmless elsewhere.
         ("USERPROFILE", path(&dirs.home)),
@@ -95,13 +84,23 @@ pub fn contract_env(
     .into_iter()
     .map(|(k, v)| (k.to_owned(), v))
     .collect();
-    for (name, value) in overrides {
+    for (name, value) in manifest.env.iter().chain(overrides) {
         env.insert(name.clone(), value.clone());
     }
+    // A knob the runtime reads under its own name must not leak in from the kit's shell
+    // either.
+    let own_names = manifest
+        .knobs
+        .values()
+        .filter_map(|knob| knob.env.as_deref());
     let remove = CONTRACT_VARIABLES
         .iter()
-        .filter(|name| !env.contains_key(**name))
-        .map(|name| (*name).to_owned())
+        .copied()
+        .chain(own_names)
+        .filter(|name| !env.contains_key(*name))
+        .map(str::to_owned)
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
         .collect();
     (env.into_iter().collect(), remove)
 }

@@ -19,7 +19,9 @@ use crate::baseline::{self, Baseline};
 use crate::catalogue::{self, Catalogue};
 use crate::config::{DEFAULT_TIMEOUT, KitConfig};
 use crate::driver::{RuntimeCommand, Transport};
+use crate::ledger::Ledger;
 use crate::report::{self, Outcome};
+use crate::runtime_manifest::RuntimeManifest;
 use crate::selection::{Selection, Shard};
 use crate::world::{ConformanceWorld, ScenarioId};
 
@@ -60,6 +62,9 @@ pub struct RunOptions {
     /// Where to write JUnit, cucumber JSON, `certification.md`, `outcome.json` and
     /// transcripts of failed scenarios; `None` writes nothing that outlives the run.
     pub report_dir: Option<PathBuf>,
+    /// What the runtime declares (profiles, transports, knobs); the built-in default
+    /// (core + interop over stdio, no knob) when no `--manifest` is given.
+    pub manifest: RuntimeManifest,
 }
 
 impl RunOptions {
@@ -79,6 +84,7 @@ impl RunOptions {
             fail_fast: false,
             timeout: DEFAULT_TIMEOUT,
             report_dir: None,
+            manifest: RuntimeManifest::default(),
         }
     }
 }
@@ -149,12 +155,28 @@ pub async fn run(options: RunOptions) -> anyhow::Result<Outcome> {
         );
     }
 
-    let selection = Arc::new(Selection::new(
-        &features,
-        options.tags.as_deref(),
-        options.name.as_deref(),
-        options.shard,
-    )?);
+    if !options.manifest.transports.contains(&options.transport) {
+        bail!(
+            "the runtime's manifest ({}) does not declare the {} transport",
+            options.manifest.source,
+            options.transport.label()
+        );
+    }
+    let applicable = catalogue
+        .requirements
+        .iter()
+        .filter(|r| options.manifest.declares(r.profile))
+        .map(|r| r.id.clone())
+        .collect();
+    let selection = Arc::new(
+        Selection::new(
+            &features,
+            options.tags.as_deref(),
+            options.name.as_deref(),
+            options.shard,
+        )?
+        .applicable_to(applicable),
+    );
     let selected = selection.count()?;
     let version_probe = report::manifest::probe_version(&options.runtime, options.timeout);
 
@@ -177,21 +199,26 @@ pub async fn run(options: RunOptions) -> anyhow::Result<Outcome> {
         let _ = std::fs::remove_dir_all(dir);
     }
 
+    let ledger = Arc::new(Ledger::default());
     let config = Arc::new(KitConfig {
         runtime: options.runtime.clone(),
         transport: options.transport,
         timeout: options.timeout,
         transcripts_dir: transcripts_dir.clone(),
+        manifest: Arc::new(options.manifest.clone()),
+        ledger: Arc::clone(&ledger),
     });
     let started_at = time::OffsetDateTime::now_utc();
     let runtime_version = version_probe.await;
     let progress = options.output == OutputStyle::Progress;
     if progress {
         println!(
-            "conformance: {selected} scenario(s) selected, {} at a time, runtime `{}` over {}",
+            "conformance: {selected} scenario(s) selected, {} at a time, runtime `{}` over {}, profiles {} ({})",
             options.concurrency.clamp(1, 64),
             options.runtime.display,
-            options.transport.label()
+            options.transport.label(),
+            options.manifest.profiles_label(),
+            options.manifest.source
         );
     }
     let done = Arc::new(AtomicUsize::new(0));
@@ -211,6 +238,7 @@ pub async fn run(options: RunOptions) -> anyhow::Result<Outcome> {
         .normalized();
 
     let before_config = Arc::clone(&config);
+    let after_ledger = Arc::clone(&ledger);
     let opts = cli::Opts {
         re_filter: None,
         tags_filter: None,
@@ -240,30 +268,34 @@ pub async fn run(options: RunOptions) -> anyhow::Result<Outcome> {
         .after(move |feature, _rule, scenario, finished, world| {
             let failed = !matches!(finished, event::ScenarioFinished::StepPassed);
             let line = progress.then(|| progress_line(feature, scenario, finished));
+            let place = scenario_place(feature, scenario);
             let done = Arc::clone(&done);
+            let ledger = Arc::clone(&after_ledger);
             async move {
-                let mut problems = Vec::new();
+                let mut notes = Vec::new();
                 if let Some(world) = world {
-                    problems = world.finish(failed).await;
+                    let judged = world.finish(failed).await;
+                    ledger.record(&place, &judged);
+                    let kinds: std::collections::BTreeSet<&str> =
+                        judged.violations.iter().map(|v| v.judged.as_str()).collect();
+                    if !kinds.is_empty() {
+                        notes.push(format!(
+                            "malformed messages (charged to the requirements about {}, not to this scenario)",
+                            kinds.into_iter().collect::<Vec<_>>().join(", ")
+                        ));
+                    }
+                    notes.extend(judged.transcript_error);
                 }
                 if let Some(line) = line {
                     // Numbered when printed, so the count goes up on screen.
                     let n = done.fetch_add(1, Ordering::Relaxed) + 1;
                     let width = selected.to_string().len();
                     let mut line = format!("[{n:>width$}/{selected}] {line}");
-                    if !problems.is_empty() && !failed {
-                        line = line.replacen(" ✔ ", " ✘ ", 1);
-                    }
-                    for problem in &problems {
-                        line.push_str("\n      end-of-scenario check: ");
-                        line.push_str(&problem.replace('\n', "\n        "));
+                    for note in &notes {
+                        line.push_str("\n      note: ");
+                        line.push_str(&note.replace('\n', "\n        "));
                     }
                     println!("{line}");
-                }
-                if !problems.is_empty() {
-                    // cucumber offers no fallible hook: a panic here is caught by the
-                    // runner and reported as this scenario's failed after-hook.
-                    panic!("{}", problems.join("\n"));
                 }
             }
             .boxed_local()
@@ -318,7 +350,15 @@ pub async fn run(options: RunOptions) -> anyhow::Result<Outcome> {
             shard: options.shard.map(|s| s.to_string()),
         },
     };
-    let mut outcome = report::build_outcome(&catalogue, &scanned, &results, &context);
+    let charged = ledger.by_requirement(&catalogue);
+    let mut outcome = report::build_outcome(
+        &catalogue,
+        &scanned,
+        &results,
+        &charged,
+        &options.manifest,
+        &context,
+    );
     if let Some((baseline, file)) = &baseline {
         baseline::apply(&mut outcome, baseline, file);
     }
@@ -328,35 +368,50 @@ pub async fn run(options: RunOptions) -> anyhow::Result<Outcome> {
     Ok(outcome)
 }
 
+/// `dir/file.feature:34`: where a scenario is, relative to the features directory.
+fn feature_place(
+    feature: &cucumber::gherkin::Feature,
+    scenario: &cucumber::gherkin::Scenario,
+) -> String {
+    let path = feature.path.as_deref();
+    let dir = path
+        .and_then(|p| p.parent())
+        .and_then(|p| p.file_name())
+        .map(|d| d.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let file = path
+        .and_then(|p| p.file_name())
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    format!("{dir}/{file}:{}", scenario.position.line)
+}
+
+/// `name (dir/file.feature:34)`, naming a scenario in the ledger.
+fn scenario_place(
+    feature: &cucumber::gherkin::Feature,
+    scenario: &cucumber::gherkin::Scenario,
+) -> String {
+    format!("{} ({})", scenario.name, feature_place(feature, scenario))
+}
+
 /// `✔ name (dir/file.feature:34)`, and for a failure the step's message under it (the
-/// caller puts the `[12/215]` counter in front).
+/// caller puts the `[12/215]` counter in front). A scenario that needs what the runtime
+/// does not declare shows as `○ … not applicable`.
 fn progress_line(
     feature: &cucumber::gherkin::Feature,
     scenario: &cucumber::gherkin::Scenario,
     finished: &event::ScenarioFinished,
 ) -> String {
-    let place = format!(
-        "{}/{}:{}",
-        feature
-            .path
-            .as_deref()
-            .and_then(|p| p.parent())
-            .and_then(|p| p.file_name())
-            .map(|d| d.to_string_lossy().into_owned())
-            .unwrap_or_default(),
-        feature
-            .path
-            .as_deref()
-            .and_then(|p| p.file_name())
-            .map(|f| f.to_string_lossy().into_owned())
-            .unwrap_or_default(),
-        scenario.position.line
-    );
+    let place = feature_place(feature, scenario);
     let (mark, detail) = match finished {
         event::ScenarioFinished::StepPassed => ("✔", None),
         event::ScenarioFinished::StepSkipped => ("✘", Some("a step was skipped".to_owned())),
         event::ScenarioFinished::StepFailed(_, _, error) => {
-            ("✘", Some(report::clean_error(&error.to_string())))
+            let message = report::clean_error(&error.to_string());
+            match report::not_applicable_reason(&message) {
+                Some(reason) => ("○", Some(format!("not applicable: {reason}"))),
+                None => ("✘", Some(message)),
+            }
         }
         event::ScenarioFinished::BeforeHookFailed(_) => {
             ("✘", Some("the before-scenario hook failed".to_owned()))

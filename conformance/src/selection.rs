@@ -65,9 +65,18 @@ pub struct Selection {
     tags: Option<TagOperation>,
     name: Option<Regex>,
     shard: Option<Shard>,
+    /// The requirements of the profiles the runtime declares; a scenario runs only when it
+    /// certifies at least one of them (`None`: every scenario applies).
+    applicable: Option<std::collections::BTreeSet<String>>,
 }
 
 impl Selection {
+    /// Keeps only scenarios tagged with one of `requirements` (the declared profiles').
+    pub fn applicable_to(mut self, requirements: std::collections::BTreeSet<String>) -> Self {
+        self.applicable = Some(requirements);
+        self
+    }
+
     pub fn new(
         features: &Path,
         tags: Option<&str>,
@@ -88,6 +97,7 @@ impl Selection {
             tags,
             name,
             shard,
+            applicable: None,
         })
     }
 
@@ -112,7 +122,12 @@ impl Selection {
             .iter()
             .chain(rule.iter().flat_map(|r| &r.tags))
             .chain(scenario.tags.iter());
-        self.tags.as_ref().is_none_or(|op| op.eval(tags))
+        let applies = self.applicable.as_ref().is_none_or(|ids| {
+            tags.clone()
+                .any(|tag| ids.contains(tag.trim_start_matches('@')))
+        });
+        applies
+            && self.tags.as_ref().is_none_or(|op| op.eval(tags))
             && self
                 .name
                 .as_ref()

@@ -40,3 +40,145 @@ pub fn check(name: &str, value: &Value) -> Result<(), String> {
 pub fn has_schema(name: &str) -> bool {
     schema_names().contains(name)
 }
+
+/// What a message is judged against. Each name is what a catalogue requirement's `judges`
+/// field names, so a malformed message is charged to the requirement about that message
+/// (one per method result and per event type), not to the scenario that happened to see it.
+pub mod judged {
+    /// Framing: every stdout line is one JSON-RPC message (REQ-RPC-001).
+    pub const FRAMING: &str = "stdout-lines";
+    /// The JSON-RPC response envelope.
+    pub const RESPONSE: &str = "jsonrpc/Response";
+    /// Ids: echoed with their JSON type, each answered once, none invented.
+    pub const IDS: &str = "jsonrpc/ids";
+    /// The SessionEvent envelope.
+    pub const EVENT: &str = "events/SessionEvent";
+
+    /// `methods/<method>.result`.
+    pub fn method_result(method: &str) -> String {
+        format!("methods/{method}.result")
+    }
+
+    /// `events/payloads/<eventType>`.
+    pub fn payload(event_type: &str) -> String {
+        format!("events/payloads/{event_type}")
+    }
+}
+
+/// One thing wrong with a message, and what it is judged against (a [`judged`] name).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    pub judged: String,
+    pub problem: String,
+}
+
+impl Finding {
+    pub fn new(judged: impl Into<String>, problem: impl Into<String>) -> Self {
+        Self {
+            judged: judged.into(),
+            problem: problem.into(),
+        }
+    }
+}
+
+/// Judges a response: its envelope (charged to [`judged::RESPONSE`]) and, when the method is
+/// known, its result (charged to that method's result).
+pub fn judge_response(method: Option<&str>, response: &Value) -> Vec<Finding> {
+    let method = method.filter(|m| is_known_method(m));
+    let Err(error) = agent_schemas::validate_response(method, response) else {
+        return Vec::new();
+    };
+    let agent_schemas::ValidationError::Invalid { errors, .. } = error else {
+        return vec![Finding::new(judged::RESPONSE, error.to_string())];
+    };
+    let (in_result, in_envelope): (Vec<String>, Vec<String>) =
+        errors.into_iter().partition(|e| e.starts_with("/result"));
+    let mut findings = Vec::new();
+    if !in_envelope.is_empty() {
+        findings.push(Finding::new(
+            judged::RESPONSE,
+            format!(
+                "the response does not match the JSON-RPC response schema: {}",
+                in_envelope.join("; ")
+            ),
+        ));
+    }
+    if let (Some(method), false) = (method, in_result.is_empty()) {
+        findings.push(Finding::new(
+            judged::method_result(method),
+            format!(
+                "the {method} result does not match methods/{method}.result: {}",
+                in_result.join("; ")
+            ),
+        ));
+    }
+    findings
+}
+
+/// Judges a `SessionEvent`'s params the way the documents allow any runtime to write them:
+/// members the envelope does not declare (architecture.md §6.3 names `tenantId`, `userId`,
+/// `component`, `severity`) are ignored, and so is an event type the spec does not define
+/// (INTEROP.md: parse unknown fields without error); a known type's payload is checked
+/// against its schema and charged to that type.
+pub fn judge_event(params: &Value) -> Vec<Finding> {
+    let mut view = params.clone();
+    if let (Value::Object(members), Some(declared)) = (&mut view, envelope_members()) {
+        members.retain(|key, _| declared.contains(key));
+    }
+    let event_type = params.get("eventType").and_then(Value::as_str);
+    let known_type = event_type.is_some_and(|t| has_schema(&judged::payload(t)));
+    let Err(error) = agent_schemas::validate_session_event(&view) else {
+        return Vec::new();
+    };
+    let agent_schemas::ValidationError::Invalid { errors, .. } = error else {
+        return vec![Finding::new(judged::EVENT, error.to_string())];
+    };
+    // A payload that is no object breaks the envelope (REQ-EVT-003); inside an object, a
+    // missing or malformed member is the payload's own problem.
+    let payload_is_object = params.get("payload").is_some_and(Value::is_object);
+    let mut envelope = Vec::new();
+    let mut payload = Vec::new();
+    for error in errors {
+        if event_type.is_some() && !known_type && error.starts_with("/eventType") {
+            continue;
+        }
+        if error.starts_with("/payload") && known_type && payload_is_object {
+            payload.push(error);
+        } else {
+            envelope.push(error);
+        }
+    }
+    let mut findings = Vec::new();
+    if !envelope.is_empty() {
+        findings.push(Finding::new(
+            judged::EVENT,
+            format!(
+                "the SessionEvent envelope does not match its schema: {}",
+                envelope.join("; ")
+            ),
+        ));
+    }
+    if let (Some(event_type), false) = (event_type, payload.is_empty()) {
+        findings.push(Finding::new(
+            judged::payload(event_type),
+            format!(
+                "the {event_type} payload does not match events/payloads/{event_type}: {}",
+                payload.join("; ")
+            ),
+        ));
+    }
+    findings
+}
+
+/// The members the SessionEvent envelope schema declares.
+fn envelope_members() -> Option<&'static BTreeSet<String>> {
+    static MEMBERS: OnceLock<Option<BTreeSet<String>>> = OnceLock::new();
+    MEMBERS
+        .get_or_init(|| {
+            let properties = agent_schemas::schema(judged::EVENT)?
+                .get("properties")?
+                .as_object()?;
+            Some(properties.keys().cloned().collect())
+        })
+        .as_ref()
+}

@@ -65,6 +65,14 @@ impl ScenarioDirs {
     }
 }
 
+/// What the kit judged of the messages one scenario's runtime wrote.
+#[derive(Debug, Default)]
+pub struct Judged {
+    pub violations: Vec<crate::driver::Violation>,
+    pub observed: BTreeMap<String, u64>,
+    pub transcript_error: Option<String>,
+}
+
 /// The session the scenario created, as the runtime reported it.
 #[derive(Debug, Clone)]
 pub struct SessionInfo {
@@ -102,6 +110,9 @@ pub struct TaskInfo {
     pub response: Value,
     /// stdout position of the StartTask response, to order it against events.
     pub response_seq: u64,
+    /// Model requests the gateway had received before StartTask was sent: the later ones
+    /// are this task's (tied by order, not by the reference runtime's `X-Task-Id` header).
+    pub requests_before: usize,
 }
 
 #[derive(Default, cucumber::World)]
@@ -199,12 +210,21 @@ impl ConformanceWorld {
             .context("no fake service was started in this scenario")
     }
 
-    /// Sets an environment variable for the runtime; only before it starts.
+    /// Sets an environment variable for the runtime; only before it starts. A knob goes
+    /// through the runtime's manifest: under the name it reads, or, when the runtime does not
+    /// declare it, the step fails as "not applicable" (see [`crate::runtime_manifest`]).
     pub fn set_runtime_env(&mut self, name: &str, value: &str) -> anyhow::Result<()> {
         if self.runtime.is_some() {
             bail!("{name} must be set before the runtime starts (put this step earlier)");
         }
-        self.env_overrides.insert(name.to_owned(), value.to_owned());
+        let (name, value) = match &self.config {
+            Some(config) => config
+                .manifest
+                .resolve(name, value)
+                .map_err(anyhow::Error::msg)?,
+            None => (name.to_owned(), value.to_owned()),
+        };
+        self.env_overrides.insert(name, value);
         Ok(())
     }
 
@@ -258,7 +278,11 @@ impl ConformanceWorld {
         let (Some(fakes), Some(dirs)) = (&self.fakes, &self.dirs) else {
             bail!("the fakes and the scenario dirs must exist before the runtime starts");
         };
-        let (env, remove_env) = contract_env(fakes, dirs, &self.env_overrides);
+        let manifest = match &self.config {
+            Some(config) => Arc::clone(&config.manifest),
+            None => Arc::default(),
+        };
+        let (env, remove_env) = contract_env(fakes, dirs, &manifest, &self.env_overrides);
         // Short on purpose: Unix socket paths are limited to ~104 bytes.
         let socket = (transport == Transport::Socket).then(|| dirs.root().join("rt.sock"));
         Ok(LaunchSpec {
@@ -290,34 +314,37 @@ impl ConformanceWorld {
     }
 
     /// Ends the scenario: stops the runtime (killing it if needed), drains what it wrote, and
-    /// judges it. Returns the protocol violations no step has reported yet: they fail the
-    /// scenario even if every step passed. When the scenario failed (or violations were found)
-    /// and the run keeps transcripts, writes this scenario's transcript, whose file name the
-    /// report derives from the scenario's location.
-    pub async fn finish(&mut self, scenario_failed: bool) -> Vec<String> {
+    /// returns what the kit judged of its messages. Malformed messages do not fail the
+    /// scenario: they are charged to the requirement about that message (see
+    /// [`crate::ledger`]). When the scenario failed (or a message was malformed) and the run
+    /// keeps transcripts, writes this scenario's transcript, whose file name the report
+    /// derives from the scenario's location.
+    pub async fn finish(&mut self, scenario_failed: bool) -> Judged {
         let Some(mut runtime) = self.runtime.take().or_else(|| self.crashed.pop()) else {
             self.drop_fakes().await;
-            return Vec::new();
+            return Judged::default();
         };
         runtime.stop().await;
-        let mut violations = runtime.violations();
+        let mut judged = Judged {
+            violations: runtime.violations(),
+            observed: runtime.observed(),
+            transcript_error: None,
+        };
         // A killed process is judged too, for what it wrote before the kill.
         for crashed in &self.crashed {
-            violations.extend(crashed.violations());
+            judged.violations.extend(crashed.violations());
+            for (name, count) in crashed.observed() {
+                *judged.observed.entry(name).or_default() += count;
+            }
         }
-        let mut problems: Vec<String> = violations
-            .iter()
-            .filter(|v| !v.surfaced)
-            .map(|v| format!("protocol violation — {v}"))
-            .collect();
-        if (scenario_failed || !problems.is_empty())
+        if (scenario_failed || !judged.violations.is_empty())
             && let Some(dir) = self.config.as_ref().and_then(|c| c.transcripts_dir.clone())
-            && let Err(error) = self.write_transcript(&dir, &runtime, &violations)
+            && let Err(error) = self.write_transcript(&dir, &runtime, &judged.violations)
         {
-            problems.push(format!("could not write the transcript: {error:#}"));
+            judged.transcript_error = Some(format!("could not write the transcript: {error:#}"));
         }
         self.drop_fakes().await;
-        problems
+        judged
     }
 
     /// Stops the fakes off the scenario's task. wiremock's `MockServer` blocks in its `Drop`

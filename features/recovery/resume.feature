@@ -60,7 +60,8 @@ Feature: Crash recovery from the checkpoint
 
   @REQ-REC-006
   Scenario Outline: a checkpoint that is <damage> is deleted and reported
-    Given the client has run the task "Say hello." to its end
+    Given the model will answer "Hello."
+    And the client has run the task "Say hello." to its end
     And the runtime process is killed
     And the checkpoint of the session is <damage>
     When the client resumes the session
@@ -78,7 +79,8 @@ Feature: Crash recovery from the checkpoint
 
   @REQ-REC-007
   Scenario: a checkpoint of a session the Session Service calls expired is deleted
-    Given the client has run the task "Say hello." to its end
+    Given the model will answer "Hello."
+    And the client has run the task "Say hello." to its end
     And the runtime process is killed
     And the Session Service considers the session expired
     When the client resumes the session
@@ -88,7 +90,8 @@ Feature: Crash recovery from the checkpoint
 
   @REQ-REC-008
   Scenario: a clean shutdown deletes the checkpoint
-    Given the client has run the task "Say hello." to its end
+    Given the model will answer "Hello."
+    And the client has run the task "Say hello." to its end
     When the client sends Shutdown without params
     Then the runtime exits with code 0
     And the checkpoint of the session is gone

@@ -22,8 +22,11 @@ Feature: Tearing a session down
     Then the Workspace Service receives a session_history upload made after Shutdown
 
   @REQ-SES-015
-  Scenario: Shutdown tells the Session Service the session has ended
-    When the client sends Shutdown without params
+  Scenario: Shutdown during a task tells the Session Service the session was cancelled
+    Given the model will begin answering "Working on it" and then pause
+    When the client starts the task "Take your time."
+    And the model has begun streaming its answer
+    And the client sends Shutdown without params
     Then the Session Service receives a cancel for the session with a reason
 
   @REQ-SES-016
@@ -35,4 +38,3 @@ Feature: Tearing a session down
   Scenario: the end of stdin tears the session down like Shutdown
     When the client closes the runtime's stdin
     Then the runtime exits with code 0
-    And the Session Service receives a cancel for the session with a reason

@@ -30,6 +30,11 @@ pub struct Args {
     /// directory (options after `--` reach the kit unchanged, relative to the workspace root).
     #[arg(long, value_name = "FILE")]
     baseline: Option<PathBuf>,
+    /// What the runtime declares (see the kit's `--manifest`); default: the reference
+    /// runtime's `conformance/manifests/reference.toml` when certifying it, the kit's
+    /// built-in default (core + interop over stdio, no knob) for another `--runtime`.
+    #[arg(long, value_name = "FILE")]
+    manifest: Option<PathBuf>,
     /// Where the reports go (default: target/conformance-report).
     #[arg(long, value_name = "DIR")]
     report_dir: Option<PathBuf>,
@@ -67,6 +72,12 @@ pub fn build_release_runtime() -> anyhow::Result<PathBuf> {
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let root = crate::workspace_root();
+    let manifest = match (&args.manifest, &args.runtime) {
+        (Some(path), _) if path.is_absolute() => Some(path.clone()),
+        (Some(path), _) => Some(std::env::current_dir()?.join(path)),
+        (None, None) => Some(root.join("conformance/manifests/reference.toml")),
+        (None, Some(_)) => None,
+    };
     let runtime = match args.runtime {
         Some(runtime) => runtime,
         None => {
@@ -102,6 +113,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .arg(&runtime)
         .arg("--report-dir")
         .arg(&report_dir);
+    if let Some(manifest) = &manifest {
+        command.arg("--manifest").arg(manifest);
+    }
     if let Some(tags) = &args.tags {
         command.arg("--tags").arg(tags);
     }
@@ -167,13 +181,27 @@ fn print_summary(outcome: &serde_json::Value) {
             .filter(|r| r.get("verdict").and_then(serde_json::Value::as_str) == Some(verdict))
             .count()
     };
+    let profiles = outcome
+        .get("profiles")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or("?");
     println!(
-        "\nxtask: {} — requirements: {} passed, {} failed, {} not run, {} without scenario",
-        if passed { "CERTIFIED" } else { "NOT CERTIFIED" },
+        "\nxtask: {} — requirements: {} passed, {} failed, {} not judged, {} not applicable, {} not run, {} without scenario; {} warning(s)",
+        if passed {
+            format!("CERTIFIED {profiles}")
+        } else {
+            format!("NOT CERTIFIED ({profiles})")
+        },
         count("passed"),
         count("failed"),
-        count("notRun"),
-        count("uncovered")
+        count("blocked"),
+        count("notApplicable"),
+        count("notRun") + count("notObserved"),
+        count("uncovered"),
+        outcome
+            .get("warnings")
+            .and_then(serde_json::Value::as_u64)
+            .unwrap_or(0)
     );
     if let Some(baseline) = outcome.get("baseline") {
         let len = |key: &str| {

@@ -44,10 +44,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     for requirement in &catalogue.requirements {
         let entry = per_area.entry(requirement.area()).or_default();
         entry.0 += 1;
-        let covered = coverage
-            .by_requirement
-            .get(&requirement.id)
-            .is_some_and(|s| !s.is_empty());
+        // A requirement that judges a kind of message is judged on every such message of
+        // every scenario: it needs no scenario of its own.
+        let covered = requirement.judges.is_some()
+            || coverage
+                .by_requirement
+                .get(&requirement.id)
+                .is_some_and(|s| !s.is_empty());
         if covered {
             entry.1 += 1;
         } else {
@@ -76,6 +79,35 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 "-".to_owned()
             } else {
                 uncovered.join(", ")
+            }
+        );
+    }
+
+    // Who must meet what: a runtime declares the profiles it claims (conformance/README.md,
+    // "The runtime manifest"); only the MUSTs of declared profiles decide its certification.
+    println!(
+        "\n{:<10} {:>5} {:>6} {:>7} {:>4}   ids",
+        "profile", "reqs", "MUST", "SHOULD", "MAY"
+    );
+    for profile in crate::catalogue::Profile::ALL {
+        let of: Vec<_> = catalogue
+            .requirements
+            .iter()
+            .filter(|r| r.profile == profile)
+            .collect();
+        let level = |l: Level| of.iter().filter(|r| r.level == l).count();
+        let ids: Vec<&str> = of.iter().map(|r| r.id.as_str()).collect();
+        println!(
+            "{:<10} {:>5} {:>6} {:>7} {:>4}   {}",
+            profile.as_str(),
+            of.len(),
+            level(Level::Must),
+            level(Level::Should),
+            level(Level::May),
+            if ids.is_empty() {
+                "-".to_owned()
+            } else {
+                ids.join(" ")
             }
         );
     }

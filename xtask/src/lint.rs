@@ -136,18 +136,21 @@ feature = "rpc.feature"
 [[requirement]]
 id = "REQ-RPC-001"
 level = "MUST"
+profile = "core"
 spec = "INTEROP.md §1"
 statement = "s"
 
 [[requirement]]
 id = "REQ-RPC-002"
 level = "SHOULD"
+profile = "core"
 spec = ""
 statement = "s"
 
 [[requirement]]
 id = "REQ-RPC-003"
 level = "SHOULD"
+profile = "core"
 spec = "somewhere"
 statement = "s"
 "#;

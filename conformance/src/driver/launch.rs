@@ -54,7 +54,7 @@ impl RuntimeCommand {
 }
 
 /// How the kit talks to the runtime.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default, clap::ValueEnum)]
 pub enum Transport {
     /// JSON-RPC over the child's stdin/stdout.
     #[default]
@@ -68,6 +68,13 @@ pub enum Transport {
 }
 
 impl Transport {
+    /// The transport a label names (`stdio`, `socket`, `http`).
+    pub fn parse(label: &str) -> Option<Transport> {
+        [Transport::Stdio, Transport::Socket, Transport::Http]
+            .into_iter()
+            .find(|t| t.label() == label)
+    }
+
     pub fn label(self) -> &'static str {
         match self {
             Transport::Stdio => "stdio",

@@ -356,6 +356,11 @@ impl RuntimeDriver {
         self.shared.lock().violations.clone()
     }
 
+    /// How many messages were judged against each [`crate::validation::judged`] name.
+    pub fn observed(&self) -> std::collections::BTreeMap<String, u64> {
+        self.shared.lock().observed.clone()
+    }
+
     /// The last `max_bytes` of stderr.
     pub fn stderr_tail(&self, max_bytes: usize) -> String {
         self.shared.lock().stderr_tail(max_bytes)

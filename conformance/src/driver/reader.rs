@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, BufReader};
 
 use super::state::{Direction, Inbound, ReceivedEvent, Shared, State, id_key};
-use crate::validation;
+use crate::validation::{self, Finding, judged};
 
 /// The longest stdout line the kit buffers. Longer lines are a violation and are skipped
 /// (a runaway runtime must not exhaust the kit's memory).
@@ -172,24 +172,29 @@ fn handle_line(state: &mut State, bytes: &[u8]) {
 }
 
 fn handle_batch(state: &mut State, seq: u64, text: &str, items: Vec<Value>) {
-    let mut problems = Vec::new();
+    let mut structural = Vec::new();
     if items.is_empty() {
-        problems.push("an empty array is never a valid reply (JSON-RPC 2.0 §6)".to_owned());
+        structural.push("an empty array is never a valid reply (JSON-RPC 2.0 §6)".to_owned());
     }
     for (index, item) in items.iter().enumerate() {
         match item {
             Value::Object(map) if is_response(map) => {
-                if let Err(problem) = check_response_object(state, map, item) {
-                    problems.push(format!("batch element {index}: {problem}"));
+                for finding in judge_response_object(state, map, item) {
+                    state.finding(
+                        Some(seq),
+                        finding.judged,
+                        format!("batch element {index}: {}", finding.problem),
+                        text,
+                    );
                 }
             }
-            other => problems.push(format!(
+            other => structural.push(format!(
                 "batch element {index} is not a response ({})",
                 kind(other)
             )),
         }
     }
-    let problem = join_problems(&problems);
+    let problem = join_problems(&structural);
     if let Some(problem) = &problem {
         state.violation(Some(seq), problem.clone(), text);
     }
@@ -204,17 +209,18 @@ fn handle_object(state: &mut State, seq: u64, text: &str, map: Map<String, Value
     let has_id = map.contains_key("id");
     if is_response(&map) {
         let value = Value::Object(map);
-        let problem = match &value {
-            Value::Object(map) => check_response_object(state, map, &value).err(),
-            _ => None,
-        };
-        if let Some(problem) = &problem {
-            state.violation(Some(seq), problem.clone(), text);
+        if let Value::Object(map) = &value {
+            for finding in judge_response_object(state, map, &value) {
+                state.finding(Some(seq), finding.judged, finding.problem, text);
+            }
         }
+        // A response with a malformed member still answers its request: the finding is
+        // charged to the requirement about that message, and the step waiting for the
+        // answer goes on to judge its own behaviour.
         state.inbox.push_back(Inbound {
             seq,
             value,
-            problem,
+            problem: None,
         });
         return;
     }
@@ -223,14 +229,18 @@ fn handle_object(state: &mut State, seq: u64, text: &str, map: Map<String, Value
         (Some(SESSION_EVENT), false) => {
             let params = map.get("params").cloned().unwrap_or(Value::Null);
             if map.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-                state.event_violation(seq, "SessionEvent without \"jsonrpc\": \"2.0\"", text);
-            }
-            if let Err(problem) = validation::check_event(&params) {
-                state.event_violation(
+                state.event_finding(
                     seq,
-                    format!("SessionEvent does not match its schema: {problem}"),
+                    Finding::new(judged::EVENT, "SessionEvent without \"jsonrpc\": \"2.0\""),
                     text,
                 );
+            }
+            state.observe(judged::EVENT);
+            if let Some(event_type) = params.get("eventType").and_then(Value::as_str) {
+                state.observe(judged::payload(event_type));
+            }
+            for finding in validation::judge_event(&params) {
+                state.event_finding(seq, finding, text);
             }
             state.events.push(ReceivedEvent { seq, params });
         }
@@ -268,32 +278,38 @@ fn is_response(map: &Map<String, Value>) -> bool {
         && (map.contains_key("result") || map.contains_key("error"))
 }
 
-/// Schema-checks a response and does the id bookkeeping: an id is answered once, and only
-/// ids the client sent are answered (`null` excepted: it answers unreadable requests).
-fn check_response_object(
+/// Judges a response and does the id bookkeeping: an id is answered once, and only ids the
+/// client sent are answered (`null` excepted: it answers unreadable requests).
+fn judge_response_object(
     state: &mut State,
     map: &Map<String, Value>,
     value: &Value,
-) -> Result<(), String> {
+) -> Vec<Finding> {
     let id = map.get("id").cloned().unwrap_or(Value::Null);
-    let mut problems = Vec::new();
+    let mut findings = Vec::new();
     let method = if id.is_null() {
         None
     } else {
         let key = id_key(&id);
         match state.sent.get_mut(&key) {
             None => {
-                problems.push(match same_id_other_type(state, &id) {
-                    Some(sent) => format!(
-                        "answers id {key} ({}), but the client sent the id {sent}: ids must be echoed with their JSON type",
-                        kind(&id)
-                    ),
-                    None => format!("answers id {key}, which the client never sent"),
-                });
+                findings.push(Finding::new(
+                    judged::IDS,
+                    match same_id_other_type(state, &id) {
+                        Some(sent) => format!(
+                            "answers id {key} ({}), but the client sent the id {sent}: ids must be echoed with their JSON type",
+                            kind(&id)
+                        ),
+                        None => format!("answers id {key}, which the client never sent"),
+                    },
+                ));
                 None
             }
             Some(sent) if sent.outstanding == 0 => {
-                problems.push(format!("id {key} is answered more than once"));
+                findings.push(Finding::new(
+                    judged::IDS,
+                    format!("id {key} is answered more than once"),
+                ));
                 sent.method.clone()
             }
             Some(sent) => {
@@ -302,17 +318,14 @@ fn check_response_object(
             }
         }
     };
-    if let Err(problem) = validation::check_response(method.as_deref(), value) {
-        let subject = match &method {
-            Some(method) => format!("the response to {method}"),
-            None => "the response".to_owned(),
-        };
-        problems.push(format!("{subject} does not match its schema: {problem}"));
+    state.observe(judged::RESPONSE);
+    if let Some(method) = &method
+        && map.contains_key("result")
+    {
+        state.observe(judged::method_result(method));
     }
-    match join_problems(&problems) {
-        Some(problem) => Err(problem),
-        None => Ok(()),
-    }
+    findings.extend(validation::judge_response(method.as_deref(), value));
+    findings
 }
 
 /// The id the client sent that this one is a retyped copy of (`7` for `"7"` and back).

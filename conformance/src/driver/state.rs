@@ -5,13 +5,15 @@
 //! reader task and the steps both touch it. A `Notify` wakes every waiter after each change,
 //! so waits are event-driven (no polling) and bounded by the caller's timeout.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::fmt;
 use std::process::ExitStatus;
 use std::sync::{Mutex, MutexGuard};
 
 use serde_json::Value;
 use tokio::sync::Notify;
+
+use crate::validation::{Finding, judged};
 
 /// The longest excerpt of a line kept in the transcript or quoted in an error.
 pub const EXCERPT_CHARS: usize = 600;
@@ -94,6 +96,9 @@ pub struct Violation {
     pub surfaced: bool,
     /// About a `SessionEvent` (a bad event), as opposed to a line that is no protocol at all.
     pub in_event: bool,
+    /// What the message is judged against (a [`crate::validation::judged`] name): the
+    /// requirement about that message is charged with it, not the scenario that saw it.
+    pub judged: String,
 }
 
 impl fmt::Display for Violation {
@@ -146,6 +151,8 @@ pub struct State {
     pub(crate) inbox: VecDeque<Inbound>,
     pub(crate) events: Vec<ReceivedEvent>,
     pub(crate) violations: Vec<Violation>,
+    /// How many messages were judged against each [`judged`] name.
+    pub(crate) observed: BTreeMap<String, u64>,
     transcript: VecDeque<TranscriptEntry>,
     transcript_dropped: usize,
     /// The protocol stream (stdout, or the socket) reached its end.
@@ -170,7 +177,19 @@ impl State {
         });
     }
 
+    /// A line that is no JSON-RPC message at all (charged to the framing requirement).
     pub(crate) fn violation(&mut self, seq: Option<u64>, problem: impl Into<String>, line: &str) {
+        self.finding(seq, judged::FRAMING, problem, line);
+    }
+
+    /// Something wrong with a message, charged to what it is judged against.
+    pub(crate) fn finding(
+        &mut self,
+        seq: Option<u64>,
+        judged: impl Into<String>,
+        problem: impl Into<String>,
+        line: &str,
+    ) {
         let problem = problem.into();
         self.note(Direction::Note, &format!("VIOLATION: {problem}"));
         self.violations.push(Violation {
@@ -179,15 +198,22 @@ impl State {
             excerpt: excerpt(line),
             surfaced: false,
             in_event: false,
+            judged: judged.into(),
         });
     }
 
-    /// A violation by a `SessionEvent` line (it does not stand in for a missing response).
-    pub(crate) fn event_violation(&mut self, seq: u64, problem: impl Into<String>, line: &str) {
-        self.violation(Some(seq), problem, line);
+    /// A finding about a `SessionEvent` line (it does not stand in for a missing response).
+    pub(crate) fn event_finding(&mut self, seq: u64, finding: Finding, line: &str) {
+        self.finding(Some(seq), finding.judged, finding.problem, line);
         if let Some(last) = self.violations.last_mut() {
             last.in_event = true;
         }
+    }
+
+    /// Counts a message judged against `judged`, so a shape requirement that held on every
+    /// message seen is told apart from one no scenario ever observed.
+    pub(crate) fn observe(&mut self, judged: impl Into<String>) {
+        *self.observed.entry(judged.into()).or_default() += 1;
     }
 
     pub(crate) fn push_stderr(&mut self, bytes: &[u8]) {

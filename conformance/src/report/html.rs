@@ -32,6 +32,7 @@ td,th{border:1px solid #ddd;padding:4px 6px;vertical-align:top;text-align:left}\
 th{background:#f6f8fa}.manifest td:first-child{width:14em;font-weight:600}\
 tr.passed td.v{background:#dafbe1}tr.failed td.v{background:#ffebe9}\
 tr.known td.v{background:#fff8c5}tr.notRun td.v,tr.uncovered td.v{background:#eaeef2}\
+tr.blocked td.v{background:#fbefff}tr.notApplicable td.v{background:#f6f8fa;color:#57606a}\
 li.pass::marker{content:'✔ ';color:#1a7f37}li.fail::marker{content:'✘ ';color:#cf222e}\
 li.known::marker{content:'✘ ';color:#9a6700}pre{background:#f6f8fa;padding:6px;\
 overflow:auto;max-height:30em;white-space:pre-wrap}.filters{margin:1em 0}\
@@ -51,9 +52,12 @@ e.addEventListener('input',applyFilters);});applyFilters();";
 fn row_class(verdict: Verdict, baselined: bool) -> &'static str {
     match verdict {
         Verdict::Failed if baselined => "known",
+        Verdict::Blocked if baselined => "known",
         Verdict::Failed => "failed",
+        Verdict::Blocked => "blocked",
         Verdict::Passed => "passed",
-        Verdict::NotRun => "notRun",
+        Verdict::NotApplicable => "notApplicable",
+        Verdict::NotRun | Verdict::NotObserved => "notRun",
         Verdict::Uncovered => "uncovered",
     }
 }
@@ -62,7 +66,9 @@ fn row_label(class: &str) -> &'static str {
     match class {
         "known" => "known failure",
         "failed" => "failed",
+        "blocked" => "not judged",
         "passed" => "passed",
+        "notApplicable" => "not applicable",
         "notRun" => "not run",
         _ => "no scenario",
     }
@@ -165,13 +171,16 @@ pub fn render(
     let _ = writeln!(
         h,
         "<tr><td>Scenarios</td><td>{} passed, {failed} failed, {total} total</td></tr>\n\
-         <tr><td>Requirements</td><td>{} passed, {} failed, {} not run, {} without scenario (of {})</td></tr>\n</table>",
+         <tr><td>Requirements</td><td>{} passed, {} failed, {} not judged, {} not applicable, {} not run, {} without scenario (of {}); {} warning(s) (failed SHOULD/MAY)</td></tr>\n</table>",
         total - failed,
         outcome.count(Verdict::Passed),
         outcome.count(Verdict::Failed),
-        outcome.count(Verdict::NotRun),
+        outcome.count(Verdict::Blocked),
+        outcome.count(Verdict::NotApplicable),
+        outcome.count(Verdict::NotRun) + outcome.count(Verdict::NotObserved),
         outcome.count(Verdict::Uncovered),
-        outcome.requirements.len()
+        outcome.requirements.len(),
+        outcome.warnings
     );
 
     // Filters.
@@ -191,7 +200,15 @@ pub fn render(
         <option>MUST</option><option>SHOULD</option><option>MAY</option></select></label>\
         <label>Result <select id=\"f-result\"><option value=\"\">all</option>",
     );
-    for class in ["failed", "known", "passed", "notRun", "uncovered"] {
+    for class in [
+        "failed",
+        "blocked",
+        "known",
+        "passed",
+        "notApplicable",
+        "notRun",
+        "uncovered",
+    ] {
         let _ = write!(h, "<option value=\"{class}\">{}</option>", row_label(class));
     }
     h.push_str(
@@ -201,7 +218,7 @@ pub fn render(
 
     // The matrix.
     h.push_str(
-        "<table id=\"matrix\"><thead><tr><th>Requirement</th><th>Level</th><th>Statement</th>\
+        "<table id=\"matrix\"><thead><tr><th>Requirement</th><th>Level / profile</th><th>Statement</th>\
         <th>Spec</th><th>Result</th><th>Scenarios</th></tr></thead><tbody>\n",
     );
     for requirement in &outcome.requirements {
@@ -209,14 +226,20 @@ pub fn render(
         let _ = write!(
             h,
             "<tr class=\"{class}\" data-area=\"{area}\" data-level=\"{level}\" data-result=\"{class}\">\
-             <td id=\"{id}\"><code>{id}</code></td><td>{level}</td><td>{statement}</td><td>{spec}</td>\
-             <td class=\"v\">{label}</td><td><ul>",
+             <td id=\"{id}\"><code>{id}</code></td><td>{level} {profile}</td><td>{statement}</td><td>{spec}</td>\
+             <td class=\"v\">{label}{reason}</td><td><ul>",
             area = escape(area_of(&requirement.id)),
             id = escape(&requirement.id),
             level = escape(&requirement.level),
             statement = escape(&requirement.statement),
             spec = escape(&requirement.spec),
             label = row_label(class),
+            profile = escape(&requirement.profile),
+            reason = requirement
+                .reason
+                .as_deref()
+                .map(|r| format!("<br><small>{}</small>", escape(r)))
+                .unwrap_or_default(),
         );
         for scenario in requirement
             .scenarios
@@ -332,12 +355,14 @@ feature = "rpc/framing.feature"
 [[requirement]]
 id = "REQ-RPC-001"
 level = "MUST"
+profile = "core"
 spec = "INTEROP.md §1"
 statement = "stdout carries <only> JSON-RPC"
 
 [[requirement]]
 id = "REQ-RPC-002"
 level = "SHOULD"
+profile = "core"
 spec = "INTEROP.md §1"
 statement = "s"
 "#,
@@ -391,7 +416,14 @@ statement = "s"
                 reason: "not observable".to_owned(),
             }],
         };
-        let outcome = build_outcome(&catalogue, &[], &results, &context);
+        let outcome = build_outcome(
+            &catalogue,
+            &[],
+            &results,
+            &Default::default(),
+            &crate::runtime_manifest::RuntimeManifest::default(),
+            &context,
+        );
         let page = render(&catalogue, &outcome, &context, &context.manifest);
         assert!(page.contains("NOT CERTIFIED"));
         assert!(page.contains("Not certified, deliberately (1)"));

@@ -9,6 +9,15 @@ use super::{Outcome, ReportContext, ScenarioResult, Verdict, transcript_file_nam
 use crate::baseline::BaselineOutcome;
 use crate::catalogue::{Catalogue, Level};
 
+fn status_mark(status: super::ScenarioStatus) -> &'static str {
+    match status {
+        super::ScenarioStatus::Passed => "✅",
+        super::ScenarioStatus::Failed => "❌",
+        super::ScenarioStatus::Blocked => "⛔",
+        super::ScenarioStatus::NotApplicable => "○",
+    }
+}
+
 fn cell(text: &str) -> String {
     text.replace('|', "\\|").replace('\n', "<br>")
 }
@@ -26,14 +35,19 @@ fn rfc3339(at: time::OffsetDateTime) -> String {
 pub fn render(catalogue: &Catalogue, outcome: &Outcome, context: &ReportContext) -> String {
     let mut md = String::new();
     let verdict = if outcome.passed {
-        "✅ CERTIFIED"
+        format!("✅ {}", outcome.verdict_line())
     } else {
-        "❌ NOT CERTIFIED"
+        format!("❌ {}", outcome.verdict_line())
     };
     let _ = writeln!(md, "# Conformance certification — {verdict}\n");
     let _ = writeln!(md, "| | |\n|---|---|");
     let _ = writeln!(md, "| Runtime command | `{}` |", cell(&context.runtime));
     let _ = writeln!(md, "| Transport | {} |", cell(&context.transport));
+    let _ = writeln!(
+        md,
+        "| Profiles declared | {} (only their MUSTs decide; SHOULD/MAY failures are warnings) |",
+        cell(&outcome.profiles)
+    );
     let _ = writeln!(md, "| Started | {} |", rfc3339(context.started_at));
     let _ = writeln!(md, "| Finished | {} |", rfc3339(context.finished_at));
     let _ = writeln!(md, "| Features | `{}` |", context.features.display());
@@ -44,11 +58,20 @@ pub fn render(catalogue: &Catalogue, outcome: &Outcome, context: &ReportContext)
         let _ = writeln!(md, "| Name filter | `{}` |", cell(name));
     }
     let total = outcome.scenarios.len();
+    let status_count = |status: super::ScenarioStatus| {
+        outcome
+            .scenarios
+            .iter()
+            .filter(|s| s.status == status)
+            .count()
+    };
     let _ = writeln!(
         md,
-        "| Scenarios | {} passed, {} failed, {} total |",
-        total - outcome.failed_scenarios(),
-        outcome.failed_scenarios(),
+        "| Scenarios | {} passed, {} failed, {} not judged (a precondition failed), {} not applicable, {} total |",
+        status_count(super::ScenarioStatus::Passed),
+        status_count(super::ScenarioStatus::Failed),
+        status_count(super::ScenarioStatus::Blocked),
+        status_count(super::ScenarioStatus::NotApplicable),
         total
     );
     let s = &outcome.stats;
@@ -59,12 +82,15 @@ pub fn render(catalogue: &Catalogue, outcome: &Outcome, context: &ReportContext)
     );
     let _ = writeln!(
         md,
-        "| Requirements | {} passed, {} failed, {} not run, {} without scenario (of {}) |",
+        "| Requirements | {} passed, {} failed, {} not judged, {} not applicable, {} not run, {} without scenario (of {}); {} warning(s) |",
         outcome.count(Verdict::Passed),
         outcome.count(Verdict::Failed),
-        outcome.count(Verdict::NotRun),
+        outcome.count(Verdict::Blocked),
+        outcome.count(Verdict::NotApplicable),
+        outcome.count(Verdict::NotRun) + outcome.count(Verdict::NotObserved),
         outcome.count(Verdict::Uncovered),
-        outcome.requirements.len()
+        outcome.requirements.len(),
+        outcome.warnings
     );
     if s.parsing_errors > 0 {
         let _ = writeln!(md, "| Feature parsing errors | {} |", s.parsing_errors);
@@ -93,20 +119,38 @@ pub fn render(catalogue: &Catalogue, outcome: &Outcome, context: &ReportContext)
         for requirement in failed {
             let _ = writeln!(
                 md,
-                "### {} ({}) — {}{}\n\n_Spec: {}_\n",
+                "### {} ({} {}) — {}{}{}\n\n_Spec: {}_\n",
                 requirement.id,
                 requirement.level,
+                requirement.profile,
                 requirement.statement,
                 if requirement.baselined {
                     " (known failure, baselined)"
                 } else {
                     ""
                 },
+                if requirement.decisive {
+                    ""
+                } else {
+                    " (warning: does not decide)"
+                },
                 requirement.spec
             );
+            if let Some(charged) = &requirement.charged {
+                for finding in &charged.findings {
+                    let _ = writeln!(
+                        md,
+                        "- malformed message ×{}, first in **{}**:\n\n  ```text\n{}\n  line: {}\n  ```",
+                        finding.count,
+                        cell(&finding.first_scenario),
+                        indent(&abridge(&finding.problem, 2500), "  "),
+                        abridge(&finding.line, 600)
+                    );
+                }
+            }
             for &index in &requirement.scenarios {
                 let scenario = &outcome.scenarios[index];
-                if scenario.passed {
+                if scenario.status != super::ScenarioStatus::Failed {
                     continue;
                 }
                 let _ = writeln!(
@@ -139,6 +183,33 @@ pub fn render(catalogue: &Catalogue, outcome: &Outcome, context: &ReportContext)
         }
     }
 
+    let blocked: Vec<_> = outcome
+        .requirements
+        .iter()
+        .filter(|r| r.verdict == Verdict::Blocked)
+        .collect();
+    if !blocked.is_empty() {
+        let _ = writeln!(
+            md,
+            "\n## Not judged: a precondition failed\n\nThe defect belongs to the requirement of the precondition (listed above when it failed); these behaviours were never reached.\n"
+        );
+        for requirement in blocked {
+            let _ = writeln!(
+                md,
+                "- {} ({} {}){} — {}",
+                requirement.id,
+                requirement.level,
+                requirement.profile,
+                if requirement.decisive {
+                    ""
+                } else {
+                    " (does not decide)"
+                },
+                cell(&abridge(requirement.reason.as_deref().unwrap_or(""), 400))
+            );
+        }
+    }
+
     let _ = writeln!(md, "\n## Requirement matrix\n");
     for area in &catalogue.areas {
         let rows: Vec<_> = outcome
@@ -152,7 +223,7 @@ pub fn render(catalogue: &Catalogue, outcome: &Outcome, context: &ReportContext)
         let _ = writeln!(md, "### {} — {}\n", area.id, area.title);
         let _ = writeln!(
             md,
-            "| Requirement | Level | Result | Statement | Scenarios |\n|---|---|---|---|---|"
+            "| Requirement | Level | Profile | Result | Statement | Scenarios |\n|---|---|---|---|---|---|"
         );
         for requirement in rows {
             let scenarios = requirement
@@ -160,16 +231,23 @@ pub fn render(catalogue: &Catalogue, outcome: &Outcome, context: &ReportContext)
                 .iter()
                 .map(|&i| {
                     let s = &outcome.scenarios[i];
-                    format!("{} {}", if s.passed { "✅" } else { "❌" }, s.name)
+                    format!("{} {}", status_mark(s.status), s.name)
                 })
                 .collect::<Vec<_>>()
                 .join("<br>");
+            let result = match &requirement.reason {
+                Some(reason) if requirement.verdict == Verdict::NotApplicable => {
+                    format!("{} ({})", requirement.verdict.label(), reason)
+                }
+                _ => requirement.verdict.label().to_owned(),
+            };
             let _ = writeln!(
                 md,
-                "| {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} | {} |",
                 requirement.id,
                 requirement.level,
-                requirement.verdict.label(),
+                requirement.profile,
+                cell(&result),
                 cell(&requirement.statement),
                 cell(&scenarios)
             );
@@ -241,10 +319,9 @@ pub fn render(catalogue: &Catalogue, outcome: &Outcome, context: &ReportContext)
         let _ = writeln!(
             md,
             "| {} | {} | `{}:{}` | {} |",
-            match (scenario.passed, &scenario.baselined) {
-                (true, _) => "✅",
-                (false, Some(_)) => "❌ (baselined)",
-                (false, None) => "❌",
+            match &scenario.baselined {
+                Some(_) => format!("{} (baselined)", status_mark(scenario.status)),
+                None => status_mark(scenario.status).to_owned(),
             },
             cell(&scenario.name),
             cell(&scenario.uri),

@@ -16,7 +16,9 @@ use anyhow::Context;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::catalogue::{Catalogue, REQUIREMENT_PREFIX, ScenarioRef};
+use crate::catalogue::{Catalogue, Level, REQUIREMENT_PREFIX, ScenarioRef};
+use crate::ledger::Charged;
+use crate::runtime_manifest::{NOT_APPLICABLE, RuntimeManifest};
 
 /// Counters from cucumber's summarizing writer.
 #[derive(Debug, Clone, Copy, Default, Serialize)]
@@ -58,7 +60,9 @@ pub struct ScenarioResult {
     pub name: String,
     pub line: usize,
     pub tags: Vec<String>,
+    /// `status == Passed`.
     pub passed: bool,
+    pub status: ScenarioStatus,
     /// The first failing step (or hook) and its error.
     pub failure: Option<String>,
     /// A failed scenario the baseline names: its reason (the failure does not fail the run).
@@ -66,7 +70,30 @@ pub struct ScenarioResult {
     pub baselined: Option<String>,
 }
 
+/// How a scenario ended, as the verdict sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ScenarioStatus {
+    Passed,
+    /// A `When`/`Then` step (or the end-of-scenario check) failed: charged to the scenario's
+    /// requirements.
+    Failed,
+    /// A `Given` step (a precondition) failed, so the behaviour was never reached: the
+    /// scenario judges nothing; the defect belongs to the requirement of that precondition.
+    Blocked,
+    /// A step needs what the runtime does not declare (a knob, a sub-second value).
+    NotApplicable,
+}
+
 impl ScenarioResult {
+    /// A scenario that failed or could not judge its behaviour.
+    pub fn counts_as_failure(&self) -> bool {
+        matches!(
+            self.status,
+            ScenarioStatus::Failed | ScenarioStatus::Blocked
+        )
+    }
+
     pub(crate) fn requirement_ids(&self) -> impl Iterator<Item = &str> {
         self.tags
             .iter()
@@ -79,12 +106,19 @@ impl ScenarioResult {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum Verdict {
-    /// At least one of its scenarios failed.
+    /// At least one of its scenarios failed, or a message it judges was malformed.
     Failed,
-    /// All of its scenarios that ran passed.
+    /// None of its scenarios reached the behaviour: a precondition failed (its own
+    /// requirement carries the defect).
+    Blocked,
+    /// All of its scenarios that ran passed (or every message it judges was well formed).
     Passed,
+    /// Its profile is not declared, or its scenarios need what the runtime does not declare.
+    NotApplicable,
     /// It has scenarios, but the filter left them out.
     NotRun,
+    /// It judges a kind of message no scenario of this run saw.
+    NotObserved,
     /// No scenario carries its tag (a gap in the kit, see `cargo xtask coverage`).
     Uncovered,
 }
@@ -93,11 +127,21 @@ impl Verdict {
     fn label(self) -> &'static str {
         match self {
             Verdict::Failed => "❌ failed",
+            Verdict::Blocked => "⛔ not judged (precondition failed)",
             Verdict::Passed => "✅ passed",
+            Verdict::NotApplicable => "○ not applicable",
             Verdict::NotRun => "⏭ not run",
+            Verdict::NotObserved => "⏭ not observed",
             Verdict::Uncovered => "⚠ no scenario",
         }
     }
+}
+
+/// The reason in a step error that starts with [`NOT_APPLICABLE`], if it does.
+pub fn not_applicable_reason(message: &str) -> Option<&str> {
+    let at = message.find(NOT_APPLICABLE)?;
+    let rest = &message[at + NOT_APPLICABLE.len()..];
+    Some(rest.lines().next().unwrap_or("").trim())
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -105,9 +149,19 @@ impl Verdict {
 pub struct RequirementOutcome {
     pub id: String,
     pub level: String,
+    pub profile: String,
     pub statement: String,
     pub spec: String,
     pub verdict: Verdict,
+    /// A MUST of a profile the runtime declares: only these decide certification; the
+    /// others' failures are warnings.
+    pub decisive: bool,
+    /// Why it is not applicable or not judged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Malformed messages charged to it (requirements that judge a kind of message).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub charged: Option<Charged>,
     /// Indexes into [`Outcome::scenarios`].
     pub scenarios: Vec<usize>,
     /// Failed, and every failed scenario of it is a known failure of the baseline.
@@ -118,9 +172,15 @@ pub struct RequirementOutcome {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Outcome {
-    /// Every scenario that ran passed (or, with a baseline, every failure is a known one
-    /// and no baseline entry is stale), at least one ran, and cucumber saw no error.
+    /// Certified: no MUST of a declared profile failed or went unjudged (with a baseline:
+    /// unless a known failure; and no baseline entry is stale), at least one scenario ran,
+    /// and cucumber saw no error.
     pub passed: bool,
+    /// The profiles the runtime declared, e.g. `core+interop`.
+    pub profiles: String,
+    /// Failed SHOULD/MAY requirements (and failures of requirements outside the declared
+    /// profiles): reported, never deciding.
+    pub warnings: usize,
     pub scenarios: Vec<ScenarioResult>,
     pub requirements: Vec<RequirementOutcome>,
     /// Requirement tags in the run that the catalogue does not know.
@@ -142,36 +202,52 @@ impl Outcome {
     }
 
     pub fn failed_scenarios(&self) -> usize {
-        self.scenarios.iter().filter(|s| !s.passed).count()
+        self.scenarios
+            .iter()
+            .filter(|s| s.counts_as_failure())
+            .count()
     }
 
-    /// Ids of the failed requirements, MUSTs first.
+    /// `CERTIFIED core+interop` or `NOT CERTIFIED (core+interop)`.
+    pub fn verdict_line(&self) -> String {
+        if self.passed {
+            format!("CERTIFIED {}", self.profiles)
+        } else {
+            format!("NOT CERTIFIED ({})", self.profiles)
+        }
+    }
+
+    /// The failed requirements that decide (MUSTs of declared profiles), then the rest.
     pub fn failed_requirements(&self) -> Vec<&RequirementOutcome> {
         let mut failed: Vec<_> = self
             .requirements
             .iter()
             .filter(|r| r.verdict == Verdict::Failed)
             .collect();
-        failed.sort_by_key(|r| (level_rank(&r.level), r.id.clone()));
+        failed.sort_by_key(|r| (!r.decisive, level_rank(&r.level), r.id.clone()));
         failed
     }
 
     /// A few lines for a terminal.
     pub fn summary(&self) -> String {
         let total = self.scenarios.len();
+        let count =
+            |status: ScenarioStatus| self.scenarios.iter().filter(|s| s.status == status).count();
         let mut text = format!(
-            "{}: {} of {} scenarios passed; requirements: {} passed, {} failed, {} not run, {} without scenario",
-            if self.passed {
-                "CERTIFIED"
-            } else {
-                "NOT CERTIFIED"
-            },
-            total - self.failed_scenarios(),
+            "{}: {} of {} scenarios passed ({} failed, {} not judged, {} not applicable); requirements: {} passed, {} failed, {} not judged, {} not applicable, {} not run, {} without scenario; {} warning(s)",
+            self.verdict_line(),
+            count(ScenarioStatus::Passed),
             total,
+            count(ScenarioStatus::Failed),
+            count(ScenarioStatus::Blocked),
+            count(ScenarioStatus::NotApplicable),
             self.count(Verdict::Passed),
             self.count(Verdict::Failed),
-            self.count(Verdict::NotRun),
+            self.count(Verdict::Blocked),
+            self.count(Verdict::NotApplicable),
+            self.count(Verdict::NotRun) + self.count(Verdict::NotObserved),
             self.count(Verdict::Uncovered),
+            self.warnings,
         );
         let failed = self.failed_requirements();
         if !failed.is_empty() {
@@ -179,13 +255,27 @@ impl Outcome {
             for requirement in failed {
                 let _ = write!(
                     text,
-                    "\n  {} [{}] {}",
-                    requirement.id, requirement.level, requirement.statement
+                    "\n  {} [{} {}] {}",
+                    requirement.id, requirement.level, requirement.profile, requirement.statement
                 );
+                if !requirement.decisive {
+                    text.push_str(" (warning: does not decide)");
+                }
                 if requirement.baselined {
                     text.push_str(" (known failure, baselined)");
                 }
             }
+        }
+        let blocked = self
+            .requirements
+            .iter()
+            .filter(|r| r.verdict == Verdict::Blocked && r.decisive)
+            .count();
+        if blocked > 0 {
+            let _ = write!(
+                text,
+                "\n{blocked} decisive requirement(s) could not be judged because a precondition failed (see the report)"
+            );
         }
         if let Some(baseline) = &self.baseline {
             let _ = write!(
@@ -291,11 +381,20 @@ pub fn parse_cucumber_json(text: &str) -> anyhow::Result<Vec<ScenarioResult>> {
             let line = element.get("line").and_then(Value::as_u64).unwrap_or(0) as usize;
             let failure = first_failure(element);
             if element.get("type").and_then(Value::as_str) == Some("background") {
-                if let Some(failure) = failure {
+                if let Some((failure, _)) = failure {
                     background_failures.push((line, name, format!("(background) {failure}")));
                 }
                 continue;
             }
+            let status = match &failure {
+                None => ScenarioStatus::Passed,
+                Some((message, _)) if not_applicable_reason(message).is_some() => {
+                    ScenarioStatus::NotApplicable
+                }
+                Some((_, true)) => ScenarioStatus::Blocked,
+                Some((_, false)) => ScenarioStatus::Failed,
+            };
+            let failure = failure.map(|(message, _)| message);
             results.push(ScenarioResult {
                 uri: uri.clone(),
                 feature: feature_name.clone(),
@@ -311,7 +410,8 @@ pub fn parse_cucumber_json(text: &str) -> anyhow::Result<Vec<ScenarioResult>> {
                             .collect()
                     })
                     .unwrap_or_default(),
-                passed: failure.is_none(),
+                passed: status == ScenarioStatus::Passed,
+                status,
                 failure,
                 baselined: None,
             });
@@ -321,7 +421,13 @@ pub fn parse_cucumber_json(text: &str) -> anyhow::Result<Vec<ScenarioResult>> {
                 .iter_mut()
                 .find(|s| s.line == line && s.name == name)
             {
+                // Background steps set the scene: their failure blocks the scenario.
                 scenario.passed = false;
+                scenario.status = if not_applicable_reason(&failure).is_some() {
+                    ScenarioStatus::NotApplicable
+                } else {
+                    ScenarioStatus::Blocked
+                };
                 scenario.failure = Some(match scenario.failure.take() {
                     Some(own) => format!("{failure}\n{own}"),
                     None => failure,
@@ -350,7 +456,9 @@ pub(crate) fn clean_error(message: &str) -> String {
         .to_owned()
 }
 
-fn first_failure(element: &Value) -> Option<String> {
+/// The first failure of a scenario element and whether it is a precondition's (a `Given`
+/// step, an `And`/`But` continuing one, or the before hook).
+fn first_failure(element: &Value) -> Option<(String, bool)> {
     let failed = |result: &Value| {
         let status = result
             .get("status")
@@ -373,33 +481,41 @@ fn first_failure(element: &Value) -> Option<String> {
     };
     for hook in list("before") {
         if let Some(message) = hook.get("result").and_then(failed) {
-            return Some(format!("before hook: {message}"));
+            return Some((format!("before hook: {message}"), true));
         }
     }
+    let mut in_given = false;
     for step in list("steps") {
+        let keyword = step
+            .get("keyword")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .trim();
+        match keyword {
+            "And" | "But" | "*" => {}
+            other => in_given = other == "Given",
+        }
         if let Some(message) = step.get("result").and_then(failed) {
-            let keyword = step
-                .get("keyword")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .trim();
             let name = step.get("name").and_then(Value::as_str).unwrap_or("");
-            return Some(format!("{keyword} {name}: {message}"));
+            return Some((format!("{keyword} {name}: {message}"), in_given));
         }
     }
     for hook in list("after") {
         if let Some(message) = hook.get("result").and_then(failed) {
-            return Some(format!("end-of-scenario check: {message}"));
+            return Some((format!("end-of-scenario check: {message}"), false));
         }
     }
     None
 }
 
-/// Joins the run's results with the catalogue.
+/// Joins the run's results with the catalogue, the messages the ledger charged and what the
+/// runtime declared.
 pub fn build_outcome(
     catalogue: &Catalogue,
     scanned: &[ScenarioRef],
     scenarios: &[ScenarioResult],
+    charged: &BTreeMap<String, Charged>,
+    manifest: &RuntimeManifest,
     context: &ReportContext,
 ) -> Outcome {
     let mut by_requirement: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
@@ -413,7 +529,7 @@ pub fn build_outcome(
             }
         }
     }
-    let requirements = catalogue
+    let requirements: Vec<RequirementOutcome> = catalogue
         .requirements
         .iter()
         .map(|requirement| {
@@ -421,42 +537,138 @@ pub fn build_outcome(
                 .get(requirement.id.as_str())
                 .cloned()
                 .unwrap_or_default();
-            let verdict = if ran.iter().any(|&i| !scenarios[i].passed) {
-                Verdict::Failed
-            } else if !ran.is_empty() {
-                Verdict::Passed
-            } else if scanned
-                .iter()
-                .any(|s| s.requirement_tags().any(|t| t == requirement.id))
-            {
-                Verdict::NotRun
-            } else {
-                Verdict::Uncovered
-            };
+            let charged = charged.get(&requirement.id).cloned();
+            let (verdict, reason) = judge_requirement(
+                requirement,
+                &ran,
+                scenarios,
+                charged.as_ref(),
+                manifest,
+                scanned,
+            );
             RequirementOutcome {
                 id: requirement.id.clone(),
                 level: requirement.level.to_string(),
+                profile: requirement.profile.to_string(),
                 statement: requirement.statement.clone(),
                 spec: requirement.spec.clone(),
                 verdict,
+                decisive: requirement.level == Level::Must
+                    && manifest.declares(requirement.profile),
+                reason,
+                charged: charged.filter(|c| !c.findings.is_empty()),
                 scenarios: ran,
                 baselined: false,
             }
         })
         .collect();
     let stats = context.stats;
-    let passed = !scenarios.is_empty()
-        && scenarios.iter().all(|s| s.passed)
-        && !stats.execution_failed
-        && stats.parsing_errors == 0;
-    Outcome {
-        passed,
+    let mut outcome = Outcome {
+        passed: false,
+        profiles: manifest.profiles_label(),
+        warnings: 0,
         scenarios: scenarios.to_vec(),
         requirements,
         unknown_tags: unknown,
         stats,
         transport: context.transport.clone(),
         baseline: None,
+    };
+    outcome.decide(true);
+    outcome
+}
+
+/// One requirement's verdict and, when it is not applicable or not judged, why.
+fn judge_requirement(
+    requirement: &crate::catalogue::Requirement,
+    ran: &[usize],
+    scenarios: &[ScenarioResult],
+    charged: Option<&Charged>,
+    manifest: &RuntimeManifest,
+    scanned: &[ScenarioRef],
+) -> (Verdict, Option<String>) {
+    if !manifest.declares(requirement.profile) {
+        return (
+            Verdict::NotApplicable,
+            Some(format!(
+                "profile {} is not declared by the runtime's manifest",
+                requirement.profile
+            )),
+        );
+    }
+    let with = |status: ScenarioStatus| {
+        ran.iter()
+            .map(|&i| &scenarios[i])
+            .find(|s| s.status == status)
+    };
+    let malformed = charged.is_some_and(|c| !c.findings.is_empty());
+    if with(ScenarioStatus::Failed).is_some() || malformed {
+        return (Verdict::Failed, None);
+    }
+    if with(ScenarioStatus::Passed).is_some() {
+        return (Verdict::Passed, None);
+    }
+    if let Some(blocked) = with(ScenarioStatus::Blocked) {
+        return (
+            Verdict::Blocked,
+            Some(format!(
+                "a precondition failed in \"{}\": {}",
+                blocked.name,
+                blocked.failure.as_deref().unwrap_or("")
+            )),
+        );
+    }
+    if let Some(scenario) = with(ScenarioStatus::NotApplicable) {
+        let reason = scenario
+            .failure
+            .as_deref()
+            .and_then(not_applicable_reason)
+            .unwrap_or("")
+            .to_owned();
+        return (Verdict::NotApplicable, Some(reason));
+    }
+    if requirement.judges.is_some() {
+        return match charged.map_or(0, |c| c.observed) {
+            0 => (Verdict::NotObserved, None),
+            _ => (Verdict::Passed, None),
+        };
+    }
+    if scanned
+        .iter()
+        .any(|s| s.requirement_tags().any(|t| t == requirement.id))
+    {
+        (Verdict::NotRun, None)
+    } else {
+        (Verdict::Uncovered, None)
+    }
+}
+
+impl Outcome {
+    /// Recomputes the verdict: certified when no decisive requirement failed or went
+    /// unjudged (a baselined one excepted), at least one scenario ran and cucumber saw no
+    /// error of its own; failures that do not decide are counted as warnings.
+    pub(crate) fn decide(&mut self, no_stale_entry: bool) {
+        let stats = self.stats;
+        // cucumber counts a failed scenario as a failed execution; only an error that no
+        // scenario accounts for (e.g. a hook outside any scenario) still fails the run.
+        let unexplained = stats.execution_failed
+            && !self
+                .scenarios
+                .iter()
+                .any(|s| s.status != ScenarioStatus::Passed);
+        let decisive_ok = self.requirements.iter().all(|r| {
+            !r.decisive || r.baselined || !matches!(r.verdict, Verdict::Failed | Verdict::Blocked)
+        });
+        self.warnings = self
+            .requirements
+            .iter()
+            .filter(|r| !r.decisive && r.verdict == Verdict::Failed)
+            .count();
+        self.passed = !self.scenarios.is_empty()
+            && decisive_ok
+            && no_stale_entry
+            && stats.parsing_errors == 0
+            && !unexplained;
     }
 }
 

@@ -61,21 +61,16 @@ pub fn unreadable_reasons(message: &str) -> Vec<String> {
         return vec!["it is empty".to_owned()];
     }
     let words: Vec<&str> = trimmed.split_whitespace().collect();
-    if words.len() < 3 {
+    // JSON-RPC 2.0's own messages ("Parse error", "Invalid params") are two words: that is
+    // readable; one word is a code or a shout.
+    if words.len() < 2 {
         reasons.push(format!(
-            "it has {} word(s); a sentence has at least three",
+            "it has {} word(s); a readable message has at least two",
             words.len()
         ));
     }
     if trimmed.chars().count() > 600 {
         reasons.push("it is longer than 600 characters".to_owned());
-    }
-    if trimmed
-        .chars()
-        .find(|c| c.is_alphabetic())
-        .is_some_and(char::is_lowercase)
-    {
-        reasons.push("it does not start with a capital letter".to_owned());
     }
     let is_code = |w: &str| {
         w.len() > 3

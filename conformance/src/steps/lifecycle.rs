@@ -102,6 +102,7 @@ async fn try_start(
     if let (Value::Object(params), Value::Object(extra)) = (&mut params, extra) {
         params.extend(extra);
     }
+    let requests_before = model_requests(world.fakes().await?).await.len();
     let runtime = world.runtime().await?;
     let response = runtime.request("StartTask", Some(params)).await?;
     let response_seq = runtime.last_response_seq();
@@ -111,6 +112,7 @@ async fn try_start(
             prompt: prompt.to_owned(),
             response: response.clone(),
             response_seq,
+            requests_before,
         });
     }
     world.last_response = Some(response.clone());
@@ -176,12 +178,23 @@ pub(super) fn messages(body: &Value) -> anyhow::Result<&Vec<Value>> {
 
 /// Bodies of the model requests made for the scenario's (current) task.
 pub(super) async fn task_requests(world: &ConformanceWorld) -> anyhow::Result<Vec<Value>> {
-    let task_id = world.task()?.task_id.clone();
+    Ok(recorded_task_requests(world)
+        .await?
+        .into_iter()
+        .map(|r| r.body)
+        .collect())
+}
+
+/// The model requests made for the scenario's (current) task: those the gateway received
+/// after StartTask was sent (a runtime need not send the reference's `X-Task-Id` header).
+pub(super) async fn recorded_task_requests(
+    world: &ConformanceWorld,
+) -> anyhow::Result<Vec<agent_mocks::RecordedRequest>> {
+    let before = world.task()?.requests_before;
     Ok(model_requests(world.started_fakes()?)
         .await
         .into_iter()
-        .filter(|r| r.header("x-task-id") == Some(task_id.as_str()))
-        .map(|r| r.body)
+        .skip(before)
         .collect())
 }
 
@@ -418,28 +431,17 @@ async fn cancels_in_session(world: &mut ConformanceWorld, session_id: String) ->
 
 #[when("the model has received the task's request")]
 async fn model_received(world: &mut ConformanceWorld) -> StepResult {
-    let task_id = world.task()?.task_id.clone();
+    let before = world.task()?.requests_before;
     let timeout = world.timeout();
-    wait_task_event(world, "llm_request_started for the task", |e| {
-        e.event_type() == "llm_request_started"
-    })
-    .await?;
     let fakes = world.started_fakes()?;
     eventually(
         timeout,
         "the model never received the task's request",
-        || {
-            let task_id = task_id.clone();
-            async move {
-                let requests = fakes.streaming_gateway.requests().await;
-                requests
-                    .iter()
-                    .any(|r| r.header("x-task-id") == Some(task_id.as_str()))
-                    .then_some(())
-                    .ok_or_else(|| {
-                        format!("{} model request(s), none for the task", requests.len())
-                    })
-            }
+        || async move {
+            let requests = fakes.streaming_gateway.requests().await;
+            (requests.len() > before)
+                .then_some(())
+                .ok_or_else(|| format!("{} model request(s), none for the task", requests.len()))
         },
     )
     .await?;

@@ -206,11 +206,9 @@ async fn force_cancel_warning(world: &mut ConformanceWorld) -> StepResult {
 #[then(expr = "the next task's first model request answers the stopped call with {string}")]
 async fn thread_records_stop(world: &mut ConformanceWorld, needle: String) -> StepResult {
     wait_task_end(world).await?;
-    let task_id = world.task()?.task_id.clone();
-    let requests = model_requests(world.started_fakes()?).await;
+    let requests = super::lifecycle::recorded_task_requests(world).await?;
     let first = requests
-        .iter()
-        .find(|r| r.header("x-task-id") == Some(task_id.as_str()))
+        .first()
         .context("the new task made no model request")?;
     let id = call_id(1);
     let messages = first
@@ -263,13 +261,7 @@ async fn results_in_call_order(
     second: String,
 ) -> StepResult {
     wait_task_end(world).await?;
-    let task_id = world.task()?.task_id.clone();
-    let requests: Vec<Value> = model_requests(world.started_fakes()?)
-        .await
-        .into_iter()
-        .filter(|r| r.header("x-task-id") == Some(task_id.as_str()))
-        .map(|r| r.body)
-        .collect();
+    let requests = super::lifecycle::task_requests(world).await?;
     let next = requests
         .get(1)
         .with_context(|| format!("the model received {} request(s)", requests.len()))?;

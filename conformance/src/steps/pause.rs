@@ -5,7 +5,7 @@ use anyhow::Context;
 use cucumber::{given, then, when};
 use serde_json::{Value, json};
 
-use super::{StepResult, TASK_TERMINAL_EVENTS, expect_result, show, str_at};
+use super::{StepResult, TASK_TERMINAL_EVENTS, expect_result, model_requests, show, str_at};
 use crate::world::{ConformanceWorld, TaskInfo};
 
 // ---- When: pausing and resuming --------------------------------------------------------------
@@ -39,6 +39,7 @@ async fn client_has_resumed(world: &mut ConformanceWorld) -> StepResult {
 async fn continue_task(world: &mut ConformanceWorld) -> StepResult {
     let task = world.task()?.clone();
     let session_id = world.session()?.session_id.clone();
+    let requests_before = model_requests(world.fakes().await?).await.len();
     let runtime = world.runtime().await?;
     // Resuming = StartTask with the same taskId and prompt (INTEROP.md §1).
     let response = runtime
@@ -52,6 +53,7 @@ async fn continue_task(world: &mut ConformanceWorld) -> StepResult {
     world.task = Some(TaskInfo {
         response: response.clone(),
         response_seq,
+        requests_before,
         ..task
     });
     world.last_response = Some(response);

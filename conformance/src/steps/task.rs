@@ -8,8 +8,8 @@ use serde_json::{Value, json};
 
 use super::common::{this_task_events, wait_task_event};
 use super::{
-    StepResult, TASK_TERMINAL_EVENTS, at, barrier, event_types, expect_result, push_model_reply,
-    push_model_stream, release_model, show, str_at, task_events,
+    StepResult, TASK_TERMINAL_EVENTS, at, barrier, event_types, expect_result, model_requests,
+    push_model_reply, push_model_stream, release_model, show, str_at, task_events,
 };
 use crate::driver::ReceivedEvent;
 use crate::world::{ConformanceWorld, TaskInfo};
@@ -20,11 +20,14 @@ pub const READ_CALL_ID: &str = "call_read_1";
 /// Sends StartTask and remembers the task (whatever the answer, for the `Then` steps).
 pub async fn start_task(world: &mut ConformanceWorld, prompt: &str) -> anyhow::Result<Value> {
     let session_id = world.session()?.session_id.clone();
+    let requests_before = model_requests(world.fakes().await?).await.len();
     let runtime = world.runtime().await?;
+    // The real app names its tasks (`task-<epoch ms>`); the runtime answers with the id it
+    // uses, which the kit follows.
     let response = runtime
         .request(
             "StartTask",
-            Some(json!({"sessionId": session_id, "prompt": prompt})),
+            Some(json!({"sessionId": session_id, "taskId": app_task_id(), "prompt": prompt})),
         )
         .await?;
     let response_seq = runtime.last_response_seq();
@@ -38,10 +41,27 @@ pub async fn start_task(world: &mut ConformanceWorld, prompt: &str) -> anyhow::R
         prompt: prompt.to_owned(),
         response: response.clone(),
         response_seq,
+        requests_before,
     });
     world.last_response = Some(response.clone());
     world.last_method = Some("StartTask".to_owned());
     Ok(response)
+}
+
+/// A task id as the desktop app makes them, `task-<epoch ms>`, never the same twice in a
+/// run (two tasks may start within a millisecond).
+pub fn app_task_id() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static LAST: AtomicU64 = AtomicU64::new(0);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    let mut id = now;
+    let _ = LAST.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |last| {
+        id = now.max(last + 1);
+        Some(id)
+    });
+    format!("task-{id}")
 }
 
 /// Waits for the task's terminal event.

@@ -19,11 +19,17 @@ async fn starts_with_options(
     let options: Value = serde_json::from_str(&options)
         .with_context(|| format!("the task options {options:?} are not JSON"))?;
     let session_id = world.session()?.session_id.clone();
+    let requests_before = model_requests(world.fakes().await?).await.len();
     let runtime = world.runtime().await?;
     let response = runtime
         .request(
             "StartTask",
-            Some(json!({"sessionId": session_id, "prompt": prompt, "taskOptions": options})),
+            Some(json!({
+                "sessionId": session_id,
+                "taskId": super::task::app_task_id(),
+                "prompt": prompt,
+                "taskOptions": options,
+            })),
         )
         .await?;
     let response_seq = runtime.last_response_seq();
@@ -35,6 +41,7 @@ async fn starts_with_options(
         prompt,
         response: response.clone(),
         response_seq,
+        requests_before,
     });
     world.last_response = Some(response);
     world.last_method = Some("StartTask".to_owned());

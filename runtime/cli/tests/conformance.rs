@@ -29,6 +29,15 @@ fn main() -> ExitCode {
     }
     let runtime = runtime_command();
     let mut options = RunOptions::new(runtime);
+    options.manifest = match conformance::runtime_manifest::RuntimeManifest::load(
+        &conformance::runtime_manifest::reference_manifest_path(),
+    ) {
+        Ok(manifest) => manifest,
+        Err(error) => {
+            eprintln!("{error:#}");
+            return ExitCode::FAILURE;
+        }
+    };
     options.features = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../features"));
     options.tags = std::env::var("CONFORMANCE_TAGS")
         .ok()

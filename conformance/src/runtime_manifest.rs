@@ -1,0 +1,281 @@
+//! What a runtime under test declares about itself (`--manifest FILE`, TOML): the profiles it
+//! claims, the transports it serves, and the knobs it honours under its own environment
+//! names. The kit runs what applies and reports the rest as "not applicable, because …",
+//! never as failed: a runtime that follows the documents but has none of the reference
+//! runtime's `AGENT_RUNTIME_*` knobs must still certify.
+//!
+//! ```toml
+//! profiles = ["core", "interop"]        # default: core and interop
+//! transports = ["stdio"]                # default: stdio
+//!
+//! [knobs.APPROVAL_TIMEOUT_SECONDS]      # the kit's knob name (the reference runtime's variable)
+//! env = "APPROVAL_TIMEOUT"              # the variable this runtime reads (default: the same)
+//! fractional = false                    # whole seconds only: "0.2" is not applicable
+//!
+//! [env]                                 # set for every scenario, as this runtime parses them
+//! LLM_RETRY_BASE_DELAY = "0.01"
+//! ```
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use anyhow::{Context, bail};
+use serde::Deserialize;
+
+use crate::catalogue::Profile;
+use crate::driver::Transport;
+
+/// The start of every "not applicable" step error; the report files such a scenario as not
+/// applicable instead of failed.
+pub const NOT_APPLICABLE: &str = "NOT APPLICABLE to this runtime:";
+
+/// The environment variables the kit treats as knobs: a scenario may set them only when the
+/// manifest declares them. Everything else the kit sets is wiring every runtime of the
+/// design reads (service URLs, the gateway, CHECKPOINT_DIR, LOG_DIR), or plain environment
+/// content (a planted credential).
+pub const KNOBS: &[&str] = &[
+    "LLM_GATEWAY_HEADERS",
+    "APPROVAL_TIMEOUT_SECONDS",
+    "DEFAULT_MAX_STEPS",
+    "LLM_MAX_RETRIES",
+    "LLM_RETRY_BASE_DELAY",
+    "LLM_RETRY_MAX_DELAY",
+    "BACKEND_TOOL_SERVICE_URL",
+    "AGENT_RUNTIME_AUDIT_FLUSH_INTERVAL_SECONDS",
+    "AGENT_RUNTIME_AUDIT_RETRY_DELAY_SECONDS",
+    "AGENT_RUNTIME_AUDIT_SHUTDOWN_FLUSH_SECONDS",
+    "AGENT_RUNTIME_AUDIT_QUEUE_BOUND",
+    "AGENT_RUNTIME_AUDIT_BATCH_SIZE",
+    "AGENT_RUNTIME_RUN_STORE_MAX_FILE_BYTES",
+    "AGENT_RUNTIME_RUN_STORE_MAX_TOTAL_BYTES",
+    "AGENT_RUNTIME_SERVICE_TIMEOUT_SECONDS",
+    "AGENT_RUNTIME_SERVICE_RETRIES",
+    "AGENT_RUNTIME_SERVICE_RETRY_DELAY_SECONDS",
+    "AGENT_RUNTIME_LLM_CONNECT_TIMEOUT_SECONDS",
+    "AGENT_RUNTIME_LLM_IDLE_TIMEOUT_SECONDS",
+    "AGENT_RUNTIME_MAX_LINE_BYTES",
+    "AGENT_RUNTIME_MAX_REQUEST_MESSAGES",
+    "AGENT_RUNTIME_RECENCY_WINDOW",
+    "AGENT_RUNTIME_EVENT_RING_SIZE",
+    "AGENT_RUNTIME_FORCE_CANCEL_GRACE_SECONDS",
+    "AGENT_RUNTIME_REMOTE_TOOL_TIMEOUT_SECONDS",
+    "AGENT_RUNTIME_KILL_GRACE_SECONDS",
+    "AGENT_RUNTIME_ALLOW_LOOPBACK_HTTP",
+    "AGENT_RUNTIME_REDACTION_RULES_FILE",
+];
+
+/// How a runtime takes one knob.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Knob {
+    /// The variable it reads; the knob's own name when absent.
+    #[serde(default)]
+    pub env: Option<String>,
+    /// For durations: whether it parses fractional seconds (`"0.2"`). A runtime that reads
+    /// whole seconds gets only whole values; a scenario that needs less is not applicable.
+    #[serde(default = "yes")]
+    pub fractional: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// The manifest as written.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    profiles: Option<Vec<String>>,
+    #[serde(default)]
+    transports: Option<Vec<String>>,
+    #[serde(default)]
+    knobs: BTreeMap<String, Knob>,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+}
+
+/// What the runtime under test declares (see the module docs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuntimeManifest {
+    /// Where it came from, for reports (`built-in default` without `--manifest`).
+    pub source: String,
+    pub name: Option<String>,
+    pub profiles: BTreeSet<Profile>,
+    pub transports: BTreeSet<Transport>,
+    pub knobs: BTreeMap<String, Knob>,
+    pub env: BTreeMap<String, String>,
+}
+
+impl Default for RuntimeManifest {
+    /// A runtime that declares nothing: the design documents and INTEROP.md, over stdio,
+    /// with no knob.
+    fn default() -> Self {
+        Self {
+            source: "built-in default (no --manifest)".to_owned(),
+            name: None,
+            profiles: [Profile::Core, Profile::Interop].into_iter().collect(),
+            transports: [Transport::Stdio].into_iter().collect(),
+            knobs: BTreeMap::new(),
+            env: BTreeMap::new(),
+        }
+    }
+}
+
+impl RuntimeManifest {
+    pub fn load(path: &Path) -> anyhow::Result<Self> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read the runtime manifest {}", path.display()))?;
+        Self::parse(&text, &path.display().to_string())
+            .with_context(|| format!("{} is not a valid runtime manifest", path.display()))
+    }
+
+    pub fn parse(text: &str, source: &str) -> anyhow::Result<Self> {
+        let file: File = toml::from_str(text)?;
+        let defaults = Self::default();
+        let profiles = match file.profiles {
+            None => defaults.profiles,
+            Some(list) => list
+                .iter()
+                .map(|p| {
+                    Profile::parse(p).with_context(|| {
+                        format!(
+                            "unknown profile {p:?} (known: {})",
+                            Profile::ALL.map(Profile::as_str).join(", ")
+                        )
+                    })
+                })
+                .collect::<anyhow::Result<_>>()?,
+        };
+        let transports = match file.transports {
+            None => defaults.transports,
+            Some(list) => list
+                .iter()
+                .map(|t| {
+                    Transport::parse(t).with_context(|| {
+                        format!("unknown transport {t:?} (known: stdio, socket, http)")
+                    })
+                })
+                .collect::<anyhow::Result<_>>()?,
+        };
+        for name in file.knobs.keys().chain(file.env.keys()) {
+            if file.knobs.contains_key(name) && !KNOBS.contains(&name.as_str()) {
+                bail!("unknown knob {name:?}: the kit knows {}", KNOBS.join(", "));
+            }
+        }
+        Ok(Self {
+            source: source.to_owned(),
+            name: file.name,
+            profiles,
+            transports,
+            knobs: file.knobs,
+            env: file.env,
+        })
+    }
+
+    /// `core+interop`, for verdicts.
+    pub fn profiles_label(&self) -> String {
+        self.profiles
+            .iter()
+            .map(|p| p.as_str())
+            .collect::<Vec<_>>()
+            .join("+")
+    }
+
+    pub fn declares(&self, profile: Profile) -> bool {
+        self.profiles.contains(&profile)
+    }
+
+    /// How a scenario's `name = value` reaches this runtime: under the runtime's own name,
+    /// or not at all (`Err`: the scenario is not applicable, the message says why).
+    pub fn resolve(&self, name: &str, value: &str) -> Result<(String, String), String> {
+        if !KNOBS.contains(&name) {
+            return Ok((name.to_owned(), value.to_owned()));
+        }
+        let Some(knob) = self.knobs.get(name) else {
+            return Err(format!(
+                "{NOT_APPLICABLE} the scenario sets the knob {name}, which the runtime's manifest ({}) does not declare",
+                self.source
+            ));
+        };
+        let env = knob.env.clone().unwrap_or_else(|| name.to_owned());
+        if !knob.fractional && value.contains('.') {
+            return Err(format!(
+                "{NOT_APPLICABLE} the scenario sets {name} to {value:?}, and the runtime reads {env} as whole seconds only"
+            ));
+        }
+        Ok((env, value.to_owned()))
+    }
+}
+
+/// The reference runtime's manifest, as shipped in `conformance/manifests/reference.toml`.
+pub fn reference_manifest_path() -> std::path::PathBuf {
+    std::path::PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/manifests/reference.toml"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_reference_manifest_declares_every_profile_transport_and_knob() {
+        let manifest = RuntimeManifest::load(&reference_manifest_path()).unwrap();
+        assert_eq!(manifest.profiles.len(), Profile::ALL.len());
+        assert_eq!(manifest.transports.len(), 3);
+        let missing: Vec<_> = KNOBS
+            .iter()
+            .filter(|k| !manifest.knobs.contains_key(**k))
+            .collect();
+        assert!(missing.is_empty(), "knobs not declared: {missing:?}");
+    }
+
+    #[test]
+    fn defaults_claim_core_and_interop_over_stdio_with_no_knob() {
+        let manifest = RuntimeManifest::parse("", "t").unwrap();
+        assert_eq!(manifest.profiles_label(), "core+interop");
+        assert!(manifest.transports.contains(&Transport::Stdio));
+        assert!(
+            manifest
+                .resolve("AGENT_RUNTIME_MAX_REQUEST_MESSAGES", "5")
+                .unwrap_err()
+                .starts_with(NOT_APPLICABLE)
+        );
+        // Not a knob: planted environment content reaches every runtime.
+        assert_eq!(
+            manifest.resolve("DEPLOY_API_TOKEN", "x").unwrap(),
+            ("DEPLOY_API_TOKEN".to_owned(), "x".to_owned())
+        );
+    }
+
+    #[test]
+    fn knobs_are_renamed_and_whole_second_runtimes_get_no_fractions() {
+        let manifest = RuntimeManifest::parse(
+            "profiles = [\"core\"]\n[knobs.APPROVAL_TIMEOUT_SECONDS]\nenv = \"APPROVAL_TIMEOUT\"\nfractional = false\n",
+            "t",
+        )
+        .unwrap();
+        assert_eq!(
+            manifest.resolve("APPROVAL_TIMEOUT_SECONDS", "2").unwrap(),
+            ("APPROVAL_TIMEOUT".to_owned(), "2".to_owned())
+        );
+        assert!(
+            manifest
+                .resolve("APPROVAL_TIMEOUT_SECONDS", "0.2")
+                .unwrap_err()
+                .contains("whole seconds")
+        );
+    }
+
+    #[test]
+    fn unknown_profiles_transports_and_knobs_are_refused() {
+        assert!(RuntimeManifest::parse("profiles = [\"gold\"]", "t").is_err());
+        assert!(RuntimeManifest::parse("transports = [\"pigeon\"]", "t").is_err());
+        assert!(RuntimeManifest::parse("[knobs.NO_SUCH_KNOB]\n", "t").is_err());
+        assert!(RuntimeManifest::parse("colour = 1", "t").is_err());
+    }
+}
