@@ -24,6 +24,7 @@ pub mod runtime_manifest;
 pub mod selection;
 pub mod steps;
 pub mod validation;
+pub mod variance;
 pub mod world;
 
 pub use driver::{RuntimeCommand, RuntimeDriver, Transport};

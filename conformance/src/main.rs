@@ -10,6 +10,9 @@ fn main() -> ExitCode {
     if std::env::args().nth(1).as_deref() == Some("crash") {
         return crash(std::env::args().skip(1));
     }
+    if std::env::args().nth(1).as_deref() == Some("variance-runtime") {
+        return variance(std::env::args().skip(2).collect());
+    }
     let cli = conformance::cli::Cli::parse();
     let report_dir = cli.report_dir.clone();
     let options = match cli.into_options() {
@@ -39,6 +42,27 @@ fn main() -> ExitCode {
         }
         Err(error) => {
             eprintln!("conformance: {error:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// `conformance variance-runtime PROGRAM [ARGS…]`: the permissible-variance runtime around
+/// PROGRAM (see `conformance::variance`), to certify with `manifests/variance.toml`.
+fn variance(args: Vec<String>) -> ExitCode {
+    let Some((program, rest)) = args.split_first() else {
+        eprintln!("usage: conformance variance-runtime PROGRAM [ARGS…]");
+        return ExitCode::from(2);
+    };
+    let Some(tokio) = runtime() else {
+        return ExitCode::from(2);
+    };
+    let code = tokio.block_on(conformance::variance::run(program, rest));
+    tokio.shutdown_timeout(Duration::from_millis(200));
+    match code {
+        Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
+        Err(error) => {
+            eprintln!("conformance variance-runtime: {error:#}");
             ExitCode::from(2)
         }
     }

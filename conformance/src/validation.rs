@@ -85,14 +85,45 @@ impl Finding {
 /// known, its result (charged to that method's result).
 pub fn judge_response(method: Option<&str>, response: &Value) -> Vec<Finding> {
     let method = method.filter(|m| is_known_method(m));
+    // Events replayed by GetEvents are judged like the ones on the stream: extra envelope
+    // members and unknown types allowed, payload problems charged to the result.
+    let mut view;
+    let mut response = response;
+    let mut replayed = Vec::new();
+    if method == Some("GetEvents")
+        && let Some(Value::Array(events)) = response.get("result").and_then(|r| r.get("events"))
+    {
+        for (index, event) in events.iter().enumerate() {
+            for finding in judge_event(event) {
+                replayed.push(format!("/result/events/{index}: {}", finding.problem));
+            }
+        }
+        view = response.clone();
+        view["result"]["events"] = Value::Array(Vec::new());
+        response = &view;
+    }
+    let findings_of_result = |mut errors: Vec<String>| {
+        errors.extend(replayed.iter().cloned());
+        errors
+    };
     let Err(error) = agent_schemas::validate_response(method, response) else {
-        return Vec::new();
+        return match (method, replayed.is_empty()) {
+            (Some(method), false) => vec![Finding::new(
+                judged::method_result(method),
+                format!(
+                    "the {method} result does not match methods/{method}.result: {}",
+                    replayed.join("; ")
+                ),
+            )],
+            _ => Vec::new(),
+        };
     };
     let agent_schemas::ValidationError::Invalid { errors, .. } = error else {
         return vec![Finding::new(judged::RESPONSE, error.to_string())];
     };
     let (in_result, in_envelope): (Vec<String>, Vec<String>) =
         errors.into_iter().partition(|e| e.starts_with("/result"));
+    let in_result = findings_of_result(in_result);
     let mut findings = Vec::new();
     if !in_envelope.is_empty() {
         findings.push(Finding::new(
@@ -168,6 +199,11 @@ pub fn judge_event(params: &Value) -> Vec<Finding> {
         ));
     }
     findings
+}
+
+/// Whether the documents define this event type (the schemas have its payload).
+pub fn is_known_event_type(event_type: &str) -> bool {
+    has_schema(&judged::payload(event_type))
 }
 
 /// The members the SessionEvent envelope schema declares.

@@ -255,6 +255,10 @@ fn spawn_process(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
+    // Its own process group, so that a crash kills the whole runtime — a wrapper script and
+    // the program behind it — not just the process the kit started.
+    #[cfg(unix)]
+    command.process_group(0);
     for name in &spec.remove_env {
         command.env_remove(name);
     }
@@ -294,6 +298,7 @@ fn watch_child(mut child: Child, shared: Arc<Shared>) -> oneshot::Sender<()> {
         let status = tokio::select! {
             status = child.wait() => status,
             _ = kill_rx => {
+                kill_group(child.id());
                 let _ = child.start_kill();
                 child.wait().await
             }
@@ -311,6 +316,20 @@ fn watch_child(mut child: Child, shared: Arc<Shared>) -> oneshot::Sender<()> {
     });
     kill_tx
 }
+
+/// SIGKILL to the runtime's process group (its id is the runtime's pid).
+#[cfg(unix)]
+fn kill_group(pid: Option<u32>) {
+    if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) {
+        let _ = nix::sys::signal::killpg(
+            nix::unistd::Pid::from_raw(pid),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+}
+
+#[cfg(not(unix))]
+fn kill_group(_pid: Option<u32>) {}
 
 /// Connects to the runtime's socket. The runtime binds it some time after it starts, so
 /// this is the one place the kit retries: a connect every few milliseconds (2 ms doubling to

@@ -103,7 +103,7 @@ async fn mcp_refused(world: &mut ConformanceWorld, tool: String) -> StepResult {
         matches!(str_at(&payload, &["status"]), Some("failed" | "denied"))
             && matches!(
                 str_at(&payload, &["errorCode"]),
-                Some("TOOL_NOT_FOUND" | "CAPABILITY_DENIED")
+                None | Some("TOOL_NOT_FOUND" | "CAPABILITY_DENIED")
             ),
         "a tool the policy does not allow must end failed/denied with TOOL_NOT_FOUND or CAPABILITY_DENIED: {}",
         show(&payload)

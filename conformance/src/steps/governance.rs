@@ -321,7 +321,7 @@ async fn read_denied(world: &mut ConformanceWorld, code: String) -> StepResult {
     let payload = tool_completed(world, READ_CALL_ID).await?;
     check!(
         str_at(&payload, &["status"]) == Some("denied")
-            && str_at(&payload, &["errorCode"]) == Some(code.as_str()),
+            && super::optional_code(&payload, "errorCode", &code),
         "the ReadFile call must end with tool_completed {{status: \"denied\", errorCode: {code:?}}}: {}",
         show(&payload)
     );

@@ -12,7 +12,7 @@ use anyhow::{Context, anyhow};
 use cucumber::{given, when};
 use serde_json::{Value, json};
 
-use super::common::{this_task_events, wait_task_event, workspace_path};
+use super::common::{this_task_events, workspace_path};
 use super::task::{start_task, wait_task_end};
 use super::{
     StepResult, TASK_TERMINAL_EVENTS, barrier, eventually, expect_result, model_requests,

@@ -20,8 +20,8 @@ use super::session::UPLOADS_AT_SHUTDOWN;
 use super::task::wait_task_end;
 use super::tools::{SCRIPTED_CALLS, call_id, expand};
 use super::{
-    StepResult, TASK_TERMINAL_EVENTS, barrier, event_types, eventually, model_requests,
-    push_model_reply, show, str_at, task_events,
+    StepResult, TASK_TERMINAL_EVENTS, barrier, event_types, eventually, push_model_reply, show,
+    str_at, task_events,
 };
 use crate::driver::ReceivedEvent;
 use crate::world::ConformanceWorld;

@@ -159,6 +159,45 @@ pub fn check_service_body(schema: &str, body: &Value, what: &str) -> anyhow::Res
         .map_err(|problem| anyhow!("{what} does not match {schema}: {problem}"))
 }
 
+/// Whether an optional error code matches: `tool_completed.errorCode` is the reference's
+/// addition (INTEROP.md §1 lists `status` and `error` for the app), so a runtime may leave it
+/// out; when it is there, it must be the expected one.
+pub fn optional_code(payload: &Value, field: &str, expected: &str) -> bool {
+    match payload.get(field) {
+        None | Some(Value::Null) => true,
+        Some(value) => value.as_str() == Some(expected),
+    }
+}
+
+/// The answer a completed task gave: `task_completed.result` when the runtime sends it
+/// (optional in the documents), else the text the task streamed as `text_chunk`s.
+pub fn task_answer(end: &ReceivedEvent, events: &[ReceivedEvent]) -> String {
+    if let Some(result) = str_at(end.payload(), &["result"]) {
+        return result.to_owned();
+    }
+    // The text of the task's last model call: after its last step_started, llm_retry or
+    // llm_request_started (a retried stream's partial text was never part of the answer).
+    let task_id = end.str_field("taskId");
+    let of_task: Vec<&ReceivedEvent> = events
+        .iter()
+        .filter(|e| e.str_field("taskId") == task_id && e.seq < end.seq)
+        .collect();
+    let last_attempt = of_task
+        .iter()
+        .rposition(|e| {
+            matches!(
+                e.event_type(),
+                "step_started" | "llm_retry" | "llm_request_started"
+            )
+        })
+        .map_or(0, |at| at + 1);
+    of_task[last_attempt..]
+        .iter()
+        .filter(|e| e.event_type() == "text_chunk")
+        .filter_map(|e| str_at(e.payload(), &["text"]))
+        .collect()
+}
+
 /// `value[a][b]…` as a string.
 pub fn str_at<'a>(value: &'a Value, path: &[&str]) -> Option<&'a str> {
     at(value, path).and_then(Value::as_str)

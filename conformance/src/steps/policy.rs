@@ -298,7 +298,7 @@ async fn call_outcome(world: &mut ConformanceWorld, tool: String, outcome: Strin
         );
     } else {
         check!(
-            status == "denied" && str_at(&payload, &["errorCode"]) == Some("CAPABILITY_DENIED"),
+            status == "denied" && super::optional_code(&payload, "errorCode", "CAPABILITY_DENIED"),
             "the policy must deny this {tool} call (tool_completed status denied, CAPABILITY_DENIED): {}",
             show(&payload)
         );
@@ -313,7 +313,7 @@ async fn call_denied_code(world: &mut ConformanceWorld, tool: String, code: Stri
     let payload = tool_completed(world, call_id(&tool)?).await?;
     check!(
         str_at(&payload, &["status"]) == Some("denied")
-            && str_at(&payload, &["errorCode"]) == Some(code.as_str())
+            && super::optional_code(&payload, "errorCode", &code)
             && str_at(&payload, &["error"]).is_some_and(|e| !e.trim().is_empty()),
         "the {tool} call must end with tool_completed {{status: \"denied\", errorCode: {code:?}, error: <reason>}}: {}",
         show(&payload)
@@ -338,7 +338,7 @@ async fn unknown_fails(world: &mut ConformanceWorld, code: String) -> StepResult
     let payload = tool_completed(world, UNKNOWN_CALL_ID).await?;
     check!(
         str_at(&payload, &["status"]) == Some("failed")
-            && str_at(&payload, &["errorCode"]) == Some(code.as_str()),
+            && super::optional_code(&payload, "errorCode", &code),
         "a call to a tool nobody offers must end with tool_completed {{status: \"failed\", errorCode: {code:?}}}: {}",
         show(&payload)
     );

