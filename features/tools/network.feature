@@ -58,3 +58,20 @@ Feature: HttpRequest refuses local addresses
       | url                      |
       | file:///etc/passwd       |
       | ftp://example.com/a.txt  |
+
+  @REQ-TOOL-017
+  Scenario Outline: IPv6 link-local, site-local and unique-local addresses are refused (<url>)
+    Given a running session
+    And the model will call HttpRequest with:
+      """
+      {"url": "<url>"}
+      """
+    And the model will then answer "That address is not allowed."
+    When the client starts the task "Fetch the page."
+    Then the HttpRequest call is refused
+
+    Examples:
+      | url                  |
+      | http://[fe80::1]/    |
+      | http://[fec0::1]/    |
+      | http://[fd00::1]/    |

@@ -11,7 +11,7 @@ use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::body::{Body, Bytes};
@@ -85,6 +85,9 @@ struct Shared {
     script: ReplyScript<Scripted>,
     responder: Mutex<Option<Responder>>,
     recorded: Mutex<Vec<RecordedRequest>>,
+    /// When each model request (`POST …/chat/completions`) arrived, in order: lets a test
+    /// measure the gap a runtime left between two attempts without trusting its clock.
+    arrivals: Mutex<Vec<Instant>>,
     chunks_sent: AtomicUsize,
     releases: Semaphore,
     faults: FaultQueue,
@@ -114,6 +117,7 @@ impl StreamingGateway {
             script: ReplyScript::default(),
             responder: Mutex::new(None),
             recorded: Mutex::new(Vec::new()),
+            arrivals: Mutex::new(Vec::new()),
             chunks_sent: AtomicUsize::new(0),
             releases: Semaphore::new(0),
             faults: FaultQueue::default(),
@@ -196,6 +200,11 @@ impl StreamingGateway {
             .collect()
     }
 
+    /// When each request of [`Self::requests`] arrived, in the same order.
+    pub fn request_arrivals(&self) -> Vec<Instant> {
+        lock(&self.shared.arrivals).clone()
+    }
+
     /// Every request, including those to unknown paths.
     pub async fn all_requests(&self) -> Vec<RecordedRequest> {
         lock(&self.shared.recorded).clone()
@@ -268,8 +277,12 @@ async fn handle(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
+    let arrived = Instant::now();
     let request = RecordedRequest::from_parts(&method, &uri, &headers, &body);
     lock(&shared.recorded).push(request.clone());
+    if method == Method::POST && uri.path() == COMPLETIONS_PATH {
+        lock(&shared.arrivals).push(arrived);
+    }
     if method != Method::POST || uri.path() != COMPLETIONS_PATH {
         let message = format!("no such endpoint: {method} {}", uri.path());
         return (

@@ -46,6 +46,7 @@ pub mod redaction;
 pub mod rpc;
 pub mod session;
 pub mod shutdown_history;
+pub mod spec_gaps;
 pub mod task;
 pub mod task_options;
 pub mod thread;
