@@ -37,6 +37,8 @@ struct Artifact {
 
 struct State {
     uploads: Vec<Value>,
+    /// `artifactUri` answered to each accepted upload, in order.
+    uris: Vec<String>,
     artifacts: Vec<Artifact>,
     max_artifact_bytes: Option<usize>,
     /// The Session Service fake, for session names and which workspaces exist.
@@ -82,6 +84,7 @@ impl WorkspaceFake {
     pub async fn start() -> anyhow::Result<Self> {
         let state: Shared = Arc::new(Mutex::new(State {
             uploads: Vec::new(),
+            uris: Vec::new(),
             artifacts: Vec::new(),
             max_artifact_bytes: Some(MAX_ARTIFACT_BYTES),
             directory: None,
@@ -145,6 +148,11 @@ impl WorkspaceFake {
     /// Bodies of accepted `POST /workspaces/{id}/artifacts`, in order.
     pub async fn uploads(&self) -> Vec<Value> {
         lock(&self.state).uploads.clone()
+    }
+
+    /// The `artifactUri` of every accepted upload, in order (`s3://{ws}/{session}/{type}/{id}`).
+    pub fn artifact_uris(&self) -> Vec<String> {
+        lock(&self.state).uris.clone()
     }
 
     /// The latest `session_history` messages uploaded for a session.
@@ -283,6 +291,7 @@ fn upload(state: &mut State, request: &Request) -> ResponseTemplate {
         },
     );
     state.uploads.push(Value::Object(body));
+    state.uris.push(uri.clone());
     json_template(201, &json!({"artifactId": artifact_id, "artifactUri": uri}))
 }
 

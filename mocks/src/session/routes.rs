@@ -116,7 +116,8 @@ pub(super) fn create(state: &mut State, request: &Request) -> ResponseTemplate {
         hint.and_then(|hint| hint.get("localPaths")),
     ) {
         (Some(workspace_id), _) if !workspace_id.is_empty() => workspace_id.to_string(),
-        (_, Some(paths)) if !sandbox && !paths.is_null() => {
+        // Python truthiness: `localPaths: []` (or null) is a general chat, not an error.
+        (_, Some(paths)) if !sandbox && truthy(paths) => {
             let Some(project) = paths.get(0).and_then(Value::as_str) else {
                 let message = "workspaceHint.localPaths must be a non-empty list";
                 return error(400, "INVALID_REQUEST", message);
@@ -173,6 +174,18 @@ pub(super) fn create(state: &mut State, request: &Request) -> ResponseTemplate {
         .nulls
         .apply(&mut answer, &["policyBundle", "incompatibilityReason"]);
     json_template(201, &answer)
+}
+
+/// Whether Python would take this JSON value as true (`if value:`).
+fn truthy(value: &Value) -> bool {
+    match value {
+        Value::Null => false,
+        Value::Bool(value) => *value,
+        Value::Number(number) => number.as_f64().is_some_and(|n| n != 0.0),
+        Value::String(text) => !text.is_empty(),
+        Value::Array(items) => !items.is_empty(),
+        Value::Object(members) => !members.is_empty(),
+    }
 }
 
 /// The reason the real `check_compatibility` gives, if any (minimum versions 0.1.0).

@@ -337,3 +337,39 @@ async fn bad_requests_and_unknown_routes() {
         .collect();
     assert_eq!(paths, ["/sessions", "/nowhere/at/all"]);
 }
+
+#[tokio::test]
+async fn workspace_hints_are_read_like_python_reads_them() {
+    let fake = SessionServiceFake::start().await.unwrap();
+    let mut general = create_body();
+    general["workspaceHint"] = json!({"localPaths": []});
+    let (status, first) = post(&fake, "/sessions", general.clone()).await;
+    assert_eq!(
+        status, 201,
+        "an empty localPaths is a general chat: {first}"
+    );
+    let (_, second) = post(&fake, "/sessions", general).await;
+    assert_ne!(
+        first["workspaceId"], second["workspaceId"],
+        "general chats share nothing"
+    );
+    let (_, project) = create(&fake).await;
+    let (_, again) = create(&fake).await;
+    assert_eq!(
+        project["workspaceId"], again["workspaceId"],
+        "one project, one workspace"
+    );
+    let mut reuse = create_body();
+    reuse["workspaceHint"] = json!({"workspaceId": "ws-given"});
+    assert_eq!(
+        post(&fake, "/sessions", reuse).await.1["workspaceId"],
+        "ws-given"
+    );
+    let mut broken = create_body();
+    broken["workspaceHint"] = json!({"localPaths": "/tmp/project"});
+    let (status, refused) = post(&fake, "/sessions", broken).await;
+    assert_eq!(
+        (status, refused["code"].as_str()),
+        (400, Some("INVALID_REQUEST"))
+    );
+}
