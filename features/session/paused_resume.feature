@@ -27,6 +27,7 @@ Feature: Resuming a paused session takes the fresh bundle whole
 
   @REQ-SES-303
   Scenario: the feature flags sent with the fresh bundle replace the session's on resume
-    Given the Session Service turns on the feature flag "betaTools"
+    Given the Session Service's resume answers carry its feature flags
+    And the Session Service turns on the feature flag "betaTools"
     When the client resumes the session
     Then the session reports the feature flag "betaTools" turned on

@@ -88,15 +88,12 @@ async fn recorded(server: &MockServer) -> Vec<RecordedRequest> {
 }
 
 /// The lowest-priority route of every wiremock fake: an unknown endpoint is recorded and
-/// answered 404 in the services' error shape (wiremock's own 404 would be silent).
+/// answered 404 `{"detail": "Not Found"}`, as FastAPI answers it (wiremock's own 404 would
+/// have no body).
 pub(crate) fn no_route() -> Mock {
     Mock::given(wiremock::matchers::any())
-        .respond_with(|request: &wiremock::Request| {
-            let message = format!("No route for {} {}", request.method, request.url.path());
-            crate::faults::json_template(
-                404,
-                &crate::util::service_error("NOT_FOUND", &message, false),
-            )
+        .respond_with(|_: &wiremock::Request| {
+            crate::faults::json_template(404, &serde_json::json!({"detail": "Not Found"}))
         })
         .with_priority(u8::MAX)
 }

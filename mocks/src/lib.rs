@@ -20,11 +20,13 @@
 mod approval;
 pub mod audit;
 mod backend_tools;
+mod fastapi;
 mod faults;
 mod gateway;
 mod host;
 mod loopback;
 mod mcp;
+pub mod nulls;
 pub mod policy;
 mod port;
 mod recording;
@@ -45,6 +47,7 @@ pub use backend_tools::{BackendToolReply, BackendToolServiceFake};
 pub use faults::FaultControl;
 pub use gateway::GatewayFake;
 pub use mcp::{McpServerFake, PAGES_IMAGE_BYTES};
+pub use nulls::Nulls;
 pub use policy::default_policy_template;
 pub use recording::RecordedRequest;
 pub use session::SessionServiceFake;
@@ -69,12 +72,17 @@ pub struct Fakes {
 pub const FAKE_GATEWAY_TOKEN: &str = "mock-gateway-token";
 
 impl Fakes {
+    /// Starts every fake; the Workspace Service fake reads session names and workspaces from
+    /// the Session Service fake, as the real one does.
     pub async fn start() -> anyhow::Result<Fakes> {
+        let session = SessionServiceFake::start().await?;
+        let workspace = WorkspaceFake::start().await?;
+        workspace.link_sessions(&session);
         Ok(Fakes {
             gateway: GatewayFake::start().await?,
             streaming_gateway: StreamingGateway::start().await?,
-            session: SessionServiceFake::start().await?,
-            workspace: WorkspaceFake::start().await?,
+            session,
+            workspace,
             approvals: ApprovalServiceFake::start().await?,
             audit: EventServiceFake::start(EventService::Audit).await?,
             telemetry: EventServiceFake::start(EventService::Telemetry).await?,

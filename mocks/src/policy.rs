@@ -24,8 +24,12 @@ pub const POLICY_BUNDLE_VERSION: &str = "{{policyBundleVersion}}";
 /// Removes the member or array item it is the value of.
 pub const OMIT: &str = "{{omit}}";
 
-/// Every scope field a capability entry can carry; the real service sends all of them, unset
-/// ones as `null`.
+/// Every scope field of a capability entry as the real Policy Service serves it: it dumps the
+/// platform's `Capability` model (cowork-platform `generated/python/cowork_platform/
+/// policy_bundle.py`, `extra="forbid"`) without `exclude_none`, so every entry carries all of
+/// these, unset ones as `null` (cowork-policy-service `routes/policy_bundles.py`,
+/// `services/capability_resolver.py`). Nothing else: members a scenario needs beyond these
+/// (`allowedToolNames`, `mcpServers`: the reference runtime's extensions) go in `scope`.
 pub const SCOPE_FIELDS: &[&str] = &[
     "allowedPaths",
     "blockedPaths",
@@ -33,11 +37,13 @@ pub const SCOPE_FIELDS: &[&str] = &[
     "blockedCommands",
     "allowedDomains",
     "blockedDomains",
-    "allowedToolNames",
     "maxFileSizeBytes",
     "maxOutputBytes",
     "requiresApproval",
     "approvalRuleId",
+    "allowedLanguages",
+    "maxExecutionTimeSeconds",
+    "allowCodeNetwork",
 ];
 
 /// The default template: File.Read and File.Write on the workspace (`.env` and `.git/`

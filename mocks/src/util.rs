@@ -36,9 +36,10 @@ pub(crate) fn service_error(code: &str, message: &str, retryable: bool) -> Value
     json!({ "code": code, "message": message, "retryable": retryable })
 }
 
-/// FastAPI's validation error shape, which the real services answer with 422.
+/// FastAPI's validation error shape, which the real services answer with 422 (see
+/// `fastapi.rs` for field-level errors).
 pub(crate) fn validation_error(message: &str) -> Value {
-    json!({ "detail": [{ "loc": ["body"], "msg": message, "type": "value_error" }] })
+    json!({ "detail": [{ "type": "value_error", "loc": ["body"], "msg": message, "input": null }] })
 }
 
 /// RFC 3339 in UTC with `Z` and microseconds, the way the real Session Service writes
@@ -57,9 +58,16 @@ pub fn rfc3339_micros(at: OffsetDateTime) -> String {
     )
 }
 
-/// `now` in the same format as [`rfc3339_micros`].
-pub(crate) fn now_rfc3339() -> String {
-    rfc3339_micros(OffsetDateTime::now_utc())
+/// Python's `datetime.isoformat()` of an aware UTC time, `+00:00` and microseconds, the
+/// way the real services write `createdAt` and the other record timestamps.
+pub(crate) fn python_iso(at: OffsetDateTime) -> String {
+    let micros = rfc3339_micros(at);
+    format!("{}+00:00", micros.trim_end_matches('Z'))
+}
+
+/// A fresh bare UUID, the real services' id format (`str(uuid.uuid4())`).
+pub(crate) fn new_uuid() -> String {
+    uuid::Uuid::new_v4().to_string()
 }
 
 /// A fresh id with the given prefix, e.g. `sess_<uuid>`.

@@ -139,13 +139,19 @@ async fn bundle_version(world: &mut ConformanceWorld, version: String) -> StepRe
 
 #[given(expr = "the Session Service turns on the feature flag {string}")]
 async fn feature_flag(world: &mut ConformanceWorld, flag: String) -> StepResult {
-    let mut flags = serde_json::Map::new();
-    flags.insert(flag, json!(true));
     world
         .fakes()
         .await?
         .session
-        .set_feature_flags(Value::Object(flags));
+        .set_feature_flag(&flag, json!(true));
+    Ok(())
+}
+
+// The real service's resume answer has no featureFlags; the spec's "session metadata"
+// (local-agent-host.md §9.5) allows them, so a scenario asks for them.
+#[given("the Session Service's resume answers carry its feature flags")]
+async fn resume_feature_flags(world: &mut ConformanceWorld) -> StepResult {
+    world.fakes().await?.session.set_resume_feature_flags(true);
     Ok(())
 }
 

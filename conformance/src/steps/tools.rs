@@ -339,11 +339,12 @@ async fn artifact_uploaded(
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
+    let answered = world.started_fakes()?.workspace.artifact_uris();
     check!(
         uris.len() == mine.len()
             && uris
                 .iter()
-                .all(|u| u.as_str().is_some_and(|u| u.starts_with("workspace://"))),
+                .all(|u| u.as_str().is_some_and(|u| answered.iter().any(|a| a == u))),
         "tool_completed.artifactUris must list the URI the Workspace Service returned for each of the {} upload(s): {}",
         mine.len(),
         show(&payload)

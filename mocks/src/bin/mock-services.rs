@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use agent_mocks::script::parse_script;
-use agent_mocks::{Fakes, GatewayReply, RecordedRequest};
+use agent_mocks::{Fakes, GatewayReply, Nulls, RecordedRequest};
 use anyhow::Context;
 use clap::Parser;
 
@@ -40,6 +40,10 @@ struct Args {
     /// A policy bundle template (JSON) replacing the default one.
     #[arg(long, value_name = "FILE")]
     policy: Option<PathBuf>,
+    /// How the Session and Workspace fakes write unset members: as-served (what the real
+    /// services send), verbose (every optional member, null when unset) or omitted (no nulls).
+    #[arg(long, default_value = "as-served", value_name = "STYLE")]
+    nulls: Nulls,
     /// The reply once the script is used up.
     #[arg(long, default_value = "The mock gateway has no scripted reply left.")]
     fallback_text: String,
@@ -71,6 +75,8 @@ async fn main() -> anyhow::Result<()> {
         fakes.gateway.push_replies(replies);
         fakes.gateway.set_fallback_reply(fallback);
     }
+    fakes.session.set_nulls(args.nulls);
+    fakes.workspace.set_nulls(args.nulls);
     if let Some(file) = &args.policy {
         let text =
             std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;

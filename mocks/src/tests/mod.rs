@@ -7,6 +7,8 @@ mod gateway;
 mod render;
 mod services_down;
 mod session;
+mod shape_check;
+mod shapes;
 mod streaming;
 mod streaming_faults;
 mod support;

@@ -63,12 +63,15 @@ async fn create_serves_a_rendered_bundle() {
     let (status, answer) = create(&fake).await;
     assert_eq!(status, 201);
     let session_id = answer["sessionId"].as_str().unwrap();
-    assert!(session_id.starts_with("sess_"));
-    assert!(answer["workspaceId"].as_str().unwrap().starts_with("ws_"));
+    assert!(uuid::Uuid::parse_str(session_id).is_ok(), "{session_id}");
+    assert!(uuid::Uuid::parse_str(answer["workspaceId"].as_str().unwrap()).is_ok());
     assert_eq!(answer["compatibilityStatus"], "compatible");
-    assert_eq!(answer["featureFlags"], json!({}));
-    assert!(answer["name"].as_str().unwrap().starts_with("Session "));
-    assert_eq!(answer["incompatibilityReason"], Value::Null);
+    assert_eq!(
+        answer["featureFlags"],
+        json!({"approvalUiEnabled": false, "mcpEnabled": false})
+    );
+    assert_eq!(answer["name"], "");
+    assert!(answer.get("incompatibilityReason").is_none());
     assert_eq!(fake.session_ids(), vec![session_id.to_string()]);
 
     let bundle = &answer["policyBundle"];
@@ -89,7 +92,7 @@ async fn create_serves_a_rendered_bundle() {
     let expires = time::OffsetDateTime::parse(expires_at, &Rfc3339).unwrap();
     let ahead = expires - time::OffsetDateTime::now_utc();
     assert!(
-        ahead > time::Duration::minutes(59) && ahead <= time::Duration::hours(1),
+        ahead > time::Duration::hours(23) && ahead <= time::Duration::hours(24),
         "{ahead}"
     );
 
@@ -184,7 +187,7 @@ async fn incompatible_answers_have_no_bundle() {
         answer["incompatibilityReason"],
         "Desktop app 0.9 is too old"
     );
-    assert_eq!(answer["policyBundle"], Value::Null);
+    assert!(answer.get("policyBundle").is_none());
     fake.answer_compatible();
     assert_eq!(create(&fake).await.1["compatibilityStatus"], "compatible");
 }
@@ -241,7 +244,7 @@ async fn resume_cancel_get_and_tasks() {
     let (status, _) = post(
         &fake,
         &format!("/sessions/{id}/tasks/task_x/complete"),
-        json!({}),
+        json!({"status": "failed"}),
     )
     .await;
     assert_eq!(status, 404);
@@ -253,7 +256,7 @@ async fn resume_cancel_get_and_tasks() {
             metadata["status"].as_str(),
             metadata["tenantId"].as_str()
         ),
-        (200, Some("active"), Some("tenant_a"))
+        (200, Some("SESSION_RUNNING"), Some("tenant_a"))
     );
 
     let response = client()
@@ -265,7 +268,7 @@ async fn resume_cancel_get_and_tasks() {
     assert_eq!(response.status(), 204);
     assert_eq!(
         get(&fake, &format!("/sessions/{id}")).await.1["status"],
-        "cancelled"
+        "SESSION_CANCELLED"
     );
     assert_eq!(get(&fake, "/sessions/sess_nope").await.0, 404);
 }
@@ -325,7 +328,7 @@ async fn bad_requests_and_unknown_routes() {
     assert_eq!(status, 422);
     assert!(body["detail"].is_array());
     let (status, body) = get(&fake, "/nowhere/at/all").await;
-    assert_eq!((status, body["code"].as_str()), (404, Some("NOT_FOUND")));
+    assert_eq!((status, body), (404, json!({"detail": "Not Found"})));
     let paths: Vec<_> = fake
         .requests()
         .await
@@ -333,4 +336,40 @@ async fn bad_requests_and_unknown_routes() {
         .map(|request| request.path)
         .collect();
     assert_eq!(paths, ["/sessions", "/nowhere/at/all"]);
+}
+
+#[tokio::test]
+async fn workspace_hints_are_read_like_python_reads_them() {
+    let fake = SessionServiceFake::start().await.unwrap();
+    let mut general = create_body();
+    general["workspaceHint"] = json!({"localPaths": []});
+    let (status, first) = post(&fake, "/sessions", general.clone()).await;
+    assert_eq!(
+        status, 201,
+        "an empty localPaths is a general chat: {first}"
+    );
+    let (_, second) = post(&fake, "/sessions", general).await;
+    assert_ne!(
+        first["workspaceId"], second["workspaceId"],
+        "general chats share nothing"
+    );
+    let (_, project) = create(&fake).await;
+    let (_, again) = create(&fake).await;
+    assert_eq!(
+        project["workspaceId"], again["workspaceId"],
+        "one project, one workspace"
+    );
+    let mut reuse = create_body();
+    reuse["workspaceHint"] = json!({"workspaceId": "ws-given"});
+    assert_eq!(
+        post(&fake, "/sessions", reuse).await.1["workspaceId"],
+        "ws-given"
+    );
+    let mut broken = create_body();
+    broken["workspaceHint"] = json!({"localPaths": "/tmp/project"});
+    let (status, refused) = post(&fake, "/sessions", broken).await;
+    assert_eq!(
+        (status, refused["code"].as_str()),
+        (400, Some("INVALID_REQUEST"))
+    );
 }
