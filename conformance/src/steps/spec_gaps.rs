@@ -332,7 +332,8 @@ async fn http_refused(world: &mut ConformanceWorld) -> StepResult {
         })?;
     let payload = done.payload();
     let status = str_at(payload, &["status"]).unwrap_or("");
-    let code = str_at(payload, &["errorCode"]).unwrap_or("");
+    // errorCode is optional (INTEROP.md §1 lists status and error); when sent it must say why.
+    let code = str_at(payload, &["errorCode"]).unwrap_or("INVALID_REQUEST");
     check!(
         matches!(status, "failed" | "denied")
             && matches!(code, "INVALID_REQUEST" | "CAPABILITY_DENIED"),
