@@ -156,14 +156,24 @@ impl std::fmt::Debug for ConformanceWorld {
 
 impl Drop for ConformanceWorld {
     fn drop(&mut self) {
-        // See `drop_fakes`: never drop the fakes on an async task.
-        if let Some(fakes) = self.fakes.take()
+        // See `drop_fakes`: never drop a fake on an async task (cucumber drops the World
+        // in its writers, on the runner's own thread).
+        let servers = self.take_servers();
+        if servers.is_some()
             && let Ok(handle) = tokio::runtime::Handle::try_current()
         {
-            handle.spawn_blocking(move || drop(fakes));
+            handle.spawn_blocking(move || drop(servers));
         }
     }
 }
+
+/// Every fake of a scenario that runs a server: dropped together, off the async tasks.
+type Servers = (
+    Option<Fakes>,
+    Vec<(String, agent_mocks::McpServerFake)>,
+    Option<agent_mocks::BackendToolServiceFake>,
+    Option<agent_mocks::WebFake>,
+);
 
 impl ConformanceWorld {
     /// Called by the `before` hook: the run's configuration and the scenario's identity.
@@ -352,10 +362,25 @@ impl ConformanceWorld {
     /// that `block_on` spins forever, so the drop happens on a blocking thread instead,
     /// bounded so that a stuck fake cannot hang the run.
     async fn drop_fakes(&mut self) {
-        if let Some(fakes) = self.fakes.take() {
-            let dropping = tokio::task::spawn_blocking(move || drop(fakes));
+        if let Some(servers) = self.take_servers() {
+            let dropping = tokio::task::spawn_blocking(move || drop(servers));
             let _ = tokio::time::timeout(Duration::from_secs(5), dropping).await;
         }
+    }
+
+    /// Takes every server-running fake out of the World (`None` when there is none).
+    fn take_servers(&mut self) -> Option<Servers> {
+        let servers = (
+            self.fakes.take(),
+            std::mem::take(&mut self.mcp_servers),
+            self.backend_tools.take(),
+            self.web.take(),
+        );
+        let any = servers.0.is_some()
+            || !servers.1.is_empty()
+            || servers.2.is_some()
+            || servers.3.is_some();
+        any.then_some(servers)
     }
 
     fn write_transcript(
