@@ -76,6 +76,7 @@ impl TaskRun {
                         max_output_bytes: entry.and_then(|entry| entry.max_output_bytes),
                         timeout_ms: Some(millis(tool_timeout)),
                     },
+                    granted_paths: entry.and_then(|entry| policy.granted_paths(entry)),
                 };
                 let verdict = match (capability, parsed) {
                     (_, Err(error)) => Err(ToolResult::failed(

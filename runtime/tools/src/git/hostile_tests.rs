@@ -134,13 +134,43 @@ async fn a_push_to_a_folder_outside_the_project_is_refused() {
         json!({"remote": url.as_str(), "branch": "main"}),
         json!({"remote": format!("file://{url}"), "branch": "main"}),
     ] {
-        let result = call(&GitPush::default(), dir.path(), args.clone()).await;
+        let result = call_granted(&GitPush::default(), dir.path(), args.clone()).await;
         let (code, message) = failure(&result);
         assert_eq!(code, ErrorCode::PermissionDenied, "{args}: {message}");
-        assert!(message.contains("outside the project folder"), "{message}");
+        assert!(
+            message.contains("outside the paths the policy grants"),
+            "{message}"
+        );
     }
     let refs = sh_git(outside.path(), &["for-each-ref"]);
     assert_eq!(refs, "", "the push reached the folder outside");
+
+    // A folder the policy grants may be pushed to.
+    let inside = dir.path().join("inside.git");
+    std::fs::create_dir(&inside).unwrap();
+    sh_git(&inside, &["init", "-q", "--bare", "-b", "main"]);
+    let url = inside.display().to_string();
+    let pushed = call_granted(
+        &GitPush::default(),
+        dir.path(),
+        json!({"remote": url, "branch": "main"}),
+    )
+    .await;
+    assert_eq!(pushed.status, ToolStatus::Succeeded, "{pushed:?}");
+}
+
+/// A call whose policy grants only the project folder.
+async fn call_granted(
+    tool: &dyn crate::router::Tool,
+    dir: &Path,
+    args: serde_json::Value,
+) -> agent_protocol::ToolResult {
+    let name = tool.definition().tool_name;
+    let mut request = crate::testing::request(&name, dir, args);
+    request.limits.timeout_ms = Some(20_000);
+    let real = std::fs::canonicalize(dir).unwrap();
+    request.granted_paths = Some(vec![real.display().to_string()]);
+    tool.run(&request).await
 }
 
 #[test]

@@ -219,7 +219,6 @@ async fn commit_with_nothing_staged_or_without_a_message_fails_readably() {
 #[tokio::test]
 async fn push_sends_commits_to_a_bare_remote_and_reports_a_rejection() {
     let dir = repo();
-    // Inside the project folder: a push may not reach a folder elsewhere on this machine.
     let remote = dir.path().join("remote.git");
     std::fs::create_dir(&remote).unwrap();
     sh_git(&remote, &["init", "-q", "--bare", "-b", "main"]);

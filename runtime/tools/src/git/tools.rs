@@ -406,14 +406,18 @@ async fn push_remote(
     Ok(if named.is_empty() { "origin" } else { named }.to_owned())
 }
 
-/// A push reaches a server, or a folder inside the one this call may use (the project
-/// folder): never a folder elsewhere on this machine.
+/// A push reaches a server, or a folder the policy grants (`grantedPaths`; any folder when
+/// it names none): never a folder elsewhere on this machine, whatever the repository's config
+/// (or the `remote` argument) says the remote is.
 async fn check_destination(
     request: &ToolRequest,
     settings: GitSettings,
     dir: &std::path::Path,
     remote: &str,
 ) -> Result<(), Box<ToolResult>> {
+    let Some(granted) = &request.granted_paths else {
+        return Ok(());
+    };
     let url = git(
         request,
         settings,
@@ -430,31 +434,22 @@ async fn check_destination(
     let Some(local) = confine::local_destination(&url) else {
         return Ok(());
     };
-    let top = request
-        .workspace_root
-        .as_deref()
-        .map(std::path::Path::new)
-        .map(crate::platform::normalize);
     let target = crate::platform::normalize(&dir.join(local));
-    let real = std::fs::canonicalize(&target).unwrap_or_else(|_| target.clone());
+    let real = std::fs::canonicalize(&target).unwrap_or(target);
     let os = crate::platform::Os::current();
-    let inside = top.as_ref().is_some_and(|top| {
-        let real_top = std::fs::canonicalize(top).unwrap_or_else(|_| top.clone());
-        crate::platform::paths::is_within(os, &real.to_string_lossy(), &real_top.to_string_lossy())
-    });
-    if inside {
+    if granted
+        .iter()
+        .any(|folder| crate::platform::paths::is_within(os, &real.to_string_lossy(), folder))
+    {
         return Ok(());
     }
-    let place = top.map_or_else(
-        || "the session has no project folder".to_owned(),
-        |top| format!("it is outside the project folder {}", top.display()),
-    );
     Err(Box::new(ToolResult::failed(
         request,
         ErrorCode::PermissionDenied,
         format!(
-            "GitPush: the remote \"{remote}\" is the folder {} on this machine, and {place}; a push may reach a server or a folder inside the project folder only",
-            real.display()
+            "GitPush: the remote \"{remote}\" is the folder {} on this machine, outside the paths the policy grants ({}); a push may reach a server or a granted folder only",
+            real.display(),
+            granted.join(", ")
         ),
     )))
 }
