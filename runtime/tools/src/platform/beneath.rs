@@ -58,6 +58,29 @@ pub fn open(root: Option<&Path>, path: &Path, access: Access) -> io::Result<File
     }
 }
 
+/// Removes the file `target` (a resolved path: no link in it) found by resolving `path`.
+/// When `path` lies inside `root`, so must `target`, and the removal happens in a handle of
+/// its folder opened beneath `root`: a folder swapped for a link in between cannot send it
+/// elsewhere.
+pub fn remove_file(root: Option<&Path>, path: &Path, target: &Path) -> io::Result<()> {
+    let Some((root, _)) = inside(root, path) else {
+        return std::fs::remove_file(target);
+    };
+    let real_root = std::fs::canonicalize(root)?;
+    let (Some(parent), Some(name)) = (target.parent(), target.file_name()) else {
+        return Err(io::Error::other("the file has no parent folder"));
+    };
+    let Ok(relative) = parent.strip_prefix(&real_root) else {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            Escaped {
+                root: root.to_path_buf(),
+            },
+        ));
+    };
+    imp::remove_beneath(&real_root, relative, Path::new(name))
+}
+
 #[cfg(target_os = "linux")]
 mod imp {
     use super::{Access, Escaped};
@@ -115,6 +138,12 @@ mod imp {
         }
     }
 
+    pub(super) fn remove_beneath(root: &Path, folder: &Path, name: &Path) -> io::Result<()> {
+        let folder = open_beneath(root, folder, Access::Directory)?;
+        nix::unistd::unlinkat(&folder, name, nix::unistd::UnlinkatFlags::NoRemoveDir)?;
+        Ok(())
+    }
+
     pub(super) fn open_plain(path: &Path, access: Access) -> io::Result<File> {
         let fd = nix::fcntl::open(path, flags(access), Mode::empty())?;
         clear_nonblocking(File::from(fd), access)
@@ -140,6 +169,10 @@ mod imp {
 
     pub(super) fn open_beneath(root: &Path, relative: &Path, access: Access) -> io::Result<File> {
         open_plain(&root.join(relative), access)
+    }
+
+    pub(super) fn remove_beneath(root: &Path, folder: &Path, name: &Path) -> io::Result<()> {
+        std::fs::remove_file(root.join(folder).join(name))
     }
 
     pub(super) fn open_plain(path: &Path, access: Access) -> io::Result<File> {
@@ -202,5 +235,24 @@ mod tests {
         let missing = open(Some(root.path()), &root.path().join("nope"), Access::Read).unwrap_err();
         assert_eq!(missing.kind(), io::ErrorKind::NotFound);
         assert!(escaped(&missing).is_none());
+    }
+
+    #[test]
+    fn a_removal_stays_beneath_the_root() {
+        let root = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("precious"), "p").unwrap();
+        std::fs::write(root.path().join("a.txt"), "a").unwrap();
+        let path = root.path().join("a.txt");
+        let real = std::fs::canonicalize(&path).unwrap();
+        remove_file(Some(root.path()), &path, &real).unwrap();
+        assert!(!path.exists());
+        // A link inside resolved to a file outside: refused, the file stays.
+        let link = root.path().join("link");
+        std::os::unix::fs::symlink(outside.path().join("precious"), &link).unwrap();
+        let target = std::fs::canonicalize(&link).unwrap();
+        let error = remove_file(Some(root.path()), &link, &target).unwrap_err();
+        assert!(escaped(&error).is_some(), "{error}");
+        assert!(outside.path().join("precious").exists());
     }
 }
