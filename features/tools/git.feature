@@ -61,7 +61,7 @@ Feature: The git tools
     Given the workspace file "notes.txt" contains "first"
     And the workspace is a git repository with "notes.txt" committed
     And the workspace repository has the bare remote "origin.git" beside the workspace
-    And the policy also grants Git.Push
+    And the policy grants Git.Push under ".." but blocks "secrets/"
     And a running session
     And the model will call GitPush with:
       """

@@ -164,6 +164,10 @@ pub struct Cli {
         value_parser = Seconds
     )]
     mcp_startup_timeout_seconds: Duration,
+    /// The most ReadFile holds of one file, in bytes, even when the policy sets no size
+    /// limit; a larger file is read in parts (offset/limit).
+    #[arg(long, env = "AGENT_RUNTIME_MAX_READ_BYTES", default_value_t = 10 * 1024 * 1024)]
+    max_read_bytes: u64,
     /// Largest accepted JSON-RPC line, in bytes.
     #[arg(long, env = "AGENT_RUNTIME_MAX_LINE_BYTES", default_value_t = 256 * 1024 * 1024)]
     max_line_bytes: usize,
@@ -265,6 +269,7 @@ impl Cli {
         Ok(agent_tools::ToolOptions {
             allow_loopback_http: self.allow_loopback_http,
             kill_grace: Some(self.kill_grace_seconds),
+            max_read_bytes: Some(self.max_read_bytes),
             backend_tool_service_url: self
                 .backend_tool_service_url
                 .clone()

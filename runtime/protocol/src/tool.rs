@@ -41,6 +41,10 @@ pub struct ToolRequest {
     pub workspace_root: Option<String>,
     #[serde(default, skip_serializing_if = "is_default")]
     pub limits: ToolLimits,
+    /// The folders the capability grants (its `allowedPaths`, resolved); `None`: any path.
+    /// For what a tool reaches beyond its arguments' paths (a push destination).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub granted_paths: Option<Vec<String>>,
 }
 
 fn is_default(limits: &ToolLimits) -> bool {

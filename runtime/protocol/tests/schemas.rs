@@ -695,6 +695,7 @@ fn tool_request() -> ToolRequest {
             max_output_bytes: Some(102_400),
             timeout_ms: Some(300_000),
         },
+        granted_paths: None,
     }
 }
 

@@ -40,6 +40,9 @@ pub struct ToolOptions {
     /// the spec's 5 s (local-tool-runtime.md §6.2). A knob so the escalation can be
     /// certified without waiting the full grace.
     pub kill_grace: Option<std::time::Duration>,
+    /// The most ReadFile holds of one file, whatever the bundle allows (issue 25);
+    /// `None` is [`crate::file::read::DEFAULT_MAX_READ_BYTES`].
+    pub max_read_bytes: Option<u64>,
 }
 
 pub struct LocalToolRouter {
@@ -67,7 +70,11 @@ impl LocalToolRouter {
             ..options.mcp
         };
         let tools: Vec<Box<dyn Tool>> = vec![
-            Box::new(ReadFile),
+            Box::new(ReadFile {
+                max_bytes: options
+                    .max_read_bytes
+                    .unwrap_or(crate::file::read::DEFAULT_MAX_READ_BYTES),
+            }),
             Box::new(WriteFile),
             Box::new(DeleteFile),
             Box::new(match options.kill_grace {

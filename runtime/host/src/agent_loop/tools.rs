@@ -76,6 +76,7 @@ impl TaskRun {
                         max_output_bytes: entry.and_then(|entry| entry.max_output_bytes),
                         timeout_ms: Some(millis(tool_timeout)),
                     },
+                    granted_paths: entry.and_then(|entry| policy.granted_paths(entry)),
                 };
                 let verdict = match (capability, parsed) {
                     (_, Err(error)) => Err(ToolResult::failed(
@@ -147,7 +148,10 @@ impl TaskRun {
                     (Decision::Approved, _) if self.session.policy().is_expired() => {
                         expired(&plan.request)
                     }
-                    (Decision::Approved, _) => self.execute(plan.request.clone()).await,
+                    (Decision::Approved, _) => match self.recheck(&plan.request) {
+                        Some(denied) => denied,
+                        None => self.execute(plan.request.clone()).await,
+                    },
                     (Decision::Denied, reason) => ToolResult::denied(
                         &plan.request,
                         ErrorCode::ApprovalDenied,
@@ -196,6 +200,27 @@ impl TaskRun {
             }),
         );
         text
+    }
+
+    /// The policy judged the call before the user was asked; while they decided, a path it
+    /// names may have become a link to somewhere else, or the bundle may have changed. So the
+    /// approved call is judged again, against the policy of now: the denial, if it fails.
+    fn recheck(&self, request: &ToolRequest) -> Option<ToolResult> {
+        let policy = self.session.policy();
+        let capability = request.capability.as_deref()?;
+        match policy.check_tool_for_task(
+            &request.tool_name,
+            capability,
+            &request.arguments,
+            &self.options,
+        ) {
+            Verdict::Denied(reason) => Some(ToolResult::denied(
+                request,
+                ErrorCode::CapabilityDenied,
+                format!("Checked again after the approval, the policy refuses it: {reason}"),
+            )),
+            Verdict::Allowed | Verdict::ApprovalRequired { .. } => None,
+        }
     }
 
     async fn execute(&self, request: ToolRequest) -> ToolResult {

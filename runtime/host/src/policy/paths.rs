@@ -44,6 +44,24 @@ impl PolicyEnforcer {
         Ok(path)
     }
 
+    /// The entry's `allowedPaths` as the tool runtime is told them (`ToolRequest.grantedPaths`):
+    /// absolute and resolved like every judged path; `None` when the entry names none.
+    pub fn granted_paths(&self, entry: &CapabilityEntry) -> Option<Vec<String>> {
+        let allowed = entry.allowed_paths.as_ref()?;
+        Some(
+            allowed
+                .iter()
+                // As in `matches`: a relative entry means nothing without a project folder.
+                .filter(|prefix| Path::new(prefix).is_absolute() || self.workspace_root.is_some())
+                .map(|prefix| {
+                    resolve(&self.absolute(Path::new(prefix)))
+                        .display()
+                        .to_string()
+                })
+                .collect(),
+        )
+    }
+
     pub(super) fn inside_workspace(&self, path: &Path) -> bool {
         self.workspace_root.as_deref().is_some_and(|root| {
             path_match::starts_with(path, &resolve(root), path_match::FOLDS_CASE)

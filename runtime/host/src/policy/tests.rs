@@ -304,3 +304,23 @@ fn a_symlink_into_a_blocked_directory_is_denied() {
         Verdict::Denied(_)
     ));
 }
+
+#[test]
+fn granted_paths_are_the_allowed_paths_resolved_or_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let policy = enforcer(
+        &root,
+        json!([
+            {"name": "Git.Push", "allowedPaths": [".", "/srv/../opt/repos"]},
+            {"name": "Git.Status"}
+        ]),
+    );
+    let push = policy.capability("Git.Push").unwrap();
+    assert_eq!(
+        policy.granted_paths(push),
+        Some(vec![root.display().to_string(), "/opt/repos".to_owned()])
+    );
+    let status = policy.capability("Git.Status").unwrap();
+    assert_eq!(policy.granted_paths(status), None);
+}

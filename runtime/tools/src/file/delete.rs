@@ -82,12 +82,26 @@ fn delete(request: &ToolRequest, path: &Path) -> ToolResult {
             ),
         );
     }
-    // What was there, for the diff; a file that cannot be read can still be deleted.
+    // What was there, for the diff; a file that cannot be read can still be deleted. Read
+    // and removed beneath the project folder when the path is in it: a link swapped in since
+    // the policy check cannot send either outside (issue 25).
+    let root = request.workspace_root.as_deref().map(Path::new);
     let old_bytes = (metadata.len() <= MAX_DIFF_INPUT_BYTES)
-        .then(|| fs::read(&target).ok())
+        .then(|| {
+            let file =
+                crate::platform::beneath::open(root, path, crate::platform::beneath::Access::Read)
+                    .ok()?;
+            let mut bytes = Vec::new();
+            std::io::Read::read_to_end(
+                &mut std::io::Read::take(file, MAX_DIFF_INPUT_BYTES),
+                &mut bytes,
+            )
+            .ok()?;
+            Some(bytes)
+        })
         .flatten();
-    if let Err(error) = fs::remove_file(&target) {
-        return io_failure(request, path, &error);
+    if let Err(error) = crate::platform::beneath::remove_file(root, path, &target) {
+        return super::open_failure(request, "DeleteFile", path, &error);
     }
     let shown = path.display().to_string();
     let old = match &old_bytes {

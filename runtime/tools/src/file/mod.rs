@@ -29,6 +29,27 @@ pub(crate) fn resolve_path(
     })
 }
 
+/// [`io_failure`], except that an open refused for leading out of the project folder
+/// says so (issue 25: the refusal names its rule).
+pub(crate) fn open_failure(
+    request: &ToolRequest,
+    tool: &str,
+    path: &Path,
+    error: &std::io::Error,
+) -> ToolResult {
+    match platform::beneath::escaped(error) {
+        Some(escaped) => ToolResult::failed(
+            request,
+            ErrorCode::PermissionDenied,
+            format!(
+                "{tool}: {} was not opened: {escaped}. Name the file by its real path, which the policy then judges",
+                path.display()
+            ),
+        ),
+        None => io_failure(request, path, error),
+    }
+}
+
 /// Maps an I/O error to the spec's codes with a message naming the path.
 pub(crate) fn io_failure(request: &ToolRequest, path: &Path, error: &std::io::Error) -> ToolResult {
     let (code, message) = match error.kind() {

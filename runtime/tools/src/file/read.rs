@@ -1,6 +1,7 @@
 //! ReadFile (local-tool-runtime.md §4.1).
 
-use std::path::PathBuf;
+use std::io::{BufRead, Read};
+use std::path::Path;
 
 use agent_protocol::{ErrorCode, ToolDefinition, ToolRequest, ToolResult};
 use async_trait::async_trait;
@@ -8,13 +9,28 @@ use serde_json::json;
 
 use super::io_failure;
 use crate::args::Args;
-use crate::platform::{self, Os, encoding::DecodeError};
+use crate::platform::{self, Os, beneath, encoding::DecodeError};
 use crate::router::Tool;
 
 /// How much of the start of a file is inspected for NUL bytes to call it binary.
 const BINARY_SNIFF_BYTES: usize = 8000;
 
-pub struct ReadFile;
+/// The most ReadFile holds of one file when nothing smaller is set (issue 25): 10 MiB.
+pub const DEFAULT_MAX_READ_BYTES: u64 = 10 * 1024 * 1024;
+
+/// ReadFile, holding at most `max_bytes` of a file in memory whatever the bundle allows.
+#[derive(Debug, Clone, Copy)]
+pub struct ReadFile {
+    pub max_bytes: u64,
+}
+
+impl Default for ReadFile {
+    fn default() -> Self {
+        Self {
+            max_bytes: DEFAULT_MAX_READ_BYTES,
+        }
+    }
+}
 
 #[async_trait]
 impl Tool for ReadFile {
@@ -60,8 +76,15 @@ impl Tool for ReadFile {
         };
         let request_owned = request.clone();
         let encoding = encoding.map(str::to_owned);
+        let cap = self.max_bytes;
         let outcome = tokio::task::spawn_blocking(move || {
-            read(&request_owned, &path, offset, limit, encoding.as_deref())
+            let wanted = Wanted {
+                offset,
+                limit,
+                encoding: encoding.as_deref(),
+                cap,
+            };
+            read(&request_owned, &path, &wanted)
         })
         .await;
         outcome.unwrap_or_else(|error| {
@@ -74,14 +97,23 @@ impl Tool for ReadFile {
     }
 }
 
-fn read(
-    request: &ToolRequest,
-    path: &PathBuf,
+/// What a call asks of the file, and the most it may hold.
+struct Wanted<'a> {
     offset: Option<u64>,
     limit: Option<u64>,
-    encoding: Option<&str>,
-) -> ToolResult {
-    let metadata = match std::fs::metadata(path) {
+    encoding: Option<&'a str>,
+    cap: u64,
+}
+
+fn read(request: &ToolRequest, path: &Path, wanted: &Wanted<'_>) -> ToolResult {
+    // One handle for every question: the file judged is the file read, opened beneath the
+    // project folder so a link swapped in after the policy check cannot lead out of it.
+    let root = request.workspace_root.as_deref().map(Path::new);
+    let file = match beneath::open(root, path, beneath::Access::Read) {
+        Ok(file) => file,
+        Err(error) => return super::open_failure(request, "ReadFile", path, &error),
+    };
+    let metadata = match file.metadata() {
         Ok(metadata) => metadata,
         Err(error) => return io_failure(request, path, &error),
     };
@@ -104,31 +136,65 @@ fn read(
             ),
         );
     }
+    let size = metadata.len();
     if let Some(limit) = request.limits.max_file_size_bytes
-        && metadata.len() > limit
+        && size > limit
     {
         return ToolResult::failed(
             request,
             ErrorCode::FileTooLarge,
             format!(
-                "{} is {} bytes, more than the limit of {limit} bytes",
-                path.display(),
-                metadata.len()
+                "{} is {size} bytes, more than the limit of {limit} bytes",
+                path.display()
             ),
         );
     }
-    let bytes = match std::fs::read(path) {
-        Ok(bytes) => bytes,
+    let mut reader = std::io::BufReader::with_capacity(64 * 1024, file);
+    let head = match reader.fill_buf() {
+        Ok(head) => head[..head.len().min(BINARY_SNIFF_BYTES)].to_vec(),
         Err(error) => return io_failure(request, path, &error),
     };
+    let bom = platform::encoding::bom(&head);
     // UTF-16 text is full of NUL bytes: a BOM or an explicit encoding says it is text.
-    if encoding.is_none()
-        && platform::encoding::bom(&bytes).is_none()
-        && bytes[..bytes.len().min(BINARY_SNIFF_BYTES)].contains(&0)
-    {
-        return ToolResult::succeeded(request, format!("Binary file, {} bytes", bytes.len()));
+    if wanted.encoding.is_none() && bom.is_none() && head.contains(&0) {
+        return ToolResult::succeeded(request, format!("Binary file, {size} bytes"));
     }
-    let text = match platform::encoding::decode(Os::current(), &bytes, encoding) {
+    let bytes = if size <= wanted.cap {
+        // Read no more than the cap even if the file grew since it was measured.
+        let mut bytes = Vec::new();
+        match reader.take(wanted.cap).read_to_end(&mut bytes) {
+            Ok(_) => bytes,
+            Err(error) => return io_failure(request, path, &error),
+        }
+    } else {
+        let too_large = |what: String| {
+            ToolResult::failed(
+                request,
+                ErrorCode::FileTooLarge,
+                format!(
+                    "{} is {size} bytes; {what} (ReadFile holds at most {} bytes at once, AGENT_RUNTIME_MAX_READ_BYTES)",
+                    path.display(),
+                    wanted.cap
+                ),
+            )
+        };
+        if wanted.offset.is_none() && wanted.limit.is_none() {
+            return too_large("read it in parts with \"offset\" and \"limit\"".to_owned());
+        }
+        let wide = bom.is_some_and(|(encoding, _)| encoding != encoding_rs::UTF_8)
+            || wanted
+                .encoding
+                .is_some_and(|label| label.to_ascii_lowercase().contains("16"));
+        if wide {
+            return too_large("a UTF-16 file that large cannot be read in parts".to_owned());
+        }
+        match lines_of(reader, wanted.offset, wanted.limit, wanted.cap) {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => return too_large("the lines asked for are more than that".to_owned()),
+            Err(error) => return io_failure(request, path, &error),
+        }
+    };
+    let text = match platform::encoding::decode(Os::current(), &bytes, wanted.encoding) {
         Ok(text) => text,
         Err(error @ DecodeError::UnknownEncoding(_)) => {
             return ToolResult::failed(
@@ -145,7 +211,57 @@ fn read(
             );
         }
     };
-    ToolResult::succeeded(request, select_lines(&text, offset, limit))
+    if size > wanted.cap {
+        // `bytes` already holds exactly the lines asked for.
+        return ToolResult::succeeded(request, text);
+    }
+    ToolResult::succeeded(request, select_lines(&text, wanted.offset, wanted.limit))
+}
+
+/// The bytes of lines `offset..offset+limit` (1-based) of an ASCII-compatible file, read
+/// line by line, so a file larger than memory can be read in parts. `None` when they add
+/// up to more than `cap` bytes.
+fn lines_of(
+    mut reader: impl BufRead,
+    offset: Option<u64>,
+    limit: Option<u64>,
+    cap: u64,
+) -> std::io::Result<Option<Vec<u8>>> {
+    let skip = offset.unwrap_or(1).saturating_sub(1);
+    let mut line = 0u64;
+    // Skipping reads through the buffer without keeping any of it.
+    while line < skip {
+        let buffer = reader.fill_buf()?;
+        if buffer.is_empty() {
+            return Ok(Some(Vec::new()));
+        }
+        let (used, ended) = match buffer.iter().position(|byte| *byte == b'\n') {
+            Some(at) => (at + 1, true),
+            None => (buffer.len(), false),
+        };
+        reader.consume(used);
+        if ended {
+            line += 1;
+        }
+    }
+    let mut out = Vec::new();
+    let mut taken = 0u64;
+    let cap = usize::try_from(cap).unwrap_or(usize::MAX);
+    while limit.is_none_or(|limit| taken < limit) {
+        // Never more than one byte past the cap, however long the line.
+        let room = u64::try_from(cap.saturating_sub(out.len()) + 1).unwrap_or(u64::MAX);
+        let read = (&mut reader).take(room).read_until(b'\n', &mut out)?;
+        if out.len() > cap {
+            return Ok(None);
+        }
+        if read == 0 {
+            break;
+        }
+        if out.last() == Some(&b'\n') {
+            taken += 1;
+        }
+    }
+    Ok(Some(out))
 }
 
 /// Lines `offset..offset+limit` (1-based), keeping their line endings.
@@ -178,11 +294,12 @@ mod tests {
             tool_call_id: Some("c1".into()),
             workspace_root: Some(dir.display().to_string()),
             limits: Default::default(),
+            granted_paths: None,
         }
     }
 
     async fn run(dir: &Path, args: Value) -> ToolResult {
-        ReadFile.run(&request(dir, args)).await
+        ReadFile::default().run(&request(dir, args)).await
     }
 
     #[tokio::test]
@@ -212,7 +329,7 @@ mod tests {
         let mut big = request(dir.path(), json!({"path": "big"}));
         big.limits.max_file_size_bytes = Some(10);
         assert_eq!(
-            ReadFile.run(&big).await.error.unwrap().code,
+            ReadFile::default().run(&big).await.error.unwrap().code,
             ErrorCode::FileTooLarge
         );
         let bad = run(dir.path(), json!({"path": "big", "offset": 0})).await;
@@ -292,6 +409,81 @@ mod tests {
         assert_eq!(
             malformed.error.unwrap().code,
             ErrorCode::ToolExecutionFailed
+        );
+    }
+
+    /// A ReadFile that holds at most `cap` bytes.
+    async fn run_capped(dir: &Path, cap: u64, args: Value) -> ToolResult {
+        ReadFile { max_bytes: cap }.run(&request(dir, args)).await
+    }
+
+    #[tokio::test]
+    async fn a_huge_sparse_file_is_called_binary_from_its_first_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = std::fs::File::create(dir.path().join("sparse")).unwrap();
+        // 64 GiB of holes: reading it whole would exhaust any machine.
+        file.set_len(64 << 30).unwrap();
+        let result = run(dir.path(), json!({"path": "sparse"})).await;
+        assert_eq!(result.status, ToolStatus::Succeeded, "{result:?}");
+        assert_eq!(
+            result.output_text.as_deref(),
+            Some("Binary file, 68719476736 bytes")
+        );
+    }
+
+    #[tokio::test]
+    async fn text_larger_than_the_cap_is_refused_whole_and_served_in_parts() {
+        let dir = tempfile::tempdir().unwrap();
+        let text: String = (1..=1000).map(|n| format!("line {n}\n")).collect();
+        std::fs::write(dir.path().join("big.txt"), &text).unwrap();
+        let whole = run_capped(dir.path(), 100, json!({"path": "big.txt"})).await;
+        let error = whole.error.unwrap();
+        assert_eq!(error.code, ErrorCode::FileTooLarge);
+        assert!(error.message.contains("offset"), "{}", error.message);
+        assert!(
+            error.message.contains("at most 100 bytes"),
+            "{}",
+            error.message
+        );
+
+        let part = run_capped(
+            dir.path(),
+            100,
+            json!({"path": "big.txt", "offset": 998, "limit": 2}),
+        )
+        .await;
+        assert_eq!(part.output_text.as_deref(), Some("line 998\nline 999\n"));
+        let to_end = run_capped(dir.path(), 100, json!({"path": "big.txt", "offset": 999})).await;
+        assert_eq!(to_end.output_text.as_deref(), Some("line 999\nline 1000\n"));
+        let past = run_capped(dir.path(), 100, json!({"path": "big.txt", "offset": 5000})).await;
+        assert_eq!(past.output_text.as_deref(), Some(""));
+        let many = run_capped(
+            dir.path(),
+            100,
+            json!({"path": "big.txt", "offset": 1, "limit": 50}),
+        )
+        .await;
+        assert_eq!(many.error.unwrap().code, ErrorCode::FileTooLarge);
+
+        // Under the cap nothing changes.
+        let small = run_capped(
+            dir.path(),
+            1 << 20,
+            json!({"path": "big.txt", "offset": 2, "limit": 1}),
+        )
+        .await;
+        assert_eq!(small.output_text.as_deref(), Some("line 2\n"));
+    }
+
+    #[test]
+    fn one_endless_line_holds_no_more_than_the_cap() {
+        let endless = std::io::repeat(b'x');
+        let reader = std::io::BufReader::new(endless);
+        assert_eq!(lines_of(reader, Some(1), Some(1), 1000).unwrap(), None);
+        let reader = std::io::BufReader::new(&b"a\nb\nc"[..]);
+        assert_eq!(
+            lines_of(reader, Some(2), None, 1000).unwrap(),
+            Some(b"b\nc".to_vec())
         );
     }
 }

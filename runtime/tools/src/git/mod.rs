@@ -7,6 +7,7 @@
 //! repository, nothing to commit, a rejected push. Runs share RunCommand's machinery: own
 //! process tree, bounded capture, the tree ended on timeout (TOOL_EXECUTION_TIMEOUT).
 
+mod confine;
 mod tools;
 
 use std::path::{Path, PathBuf};
@@ -132,35 +133,156 @@ pub(crate) fn plain_name(tool: &str, field: &str, value: &str) -> Result<(), Str
     }
 }
 
-/// Runs `git args…` in `dir`. `Err` is the finished `ToolResult` for a run that could not
-/// start, timed out, or was not in a repository.
+/// Runs `git args…` in `dir`, confined ([`confine`]): the repository must lie inside the
+/// granted folder, and nothing its config names is executed. `Err` is the finished
+/// `ToolResult` for a run that was refused, could not start, timed out, or was not in a
+/// repository.
 pub(crate) async fn git(
     request: &ToolRequest,
     settings: GitSettings,
     dir: &Path,
     args: &[&str],
 ) -> Result<GitRun, Box<ToolResult>> {
+    git_with(request, settings, dir, &[], args).await
+}
+
+/// [`git`] with extra `-c key=value` settings (an identity for a commit).
+pub(crate) async fn git_with(
+    request: &ToolRequest,
+    settings: GitSettings,
+    dir: &Path,
+    extra: &[String],
+    args: &[&str],
+) -> Result<GitRun, Box<ToolResult>> {
+    let repository = repository(request, dir)?;
+    let listed = run(
+        request,
+        settings,
+        dir,
+        &repository,
+        &[],
+        confine::LIST_CONFIG,
+    )
+    .await?;
+    if !listed.ok() {
+        return Err(Box::new(git_failed(
+            request,
+            "Reading the repository's config (git config)",
+            &listed,
+        )));
+    }
+    if listed.stdout_raw.omitted() > 0 {
+        return Err(Box::new(ToolResult::failed(
+            request,
+            ErrorCode::ToolExecutionFailed,
+            format!(
+                "The git config of {} is too large to check ({} bytes of setting names); git tools refuse it",
+                repository.work_tree.display(),
+                listed.stdout_raw.total
+            ),
+        )));
+    }
+    let mut neutral = confine::neutralise(&listed.stdout_raw.to_bytes());
+    neutral.extend(extra.iter().cloned());
+    run(request, settings, dir, &repository, &neutral, args).await
+}
+
+/// The user's `user.name`/`user.email` as `-c` settings: the global config is ignored by
+/// every other run, but it is where most people keep who they are. Reading config runs
+/// nothing.
+pub(crate) async fn identity(
+    request: &ToolRequest,
+    settings: GitSettings,
+    dir: &Path,
+) -> Result<Vec<String>, Box<ToolResult>> {
+    let repository = repository(request, dir)?;
+    let mut builder = confine::command(Some(&repository), &[]);
+    builder
+        .env_remove("GIT_CONFIG_GLOBAL")
+        .env_remove("GIT_CONFIG_NOSYSTEM")
+        .args(["config", "--get-regexp", r"^user\.(name|email)$"]);
+    let listed = spawn(request, settings, dir, builder, "config").await?;
+    let mut found: Vec<(String, String)> = Vec::new();
+    for line in listed.stdout.lines() {
+        if let Some((key, value)) = line.split_once(' ') {
+            found.retain(|(seen, _)| seen != key);
+            found.push((key.to_owned(), value.to_owned()));
+        }
+    }
+    Ok(found
+        .into_iter()
+        .map(|(key, value)| format!("{key}={value}"))
+        .collect())
+}
+
+/// The checked repository of `dir`, searched no higher than the project folder (or `dir`
+/// itself when it lies elsewhere).
+fn repository(request: &ToolRequest, dir: &Path) -> Result<confine::Repository, Box<ToolResult>> {
+    let os = platform::Os::current();
+    let top = request
+        .workspace_root
+        .as_deref()
+        .map(|root| platform::normalize(Path::new(root)))
+        .filter(|root| {
+            platform::paths::is_within(os, &dir.to_string_lossy(), &root.to_string_lossy())
+        })
+        .unwrap_or_else(|| dir.to_path_buf());
+    match confine::find_repository(dir, &top) {
+        Ok(Some(repository)) => Ok(repository),
+        Ok(None) => Err(Box::new(ToolResult::failed(
+            request,
+            ErrorCode::ToolExecutionFailed,
+            if top == dir {
+                format!(
+                    "{} is not a git repository (nor is any folder above it)",
+                    dir.display()
+                )
+            } else {
+                format!(
+                    "{} is not a git repository (nor is any folder above it up to the project folder {})",
+                    dir.display(),
+                    top.display()
+                )
+            },
+        ))),
+        Err(message) => Err(Box::new(ToolResult::failed(
+            request,
+            ErrorCode::PermissionDenied,
+            message,
+        ))),
+    }
+}
+
+async fn run(
+    request: &ToolRequest,
+    settings: GitSettings,
+    dir: &Path,
+    repository: &confine::Repository,
+    neutral: &[String],
+    args: &[&str],
+) -> Result<GitRun, Box<ToolResult>> {
+    let mut builder = confine::command(Some(repository), neutral);
+    builder.args(args);
+    let subcommand = args.first().copied().unwrap_or("git");
+    spawn(request, settings, dir, builder, subcommand).await
+}
+
+async fn spawn(
+    request: &ToolRequest,
+    settings: GitSettings,
+    dir: &Path,
+    builder: Command,
+    subcommand: &str,
+) -> Result<GitRun, Box<ToolResult>> {
     // The host's budget is a limit, not a suggestion.
     let timeout = request.limits.timeout_ms.map_or(settings.timeout, |limit| {
         settings.timeout.min(Duration::from_millis(limit))
     });
-    let mut builder = Command::new("git");
-    builder
-        // Readable, stable output: no colours, no pager, no quoted non-ASCII names, and
-        // never an HTTPS credential prompt (nobody could answer it).
-        .args(["-c", "color.ui=never", "-c", "core.quotepath=off"])
-        .args(args)
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .env("GIT_PAGER", "cat")
-        .env("LC_ALL", "C");
-    // SSH is left as the user configured it (core.sshCommand, keys, agent): the runtime has
-    // no terminal for ssh to prompt on, and the timeout ends a run that waits anyway.
     let run_settings = Settings {
         kill_grace: settings.kill_grace,
         capture_bytes: settings.capture_bytes,
         drain: crate::shell::DEFAULT_DRAIN,
     };
-    let subcommand = args.first().copied().unwrap_or("git");
     let outcome = exec::run_prepared(builder, dir, None, timeout, run_settings)
         .await
         .map_err(|error| {
@@ -224,5 +346,7 @@ pub(crate) fn git_failed(request: &ToolRequest, what: &str, run: &GitRun) -> Too
     )
 }
 
+#[cfg(test)]
+mod hostile_tests;
 #[cfg(test)]
 mod tests;

@@ -5,7 +5,9 @@ use agent_protocol::{ErrorCode, ToolDefinition, ToolRequest, ToolResult};
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
-use super::{GitSettings, git, git_failed, plain_name, repository_dir};
+use super::{
+    GitSettings, confine, git, git_failed, git_with, identity, plain_name, repository_dir,
+};
 use crate::args::{ArgError, Args};
 use crate::output;
 use crate::router::Tool;
@@ -251,6 +253,12 @@ impl Tool for GitCommit {
                     .to_owned(),
             );
         }
+        if let Some(message) = files
+            .iter()
+            .find_map(|file| confine::plain_pathspec("GitCommit", file).err())
+        {
+            return invalid(request, message);
+        }
         let dir = match repository_dir("GitCommit", request, path) {
             Ok(dir) => dir,
             Err(failure) => return *failure,
@@ -269,7 +277,11 @@ impl Tool for GitCommit {
             commit.push("--all");
         }
         commit.extend(["--message", message]);
-        match git(request, self.settings, &dir, &commit).await {
+        let who = match identity(request, self.settings, &dir).await {
+            Ok(who) => who,
+            Err(failure) => return *failure,
+        };
+        match git_with(request, self.settings, &dir, &who, &commit).await {
             Ok(run) if run.ok() => ToolResult::succeeded(request, run.stdout),
             Ok(run)
                 if run.stdout.contains("nothing to commit")
@@ -342,16 +354,15 @@ impl Tool for GitPush {
             Ok(dir) => dir,
             Err(failure) => return *failure,
         };
-        // Never forced: no such argument exists, and a refspec cannot carry a leading "+".
-        let mut push = vec!["push"];
-        if set_upstream {
-            push.push("--set-upstream");
-        }
-        match (remote, branch) {
-            (Some(remote), Some(branch)) => push.extend([remote, branch]),
-            (Some(remote), None) => push.push(remote),
-            (None, Some(branch)) => push.extend(["origin", branch]),
-            (None, None) => {}
+        let remote = match remote {
+            Some(remote) => remote.to_owned(),
+            None => match push_remote(request, self.settings, &dir).await {
+                Ok(remote) => remote,
+                Err(failure) => return *failure,
+            },
+        };
+        if let Err(failure) = check_destination(request, self.settings, &dir, &remote).await {
+            return *failure;
         }
         if branch.is_some_and(|branch| branch.starts_with('+')) {
             return invalid(
@@ -359,6 +370,14 @@ impl Tool for GitPush {
                 "GitPush: argument \"branch\" must not start with \"+\" (a forced push)".to_owned(),
             );
         }
+        // Never forced: no such argument exists, and a refspec cannot carry a leading "+".
+        // The remote is always named, so the destination checked is the one pushed to.
+        let mut push = vec!["push"];
+        if set_upstream {
+            push.push("--set-upstream");
+        }
+        push.push(&remote);
+        push.extend(branch);
         match git(request, self.settings, &dir, &push).await {
             Ok(run) if run.ok() => {
                 ToolResult::succeeded(request, format!("git push succeeded.\n{}\n", run.said()))
@@ -367,4 +386,70 @@ impl Tool for GitPush {
             Err(failure) => *failure,
         }
     }
+}
+
+/// The remote a push without `remote` goes to: the current branch's push remote (its
+/// `pushRemote`, `remote.pushDefault`, its upstream's remote), else `origin`.
+async fn push_remote(
+    request: &ToolRequest,
+    settings: GitSettings,
+    dir: &std::path::Path,
+) -> Result<String, Box<ToolResult>> {
+    let head = git(request, settings, dir, &["symbolic-ref", "-q", "HEAD"]).await?;
+    let head = head.stdout.trim();
+    if head.is_empty() {
+        return Ok("origin".to_owned());
+    }
+    let format = ["for-each-ref", "--format=%(push:remotename)", head];
+    let named = git(request, settings, dir, &format).await?;
+    let named = named.stdout.trim();
+    Ok(if named.is_empty() { "origin" } else { named }.to_owned())
+}
+
+/// A push reaches a server, or a folder the policy grants (`grantedPaths`; any folder when
+/// it names none): never a folder elsewhere on this machine, whatever the repository's config
+/// (or the `remote` argument) says the remote is.
+async fn check_destination(
+    request: &ToolRequest,
+    settings: GitSettings,
+    dir: &std::path::Path,
+    remote: &str,
+) -> Result<(), Box<ToolResult>> {
+    let Some(granted) = &request.granted_paths else {
+        return Ok(());
+    };
+    let url = git(
+        request,
+        settings,
+        dir,
+        &["remote", "get-url", "--push", remote],
+    )
+    .await?;
+    // Not a configured remote: git reads the argument itself as the URL.
+    let url = if url.ok() {
+        url.stdout.trim().to_owned()
+    } else {
+        remote.to_owned()
+    };
+    let Some(local) = confine::local_destination(&url) else {
+        return Ok(());
+    };
+    let target = crate::platform::normalize(&dir.join(local));
+    let real = std::fs::canonicalize(&target).unwrap_or(target);
+    let os = crate::platform::Os::current();
+    if granted
+        .iter()
+        .any(|folder| crate::platform::paths::is_within(os, &real.to_string_lossy(), folder))
+    {
+        return Ok(());
+    }
+    Err(Box::new(ToolResult::failed(
+        request,
+        ErrorCode::PermissionDenied,
+        format!(
+            "GitPush: the remote \"{remote}\" is the folder {} on this machine, outside the paths the policy grants ({}); a push may reach a server or a granted folder only",
+            real.display(),
+            granted.join(", ")
+        ),
+    )))
 }

@@ -1,0 +1,114 @@
+use super::*;
+
+#[test]
+fn every_named_program_of_the_config_is_switched_off() {
+    let listed = b"core.bare\0filter.lfs.clean\0filter.lfs.required\0diff.evil.textconv\0Remote.origin.receivepack\0credential.https://x.example.helper\0user.name\0filter.lfs.clean\0";
+    assert_eq!(
+        neutralise(listed),
+        [
+            "filter.lfs.clean=",
+            "filter.lfs.required=false",
+            "diff.evil.textconv=",
+            "Remote.origin.receivepack=",
+            "credential.https://x.example.helper=",
+        ]
+    );
+    assert!(neutralise(b"").is_empty());
+}
+
+#[test]
+fn pathspec_magic_and_wildcards_are_refused_with_the_rule() {
+    assert!(plain_pathspec("GitCommit", "src/a.txt").is_ok());
+    assert!(plain_pathspec("GitCommit", "dir with space/b").is_ok());
+    for bad in [":(glob)**", ":!x", ":/top", "*.env", "a?", "[ab]", "-n"] {
+        let error = plain_pathspec("GitCommit", bad).unwrap_err();
+        assert!(error.contains(bad), "{error}");
+    }
+    assert!(
+        plain_pathspec("GitCommit", "*.env")
+            .unwrap_err()
+            .contains("wildcard")
+    );
+    assert!(
+        plain_pathspec("GitCommit", ":x")
+            .unwrap_err()
+            .contains("magic")
+    );
+}
+
+#[test]
+fn local_destinations_are_told_from_servers() {
+    assert_eq!(local_destination("/srv/repo.git"), Some("/srv/repo.git"));
+    assert_eq!(local_destination("../up.git"), Some("../up.git"));
+    assert_eq!(local_destination("file:///srv/r"), Some("/srv/r"));
+    assert_eq!(local_destination("./a:b"), Some("./a:b"));
+    assert_eq!(local_destination("C:/repos/r"), Some("C:/repos/r"));
+    assert_eq!(local_destination("git@github.com:o/r.git"), None);
+    assert_eq!(local_destination("https://github.com/o/r"), None);
+    assert_eq!(local_destination("ssh://host/r"), None);
+}
+
+#[test]
+fn a_dot_git_file_leading_out_of_the_granted_folder_is_refused() {
+    let outside = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let git_dir = outside.path().join("real.git");
+    std::fs::create_dir(&git_dir).unwrap();
+    std::fs::write(
+        project.path().join(".git"),
+        format!("gitdir: {}\n", git_dir.display()),
+    )
+    .unwrap();
+    let error = find_repository(project.path(), project.path()).unwrap_err();
+    assert!(
+        error.contains("outside the folder this call may use"),
+        "{error}"
+    );
+    assert!(error.contains("real.git"), "{error}");
+
+    // Inside: accepted, with the git directory it names.
+    let inner = project.path().join("modules/x");
+    std::fs::create_dir_all(&inner).unwrap();
+    std::fs::write(project.path().join(".git"), "gitdir: modules/x\n").unwrap();
+    let found = find_repository(project.path(), project.path())
+        .unwrap()
+        .unwrap();
+    assert_eq!(found.git_dir, std::fs::canonicalize(&inner).unwrap());
+    assert_eq!(found.work_tree, project.path());
+
+    // A worktree whose shared git directory is outside.
+    std::fs::write(inner.join("commondir"), format!("{}\n", git_dir.display())).unwrap();
+    let error = find_repository(project.path(), project.path()).unwrap_err();
+    assert!(error.contains("shares the git directory"), "{error}");
+    std::fs::write(project.path().join(".git"), "nonsense\n").unwrap();
+    assert!(
+        find_repository(project.path(), project.path())
+            .unwrap_err()
+            .contains("without a \"gitdir:\" line")
+    );
+}
+
+#[test]
+fn the_search_for_a_repository_stops_at_the_granted_folder() {
+    let outer = tempfile::tempdir().unwrap();
+    std::fs::create_dir(outer.path().join(".git")).unwrap();
+    let project = outer.path().join("project");
+    let sub = project.join("sub");
+    std::fs::create_dir_all(&sub).unwrap();
+    assert_eq!(find_repository(&sub, &project).unwrap(), None);
+    let found = find_repository(&sub, outer.path()).unwrap().unwrap();
+    assert_eq!(found.work_tree, outer.path());
+}
+
+#[cfg(unix)]
+#[test]
+fn a_dot_git_link_out_of_the_granted_folder_is_refused() {
+    let outside = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(outside.path(), project.path().join(".git")).unwrap();
+    let error = find_repository(project.path(), project.path()).unwrap_err();
+    assert!(
+        error.contains("outside the folder this call may use"),
+        "{error}"
+    );
+}

@@ -1,0 +1,190 @@
+//! The git tools against a repository the model wrote: nothing its config, hooks or
+//! attributes name may run, and nothing outside the granted folder may be reached
+//! (issue 25). Each attack leaves a marker file when it works.
+
+use std::path::Path;
+
+use agent_protocol::{ErrorCode, ToolStatus};
+use serde_json::json;
+
+use super::tests::{call, failure, repo, sh_git, text};
+use super::*;
+
+/// A shell command that creates `marker` (and prints nothing git could mistake for data).
+fn touch(marker: &Path) -> String {
+    format!("touch '{}'; cat", marker.display())
+}
+
+fn append_config(repo: &Path, text: &str) {
+    use std::io::Write;
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(repo.join(".git/config"))
+        .unwrap();
+    file.write_all(text.as_bytes()).unwrap();
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn nothing_the_repository_config_names_is_executed() {
+    let dir = repo();
+    let marker = dir.path().join("ran");
+    let command = touch(&marker);
+    append_config(
+        dir.path(),
+        &format!(
+            "[core]\n\tfsmonitor = \"{command}\"\n\tpager = \"{command}\"\n[diff]\n\texternal = \"{command}\"\n[diff \"evil\"]\n\ttextconv = \"{command}\"\n\tcommand = \"{command}\"\n[filter \"evil\"]\n\tclean = \"{command}\"\n\tsmudge = \"{command}\"\n\tprocess = \"{command}\"\n\trequired = true\n[commit]\n\tgpgSign = true\n[gpg]\n\tprogram = \"{command}\"\n"
+        ),
+    );
+    std::fs::write(
+        dir.path().join(".gitattributes"),
+        "*.txt filter=evil diff=evil\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("a.txt"), "changed\n").unwrap();
+    for hook in [
+        "pre-commit",
+        "commit-msg",
+        "post-commit",
+        "prepare-commit-msg",
+    ] {
+        let path = dir.path().join(".git/hooks").join(hook);
+        std::fs::write(&path, format!("#!/bin/sh\ntouch '{}'\n", marker.display())).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    let status = call(&GitStatus::default(), dir.path(), json!({})).await;
+    assert_eq!(status.status, ToolStatus::Succeeded, "{status:?}");
+    let diff = call(&GitDiff::default(), dir.path(), json!({})).await;
+    assert_eq!(diff.status, ToolStatus::Succeeded, "{diff:?}");
+    assert!(text(&diff).contains("+changed"), "{diff:?}");
+    let commit = call(
+        &GitCommit::default(),
+        dir.path(),
+        json!({"message": "m", "files": ["a.txt", ".gitattributes"]}),
+    )
+    .await;
+    assert_eq!(commit.status, ToolStatus::Succeeded, "{commit:?}");
+    assert!(!marker.exists(), "a program named by the repository ran");
+}
+
+#[tokio::test]
+async fn a_dot_git_file_pointing_outside_the_project_is_refused() {
+    let outside = repo();
+    let project = tempfile::tempdir().unwrap();
+    std::fs::write(
+        project.path().join(".git"),
+        format!("gitdir: {}\n", outside.path().join(".git").display()),
+    )
+    .unwrap();
+    for tool in [
+        &GitStatus::default() as &dyn crate::router::Tool,
+        &GitDiff::default(),
+    ] {
+        let result = call(tool, project.path(), json!({})).await;
+        let (code, message) = failure(&result);
+        assert_eq!(code, ErrorCode::PermissionDenied, "{message}");
+        assert!(
+            message.contains("outside the folder this call may use"),
+            "{message}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_repository_above_the_project_folder_is_not_used() {
+    let outer = repo();
+    let project = outer.path().join("project");
+    std::fs::create_dir(&project).unwrap();
+    let result = call(&GitStatus::default(), &project, json!({})).await;
+    let (code, message) = failure(&result);
+    assert_eq!(code, ErrorCode::ToolExecutionFailed);
+    assert!(message.contains("is not a git repository"), "{message}");
+}
+
+#[tokio::test]
+async fn commit_files_must_be_plain_paths() {
+    let dir = repo();
+    std::fs::write(dir.path().join(".env"), "SECRET=1\n").unwrap();
+    for spec in [":(glob)*", ":!a.txt", "*", ".e?v", "[.]env"] {
+        let result = call(
+            &GitCommit::default(),
+            dir.path(),
+            json!({"message": "m", "files": [spec]}),
+        )
+        .await;
+        let (code, message) = failure(&result);
+        assert_eq!(code, ErrorCode::InvalidRequest, "{spec}: {message}");
+        assert!(message.contains(spec), "{message}");
+    }
+    assert_eq!(sh_git(dir.path(), &["status", "--porcelain"]), "?? .env\n");
+}
+
+#[tokio::test]
+async fn a_push_to_a_folder_outside_the_project_is_refused() {
+    let outside = tempfile::tempdir().unwrap();
+    sh_git(outside.path(), &["init", "-q", "--bare", "-b", "main"]);
+    let dir = repo();
+    let url = outside.path().display().to_string();
+    sh_git(dir.path(), &["remote", "add", "origin", &url]);
+    for args in [
+        json!({}),
+        json!({"remote": "origin", "branch": "main"}),
+        json!({"remote": url.as_str(), "branch": "main"}),
+        json!({"remote": format!("file://{url}"), "branch": "main"}),
+    ] {
+        let result = call_granted(&GitPush::default(), dir.path(), args.clone()).await;
+        let (code, message) = failure(&result);
+        assert_eq!(code, ErrorCode::PermissionDenied, "{args}: {message}");
+        assert!(
+            message.contains("outside the paths the policy grants"),
+            "{message}"
+        );
+    }
+    let refs = sh_git(outside.path(), &["for-each-ref"]);
+    assert_eq!(refs, "", "the push reached the folder outside");
+
+    // A folder the policy grants may be pushed to.
+    let inside = dir.path().join("inside.git");
+    std::fs::create_dir(&inside).unwrap();
+    sh_git(&inside, &["init", "-q", "--bare", "-b", "main"]);
+    let url = inside.display().to_string();
+    let pushed = call_granted(
+        &GitPush::default(),
+        dir.path(),
+        json!({"remote": url, "branch": "main"}),
+    )
+    .await;
+    assert_eq!(pushed.status, ToolStatus::Succeeded, "{pushed:?}");
+}
+
+/// A call whose policy grants only the project folder.
+async fn call_granted(
+    tool: &dyn crate::router::Tool,
+    dir: &Path,
+    args: serde_json::Value,
+) -> agent_protocol::ToolResult {
+    let name = tool.definition().tool_name;
+    let mut request = crate::testing::request(&name, dir, args);
+    request.limits.timeout_ms = Some(20_000);
+    let real = std::fs::canonicalize(dir).unwrap();
+    request.granted_paths = Some(vec![real.display().to_string()]);
+    tool.run(&request).await
+}
+
+#[test]
+fn the_user_identity_is_read_from_the_global_config_only_for_commits() {
+    // Covered end to end by the commit tests (the repository sets its own identity); here
+    // only that a global config is never read by an ordinary run.
+    let command = confine::command(None, &[]);
+    let std = command.as_std();
+    let envs: Vec<_> = std.get_envs().collect();
+    assert!(envs.iter().any(|(name, value)| {
+        *name == "GIT_CONFIG_GLOBAL" && value.is_some_and(|value| !value.is_empty())
+    }));
+    assert!(
+        envs.iter()
+            .any(|(name, value)| *name == "GIT_CONFIG_NOSYSTEM" && *value == Some("1".as_ref()))
+    );
+}
