@@ -143,10 +143,25 @@ async fn approve_answers(world: &mut ConformanceWorld, status: String) -> StepRe
         show(&response)
     );
     let result = expect_result(&response, "ApproveAction")?;
+    // INTEROP.md §1: a status "such as" not_found/expired — an open set. The exact word is
+    // the reference runtime's; any other runtime needs a status, not that word.
+    let exact = world
+        .config()?
+        .manifest
+        .declares(crate::catalogue::Profile::Reference);
+    let got = str_at(result, &["status"]);
     check!(
-        str_at(result, &["status"]) == Some(status.as_str()),
-        "ApproveAction result.status is {:?}, expected {status:?}: {}",
-        str_at(result, &["status"]),
+        if exact {
+            got == Some(status.as_str())
+        } else {
+            got.is_some_and(|s| !s.trim().is_empty())
+        },
+        "ApproveAction result.status is {got:?}, expected {}: {}",
+        if exact {
+            format!("{status:?}")
+        } else {
+            "a status".to_owned()
+        },
         show(result)
     );
     Ok(())
