@@ -1,6 +1,7 @@
 //! OS primitives the tools share (local-tool-runtime.md §6): path resolution here, shell
 //! resolution in [`shell`], process-tree termination in [`process`].
 
+pub mod child_env;
 pub mod encoding;
 pub mod paths;
 pub mod process;
