@@ -40,6 +40,28 @@ pub fn invalid(entry: &str) -> Option<String> {
     compile(entry).err().map(|error| error.to_string())
 }
 
+/// A readable message per glob entry of the bundle's path lists that cannot be used.
+pub fn problems(bundle: &agent_protocol::policy::PolicyBundle) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in &bundle.capabilities {
+        let lists = [
+            ("allowedPaths", &entry.allowed_paths),
+            ("blockedPaths", &entry.blocked_paths),
+        ];
+        for (field, list) in lists {
+            for pattern in list.iter().flatten() {
+                if let Some(error) = invalid(pattern) {
+                    found.push(format!(
+                        "{} {field} entry {pattern:?} is not a usable glob pattern ({error}); it matches nothing.",
+                        entry.name
+                    ));
+                }
+            }
+        }
+    }
+    found
+}
+
 /// Whether `path` (absolute, resolved) is matched by the glob `entry`.
 pub fn matches(path: &Path, entry: &str, root: Option<&Path>) -> bool {
     let entry = entry.trim();
