@@ -7,7 +7,7 @@ Feature: The policy analyser and secret hygiene hold against a hostile model
 
   @REQ-HARD-100
   Scenario Outline: a line that hides a command from the analyser is denied (<construct>)
-    Given the policy allows the commands "echo" and blocks the commands ""
+    Given the policy allows the commands "echo, trap" and blocks the commands ""
     And a running session
     And the model will run the command "<line>"
     And the model will then answer "Done."
@@ -25,7 +25,19 @@ Feature: The policy analyser and secret hygiene hold against a hostile model
       | prompt expansion                 | X='$(touch pwned)'; echo ${X@P}              |
       | indirection                      | X=Y; echo ${!X}                              |
       | trap action                      | trap 'touch pwned' EXIT; echo hi             |
-      | alias                            | shopt -s expand_aliases; alias e=touch; e pwned |
+
+  @REQ-HARD-100
+  Scenario: an alias that renames an allowed command is denied
+    Given the policy allows the commands "echo, alias" and blocks the commands ""
+    And a running session
+    And the model will call RunCommand with:
+      """
+      {"command": "alias echo=touch\necho pwned"}
+      """
+    And the model will then answer "Done."
+    When the client starts the task "Run it."
+    Then the scripted tool call is denied
+    And the workspace has no file "pwned"
 
   @REQ-HARD-101
   Scenario: a redirection to /dev/tcp is denied

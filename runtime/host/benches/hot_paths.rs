@@ -178,12 +178,8 @@ fn policy_check(c: &mut Criterion) {
     group.throughput(Throughput::Bytes(long.len() as u64));
     group.bench_function("long_line_16k", |b| {
         b.iter(|| {
-            agent_host::policy::command::analyse(
-                black_box(&long),
-                Some(&allowed),
-                Some(&blocked),
-            )
-            .is_ok()
+            agent_host::policy::command::analyse(black_box(&long), Some(&allowed), Some(&blocked))
+                .is_ok()
         })
     });
     group.finish();

@@ -75,7 +75,9 @@ pub(super) fn judge(name: &str, args: &[Word]) -> Result<(), CommandDenial> {
             }
         }
         "hash" if literal("p") => {
-            return refuse("hash -p is not allowed: it makes a name run another program".to_owned());
+            return refuse(
+                "hash -p is not allowed: it makes a name run another program".to_owned(),
+            );
         }
         "enable" if literal("f") => {
             return refuse("enable -f is not allowed: it loads code into the shell".to_owned());

@@ -72,9 +72,7 @@ pub(super) fn parameter(body: &str) -> Option<String> {
         }
         rest = &subscript[end + 1..];
     }
-    let Some(op) = rest.bytes().next() else {
-        return None;
-    };
+    let op = rest.bytes().next()?;
     match op {
         b':' => match rest.as_bytes().get(1) {
             Some(b'-' | b'=' | b'?' | b'+') => operand(&rest[2..]),
