@@ -62,7 +62,8 @@ Feature: The policy analyser and secret hygiene hold against a hostile model
 
   @REQ-HARD-103
   Scenario: a redirect to a host the policy does not admit is not followed
-    Given a web server on loopback
+    Given the runtime is started with AGENT_RUNTIME_ALLOW_LOOPBACK_HTTP set to "true"
+    And a web server on loopback
     And the policy lets HttpRequest reach only "127.0.0.1"
     And a running session
     And the model will call HttpRequest with:
