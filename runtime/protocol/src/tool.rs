@@ -26,9 +26,12 @@ pub struct ToolLimits {
     pub url_check: Option<UrlCheck>,
 }
 
+/// The host's decision on one URL: `Err` is the reason it may not be fetched.
+type UrlDecision = dyn Fn(&str) -> Result<(), String> + Send + Sync;
+
 /// A policy decision on a URL, made by the host: `Err` is the reason it may not be fetched.
 #[derive(Clone)]
-pub struct UrlCheck(std::sync::Arc<dyn Fn(&str) -> Result<(), String> + Send + Sync>);
+pub struct UrlCheck(std::sync::Arc<UrlDecision>);
 
 impl UrlCheck {
     pub fn new(check: impl Fn(&str) -> Result<(), String> + Send + Sync + 'static) -> Self {

@@ -65,7 +65,8 @@ pub fn problems(bundle: &agent_protocol::policy::PolicyBundle) -> Vec<String> {
 /// Whether `path` (absolute, resolved) is matched by the glob `entry`.
 pub fn matches(path: &Path, entry: &str, root: Option<&Path>) -> bool {
     let entry = entry.trim();
-    if !entry.contains('/') && !(cfg!(windows) && entry.contains('\\')) {
+    let separated = entry.contains('/') || (cfg!(windows) && entry.contains('\\'));
+    if !separated {
         let Ok(glob) = compile(entry) else {
             return false;
         };
