@@ -8,6 +8,8 @@
 //! - `/large/{bytes}`: `200`, `text/plain`, exactly `bytes` bytes: lines `line NNNNNN\n`,
 //!   the last line cut to fit, so the head and the tail of a cut body are recognisable.
 //! - `/redirect/{hops}`: `302` to `/redirect/{hops-1}`; `/redirect/0` is `200` `arrived`.
+//! - `/redirect-host/{host}/{path}`: `302` to `http://{host}:{this port}/{path}`, the same
+//!   server under another name (`localhost`), for per-hop domain rules.
 //! - `/huge/{bytes}`: `200` with `bytes` bytes streamed in 64 KiB chunks and no
 //!   `Content-Length`, so a client can only stop it by counting.
 //! - `/never`: headers never come; the request hangs until the client gives up.
@@ -50,6 +52,7 @@ impl WebFake {
             .route("/echo", any(echo))
             .route("/large/{bytes}", any(large))
             .route("/redirect/{hops}", any(redirect))
+            .route("/redirect-host/{host}/{*path}", any(redirect_host))
             .route("/huge/{bytes}", any(huge))
             .route("/never", any(never))
             .route("/status/{code}", any(status))
@@ -162,6 +165,20 @@ async fn redirect(Path(hops): Path<u32>) -> Response {
         )
             .into_response(),
     }
+}
+
+async fn redirect_host(Path((host, path)): Path<(String, String)>, headers: HeaderMap) -> Response {
+    let port = headers
+        .get(header::HOST)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.rsplit_once(':'))
+        .map(|(_, port)| port.to_owned())
+        .unwrap_or_default();
+    (
+        StatusCode::FOUND,
+        [(header::LOCATION, format!("http://{host}:{port}/{path}"))],
+    )
+        .into_response()
 }
 
 async fn huge(Path(bytes): Path<usize>) -> Response {

@@ -34,6 +34,7 @@ pub mod faults;
 pub mod gateway;
 pub mod governance;
 pub mod hardening_files;
+pub mod hardening_policy;
 pub mod lifecycle;
 pub mod loop_extra;
 pub mod model;

@@ -188,6 +188,12 @@ pub struct Cli {
     /// (API keys, tokens, JWTs, private keys, password assignments) always apply.
     #[arg(long, env = "AGENT_RUNTIME_REDACTION_RULES_FILE")]
     redaction_rules_file: Option<PathBuf>,
+    /// Variables that commands and git may see although their names look like secrets
+    /// (`*_TOKEN`, `*SECRET*`, `*_KEY`, `*PASSWORD*`, `AWS_*`, …), comma-separated; a
+    /// trailing `*` is a prefix (`AWS_REGION,NPM_TOKEN`). The runtime's own credentials are
+    /// never passed on.
+    #[arg(long, env = "AGENT_RUNTIME_CHILD_ENV_ALLOW", default_value = "")]
+    child_env_allow: String,
     /// Largest accepted taskOptions.maxSteps.
     #[arg(long, env = "AGENT_RUNTIME_MAX_STEPS_LIMIT", default_value_t = 1000)]
     max_steps_limit: u32,
@@ -262,6 +268,7 @@ impl Cli {
     }
 
     pub fn tool_options(&self) -> anyhow::Result<agent_tools::ToolOptions> {
+        agent_tools::platform::child_env::set_allowlist(&self.child_env_allow);
         let mcp = agent_tools::mcp::McpOptions {
             startup_timeout: self.mcp_startup_timeout_seconds,
             ..Default::default()

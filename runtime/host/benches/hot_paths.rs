@@ -164,6 +164,25 @@ fn policy_check(c: &mut Criterion) {
     c.bench_function("policy_check_run_command", |b| {
         b.iter(|| enforcer.check_tool(black_box("Shell.Exec"), black_box(&args)))
     });
+
+    // The analyser alone on long lines (issue 19): 200 pipeline stages with quoting,
+    // substitutions, expansions and redirections, about 16 KB.
+    let allowed: Vec<String> = ["cargo", "git", "ls", "grep", "cat", "head", "echo"]
+        .iter()
+        .map(|name| (*name).to_owned())
+        .collect();
+    let blocked = vec!["rm -rf /".to_owned(), "sudo".to_owned()];
+    let stage = "grep -v \"a b\" $(ls src/*.rs) ${X:-d} $((1 + 2)) 2>/dev/null | ";
+    let long = format!("{}cat", stage.repeat(200));
+    let mut group = c.benchmark_group("command_analyser");
+    group.throughput(Throughput::Bytes(long.len() as u64));
+    group.bench_function("long_line_16k", |b| {
+        b.iter(|| {
+            agent_host::policy::command::analyse(black_box(&long), Some(&allowed), Some(&blocked))
+                .is_ok()
+        })
+    });
+    group.finish();
 }
 
 /// The per-step checkpoint (local-agent-host.md §9.3) as a step writes it: the head
@@ -239,7 +258,7 @@ fn redaction(c: &mut Criterion) {
         .with_values(["gateway-token-0123456789".to_owned()]);
     let clean = "fn main() { println!(\"hello\"); } // ordinary source text\n".repeat(1100);
     let dirty = format!(
-        "{clean}password=hunter22hunter\nsk-proj-abcdefghijklmnopqrstuv\ngateway-token-0123456789\n"
+        "{clean}password=hunter22hunter\nsk-proj-abcdefghijklmnopqrstuv\ngateway-token-0123456789\nDB_PASSWORD=hunter22\npostgres://u:pw12345@db/x\n"
     );
     let mut group = c.benchmark_group("redaction");
     group.throughput(Throughput::Bytes(clean.len() as u64));

@@ -25,4 +25,6 @@ pub mod tool;
 mod serde_util;
 
 pub use error::{ErrorCode, ErrorShape};
-pub use tool::{FileChange, ToolDefinition, ToolRequest, ToolResult, ToolRouter, ToolStatus};
+pub use tool::{
+    FileChange, ToolDefinition, ToolRequest, ToolResult, ToolRouter, ToolStatus, UrlCheck,
+};

@@ -20,6 +20,39 @@ pub struct ToolLimits {
     pub max_output_bytes: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<u64>,
+    /// The host's policy for any further URL the call reaches (every redirect hop of
+    /// HttpRequest): the tool runtime asks it without reading the bundle. In-process only.
+    #[serde(skip)]
+    pub url_check: Option<UrlCheck>,
+}
+
+/// The host's decision on one URL: `Err` is the reason it may not be fetched.
+type UrlDecision = dyn Fn(&str) -> Result<(), String> + Send + Sync;
+
+/// A policy decision on a URL, made by the host: `Err` is the reason it may not be fetched.
+#[derive(Clone)]
+pub struct UrlCheck(std::sync::Arc<UrlDecision>);
+
+impl UrlCheck {
+    pub fn new(check: impl Fn(&str) -> Result<(), String> + Send + Sync + 'static) -> Self {
+        UrlCheck(std::sync::Arc::new(check))
+    }
+
+    pub fn check(&self, url: &str) -> Result<(), String> {
+        (self.0)(url)
+    }
+}
+
+impl std::fmt::Debug for UrlCheck {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("UrlCheck")
+    }
+}
+
+impl PartialEq for UrlCheck {
+    fn eq(&self, other: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

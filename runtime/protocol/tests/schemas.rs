@@ -694,6 +694,7 @@ fn tool_request() -> ToolRequest {
             max_file_size_bytes: Some(1_048_576),
             max_output_bytes: Some(102_400),
             timeout_ms: Some(300_000),
+            ..Default::default()
         },
         granted_paths: None,
     }

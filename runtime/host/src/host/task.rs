@@ -101,7 +101,17 @@ impl Host {
                         approval_mode: options.approval_mode.or(task.options.approval_mode),
                     },
                 ),
-                None => (params.prompt.clone(), 0, None, max_steps, false, options),
+                // A secret typed in the prompt never reaches the thread in clear, so history,
+                // checkpoints, events, logs and the run store never hold it; the model saw
+                // it redacted anyway (the whole request is), so nothing is lost.
+                None => (
+                    crate::redact::global().redact(&params.prompt).into_owned(),
+                    0,
+                    None,
+                    max_steps,
+                    false,
+                    options,
+                ),
             };
             let mut machine = TaskMachine::new();
             machine

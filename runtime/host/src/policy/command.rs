@@ -12,7 +12,10 @@
 //!   and `r\m` are `rm`; a `#` that starts a word starts a comment;
 //! - redirections (`>`, `>>`, `<`, `2>&1`, `>&`, `<>`, `>|`, here-strings `<<<`) are skipped
 //!   with their target, which is never a command. `&>` is a redirection for bash and zsh but
-//!   `&` then `>` for a POSIX `sh`, so both readings are judged;
+//!   `&` then `>` for a POSIX `sh`, so both readings are judged. The target of a redirection
+//!   that writes is a file written ([`analyse`] lists them; the enforcer judges them against
+//!   the File.Write grant), and a target that is or could be `/dev/tcp/…` or `/dev/udp/…`
+//!   (bash opens a network connection) is denied;
 //! - leading assignments (`FOO=1 cmd`) and reserved words (`!`, `{`, `if`, `then`, `do`, …)
 //!   are skipped; `for NAME in WORDS` is no command;
 //! - wrappers — `env`, `sudo`, `doas`, `nohup`, `nice`, `time`, `timeout` (and its duration),
@@ -44,6 +47,18 @@
 //! `case` statements and function definitions; `eval` or `sh -c` with a non-literal
 //! argument; a wrapper option that is not literal or not known; nesting deeper than 24.
 //!
+//! Also denied, because bash evaluates text again there (issue 19; `expand.rs`, `builtins.rs`):
+//! arithmetic (`$((…))`, `$[…]`, array subscripts, `${X:offset:length}`) on anything but
+//! literal numbers — bash evaluates a variable's *value* as an expression, and
+//! `a[$(cmd)]` runs `cmd` —; `${…}` transformations other than `@Q @U @u @L @a` (`@P` is
+//! prompt expansion) and `${!X}` indirection; `alias`, `shopt expand_aliases`, `let` and
+//! `[[ … -eq … ]]` on variables, subscripted names given to `unset`/`declare`/`read`/
+//! `printf -v`/`test -v`/…, `hash -p`, `enable -f`, `mapfile -C`, `compgen`/`complete`
+//! `-C`/`-F`, `bind -x`, `fc`; assignments to `PS0`–`PS4`, `PROMPT_COMMAND`, `BASH_ENV`,
+//! `ENV`, `SHELLOPTS`, `BASHOPTS`. A `trap` action is read as a command line, like `eval`'s
+//! argument. A bracket class holding a substitution (`[`…`]`) is read for the commands in
+//! it.
+//!
 //! Not covered (an allowlist is the security boundary; a blocklist is a speed bump):
 //! interpreters running code from arguments (`python -c`, `awk 'BEGIN{system(…)}'`,
 //! `git -c alias…`, `make`), programs that run a string through a shell themselves (`watch`,
@@ -51,6 +66,12 @@
 //! and functions defined by shell start-up files, `PATH` pointing elsewhere, and `cmd.exe`
 //! syntax on Windows. A relative name such as `./ls` is judged as `ls`.
 
+mod builtins;
+mod expand;
+#[cfg(test)]
+mod fuzz_tests;
+#[cfg(test)]
+mod hardening_tests;
 mod parse;
 mod programs;
 #[cfg(test)]
@@ -79,6 +100,51 @@ pub fn base_commands(line: &str) -> Result<Vec<String>, CommandDenial> {
     check(line, None, None)
 }
 
+/// A file a redirection of the line writes (`> out.txt`), for the File.Write check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WriteTarget {
+    /// A literal path, as written (relative to the command's working directory).
+    Path(String),
+    /// A target only known when the line runs (`> $F`, `> *.log`); the source text.
+    Unknown(String),
+}
+
+/// What an admitted line does: its programs (as [`check`] returns them) and the files its
+/// redirections write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Analysis {
+    pub programs: Vec<String>,
+    pub writes: Vec<WriteTarget>,
+}
+
+/// Judges every program `line` would start, like [`check`], and lists the files its
+/// redirections write.
+pub fn analyse(
+    line: &str,
+    allowed: Option<&[String]>,
+    blocked: Option<&[String]>,
+) -> Result<Analysis, CommandDenial> {
+    if line.contains('\0') {
+        return Err(CommandDenial::Unanalysable(
+            "Command contains a NUL byte".to_owned(),
+        ));
+    }
+    let found = invocations(line)?;
+    let programs = judge(&found.programs, allowed, blocked)?;
+    let writes = found
+        .writes
+        .iter()
+        .map(|word| {
+            if word.is_literal() {
+                WriteTarget::Path(word.text.clone())
+            } else {
+                WriteTarget::Unknown(word.raw.clone())
+            }
+        })
+        .collect();
+    Ok(Analysis { programs, writes })
+}
+
 /// Judges every program `line` would start. On success, the distinct base names found (for
 /// the approval risk: all of them are admitted by `allowed` when it is set).
 pub fn check(
@@ -86,13 +152,15 @@ pub fn check(
     allowed: Option<&[String]>,
     blocked: Option<&[String]>,
 ) -> Result<Vec<String>, CommandDenial> {
-    if line.contains('\0') {
-        return Err(CommandDenial::Unanalysable(
-            "Command contains a NUL byte".to_owned(),
-        ));
-    }
-    let found = invocations(line)?;
-    for words in &found {
+    analyse(line, allowed, blocked).map(|analysis| analysis.programs)
+}
+
+fn judge(
+    found: &[Vec<Word>],
+    allowed: Option<&[String]>,
+    blocked: Option<&[String]>,
+) -> Result<Vec<String>, CommandDenial> {
+    for words in found {
         let name = program(words)?;
         for entry in blocked.unwrap_or_default() {
             match blocked_match(entry, name, words) {
@@ -109,7 +177,7 @@ pub fn check(
         }
     }
     let mut bases: Vec<String> = Vec::new();
-    for words in &found {
+    for words in found {
         let name = program(words)?;
         if let Some(allowed) = allowed
             && !allowed

@@ -24,6 +24,8 @@
 
 use std::net::{IpAddr, Ipv4Addr};
 
+use agent_protocol::UrlCheck;
+use agent_protocol::policy::CapabilityEntry;
 use url::{Host, Url};
 
 #[cfg(test)]
@@ -88,6 +90,18 @@ pub fn check(
     Ok(target.display())
 }
 
+/// The same judgement as [`check`] with `entry`'s lists, for the tool runtime to apply to
+/// every URL a call reaches after the first (redirect hops).
+pub fn url_check(entry: &CapabilityEntry) -> UrlCheck {
+    let allowed = entry.allowed_domains.clone();
+    let blocked = entry.blocked_domains.clone();
+    UrlCheck::new(move |url| {
+        check(url, allowed.as_deref(), blocked.as_deref())
+            .map(drop)
+            .map_err(|denial| denial.to_string())
+    })
+}
+
 fn target(url: &str) -> Result<Target, DomainDenial> {
     let parsed = Url::parse(url.trim())
         .map_err(|error| DomainDenial::BadUrl(format!("URL is not valid ({error}): {url}")))?;
@@ -111,6 +125,29 @@ fn target(url: &str) -> Result<Target, DomainDenial> {
 fn normalise_domain(name: &str) -> Option<String> {
     let name = name.trim().trim_end_matches('.').to_ascii_lowercase();
     (!name.is_empty()).then_some(name)
+}
+
+/// An entry's domain as URLs' hosts are written: IDNA-mapped to punycode (`bücher.de` is
+/// `xn--bcher-kva.de`, as the URL parser makes the host), lower-case, no trailing dot.
+/// Wildcard labels stay as they are.
+fn normalise_entry(host: &str) -> Option<String> {
+    if host.is_ascii() {
+        return normalise_domain(host);
+    }
+    let labels: Vec<String> = host
+        .trim()
+        .split(['.', '。', '．', '｡'])
+        .map(|label| {
+            if label.is_ascii() {
+                return label.to_ascii_lowercase();
+            }
+            match Host::parse(label) {
+                Ok(Host::Domain(ascii)) => ascii,
+                _ => label.to_lowercase(),
+            }
+        })
+        .collect();
+    normalise_domain(&labels.join("."))
 }
 
 /// The host part of an entry: without scheme, path, port and brackets.
@@ -143,7 +180,7 @@ fn matches(entry: &str, target: &Target) -> bool {
             (IpAddr::V6(_), Target::Domain(_)) => false,
         };
     }
-    let Some(pattern) = normalise_domain(host) else {
+    let Some(pattern) = normalise_entry(host) else {
         return false;
     };
     let name = match target {

@@ -26,6 +26,7 @@
 pub mod command;
 pub mod domain;
 mod extensions;
+pub mod path_glob;
 pub mod path_match;
 mod paths;
 mod scope;

@@ -6,7 +6,7 @@ use std::path::{Component, Path, PathBuf};
 
 use agent_protocol::policy::CapabilityEntry;
 
-use super::{PolicyEnforcer, path_match};
+use super::{PolicyEnforcer, path_glob, path_match};
 
 impl PolicyEnforcer {
     /// One path against the entry's prefixes (and size limit); the resolved path on success.
@@ -85,7 +85,12 @@ impl PolicyEnforcer {
     }
 
     /// Prefix match on whole path components: `/proj` admits `/proj/a`, never `/proj2`.
+    /// An entry with glob characters (`*.pem`, `secrets/**`) is a pattern instead.
     fn matches(&self, path: &Path, prefix: &str) -> bool {
+        if path_glob::is_glob(prefix) {
+            let base = self.workspace_root.as_deref().map(resolve);
+            return path_glob::matches(path, prefix, base.as_deref());
+        }
         // A relative entry names a place in the project folder (INTEROP.md §5); a session
         // without one (a general chat) has no such place. Resolved anyway, "." would become
         // the empty path, a prefix of every path.

@@ -7,6 +7,7 @@ use agent_protocol::approval::RiskLevel;
 use agent_protocol::policy::CapabilityEntry;
 use serde_json::{Map, Value};
 
+use super::command::WriteTarget;
 use super::{PolicyEnforcer, command, default_risk, domain};
 
 impl PolicyEnforcer {
@@ -21,12 +22,13 @@ impl PolicyEnforcer {
         match capability {
             "Shell.Exec" => {
                 let line = text("command").ok_or("RunCommand needs a command string")?;
-                command::check(
+                let analysis = command::analyse(
                     line,
                     entry.allowed_commands.as_deref(),
                     entry.blocked_commands.as_deref(),
                 )
                 .map_err(|denial| denial.to_string())?;
+                self.check_writes(&analysis.writes, text("cwd"))?;
                 if entry.allowed_paths.is_some() || entry.blocked_paths.is_some() {
                     self.check_path(entry, text("cwd").unwrap_or("."), false)?;
                 }
@@ -71,6 +73,52 @@ impl PolicyEnforcer {
         }
     }
 }
+
+impl PolicyEnforcer {
+    /// A command's redirection targets are files it writes: each must pass the File.Write
+    /// grant, as if WriteFile wrote it (relative targets from the command's `cwd`).
+    fn check_writes(&self, writes: &[WriteTarget], cwd: Option<&str>) -> Result<(), String> {
+        for target in writes {
+            if let WriteTarget::Path(path) = target
+                && HARMLESS_TARGETS.contains(&path.as_str())
+            {
+                continue;
+            }
+            let shown = match target {
+                WriteTarget::Path(path) | WriteTarget::Unknown(path) => path,
+            };
+            let Some(entry) = self.capability("File.Write") else {
+                return Err(format!(
+                    "The command writes {shown} by redirection, but File.Write is not granted"
+                ));
+            };
+            match target {
+                WriteTarget::Path(path) => {
+                    let joined = match cwd {
+                        Some(cwd) if Path::new(path).is_relative() && !path.starts_with('~') => {
+                            Path::new(cwd).join(path).to_string_lossy().into_owned()
+                        }
+                        _ => path.clone(),
+                    };
+                    self.check_path(entry, &joined, false)
+                        .map_err(|why| format!("Redirection target refused: {why}"))?;
+                }
+                WriteTarget::Unknown(raw)
+                    if entry.allowed_paths.is_some() || entry.blocked_paths.is_some() =>
+                {
+                    return Err(format!(
+                        "Cannot tell which file the redirection to {raw} writes"
+                    ));
+                }
+                WriteTarget::Unknown(_) => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Redirection targets that are no files of the user's.
+const HARMLESS_TARGETS: &[&str] = &["/dev/null", "/dev/stdout", "/dev/stderr"];
 
 /// The arguments of file tools that name a path (the tools define `path`; the rest are
 /// judged whenever a tool sends them).

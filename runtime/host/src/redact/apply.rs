@@ -14,6 +14,7 @@ pub fn tool_result(redactor: &Redactor, result: &mut ToolResult) -> bool {
     let mut changed = false;
     if let Some(text) = result.output_text.as_mut() {
         changed |= redactor.redact_in_place(text);
+        changed |= cut_fragments(text);
     }
     if let Some(error) = result.error.as_mut() {
         changed |= redactor.redact_in_place(&mut error.message);
@@ -55,9 +56,13 @@ pub fn json_value(redactor: &Redactor, value: &mut Value) -> bool {
 }
 
 /// Takes up the redaction rules of the session's policy bundle (local-agent-host.md §8.7,
-/// Phase 2+); a rule that cannot be used is reported by a `warning` event.
+/// Phase 2+); a rule that cannot be used is reported by a `warning` event, and so is a glob
+/// entry of `allowedPaths`/`blockedPaths` that does not compile.
 pub fn session_policy(session: &crate::session::Session) {
-    let problems = super::add_policy_rules(&session.policy().bundle().llm_policy.redaction_rules);
+    let policy = session.policy();
+    let mut problems = super::add_policy_rules(&policy.bundle().llm_policy.redaction_rules);
+    // Path patterns are taken up at the same moments; one that cannot be used says so.
+    problems.extend(crate::policy::path_glob::problems(policy.bundle()));
     for message in problems {
         tracing::warn!(%message, "redaction rule");
         session.events.emit(
@@ -68,4 +73,64 @@ pub fn session_policy(session: &crate::session::Session) {
             }),
         );
     }
+}
+
+/// The start and end of the tool runtime's truncation marker
+/// (`\n[... truncated N bytes ...]\n`, `agent_tools::output::truncation_marker`).
+const MARKER_HEAD: &str = "\n[... truncated ";
+const MARKER_TAIL: &str = " bytes ...]\n";
+
+/// Shortest run of key-like characters next to a cut that is treated as a fragment.
+const MIN_FRAGMENT: usize = 8;
+
+/// A secret cut in two by output truncation matches no rule, yet its halves are usable:
+/// a run of key-like characters touching a truncation marker, long enough and holding both
+/// letters and digits (a cut identifier or word has no digits), becomes
+/// `[REDACTED:fragment]`. True when something was replaced.
+pub fn cut_fragments(text: &mut String) -> bool {
+    let mut cuts = Vec::new();
+    let mut from = 0;
+    while let Some(at) = text[from..].find(MARKER_HEAD).map(|at| from + at) {
+        let rest = &text[at + MARKER_HEAD.len()..];
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        if digits == 0 || !rest[digits..].starts_with(MARKER_TAIL) {
+            from = at + 1;
+            continue;
+        }
+        let end = at + MARKER_HEAD.len() + digits + MARKER_TAIL.len();
+        let before = at - run_back(&text[..at]);
+        let after = end + run_forward(&text[end..]);
+        cuts.push((before, at, end, after));
+        from = end;
+    }
+    let mut changed = false;
+    for (before, at, end, after) in cuts.into_iter().rev() {
+        if fragment(&text[end..after]) {
+            text.replace_range(end..after, "[REDACTED:fragment]");
+            changed = true;
+        }
+        if fragment(&text[before..at]) {
+            text.replace_range(before..at, "[REDACTED:fragment]");
+            changed = true;
+        }
+    }
+    changed
+}
+
+fn key_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '+' | '/' | '_' | '-')
+}
+
+fn run_back(text: &str) -> usize {
+    text.chars().rev().take_while(|&c| key_char(c)).count()
+}
+
+fn run_forward(text: &str) -> usize {
+    text.chars().take_while(|&c| key_char(c)).count()
+}
+
+fn fragment(run: &str) -> bool {
+    run.len() >= MIN_FRAGMENT
+        && run.bytes().any(|b| b.is_ascii_digit())
+        && run.bytes().any(|b| b.is_ascii_alphabetic())
 }

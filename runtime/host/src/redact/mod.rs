@@ -24,6 +24,8 @@
 //! the built-in rules are written so that a redacted JSON log line stays JSON.
 
 pub mod apply;
+#[cfg(test)]
+mod hardening_tests;
 pub mod rules;
 #[cfg(test)]
 mod tests;
@@ -229,6 +231,13 @@ fn replacement(rule: &Rule, caps: &Captures<'_>) -> String {
         return tag;
     };
     let text = whole.as_str();
+    // `password = getpass()` is code, `PWD=/home/u` or `password_file=/run/secrets/db` a
+    // path: neither is a secret value.
+    if rule.kind == "password"
+        && (secret.as_str().contains('(') || secret.as_str().starts_with('/'))
+    {
+        return text.to_owned();
+    }
     let start = secret.start() - whole.start();
     let end = secret.end() - whole.start();
     format!("{}{tag}{}", &text[..start], &text[end..])

@@ -105,8 +105,33 @@ pub const DEFAULT_RULES: &[(&str, &str)] = &[
         r"(?i)\bbearer\s+(?P<secret>[A-Za-z0-9._~+/\-]{12,}=*)",
     ),
     (
+        "private_key",
+        // The body and END line of a key whose BEGIN line was cut off (read from an
+        // offset): base64 lines right before the armour.
+        r"(?:[A-Za-z0-9+/=]{16,}(?:\r?\n|\\r?\\n))+-----END [A-Z0-9 ]*PRIVATE KEY-----",
+    ),
+    (
+        "private_key",
+        // A PEM body without either armour line: three or more full 64-column base64 lines.
+        r"(?m)(?:^[A-Za-z0-9+/]{64}(?:\r?\n|\\r?\\n)){3,}",
+    ),
+    ("stripe_key", r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"),
+    (
+        "aws_secret_key",
+        // By context: the 40-character secret after its name, also as the CLI's JSON prints
+        // it (`"SecretAccessKey": "…"`).
+        r#"(?i)secret_?access_?key["']?\s*[:=]\s*["']?(?P<secret>[A-Za-z0-9/+=]{40})"#,
+    ),
+    (
+        "url_credentials",
+        r#"\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/?#@"'\\]*:(?P<secret>[^\s@/?#"'\\]+)@"#,
+    ),
+    (
         "password",
-        r#"(?i)\b(?:password|passwd|pwd|passphrase|secret|client[_\-]?secret|api[_\-]?key|access[_\-]?key|secret[_\-]?key|auth[_\-]?token|access[_\-]?token|private[_\-]?key)["']?\s*[:=]\s*["']?(?P<secret>[^\s"'\\,;\[][^\s"'\\,;]{3,})"#,
+        // The name may carry a prefix (`DB_PASSWORD`, `aws_secret_access_key`): any letters
+        // before password/passwd/passphrase, whole `_`/`-`/`.`-separated words before the
+        // shorter names (so `OLDPWD` stays an ordinary variable).
+        r#"(?i)\b(?:[a-z0-9_.\-]*(?:password|passwd|passphrase)|(?:[a-z0-9]+[_.\-])*(?:pwd|secret|client[_\-]?secret|api[_\-]?key|access[_\-]?key|secret[_\-]?key|auth[_\-]?token|access[_\-]?token|private[_\-]?key)(?:[_\-]access[_\-]key)?)["']?\s*[:=]\s*["']?(?P<secret>[^\s"'\\,;\[(][^\s"'\\,;]{3,})"#,
     ),
 ];
 

@@ -7,6 +7,8 @@ use reqwest::header::{self, HeaderMap};
 use reqwest::{Client, Method, StatusCode};
 use url::Url;
 
+use agent_protocol::UrlCheck;
+
 use super::ssrf::{self, AddressPolicy, Refusal};
 
 /// §4.5: "Redirect following is limited to 5 hops".
@@ -37,6 +39,13 @@ pub(crate) enum FetchError {
         hop: usize,
         url: String,
         refusal: Refusal,
+    },
+    /// The host's policy refuses the URL of a redirect hop: CAPABILITY_DENIED.
+    #[error("{}{url} is not allowed by the policy: {reason}", hop_label(*.hop))]
+    Denied {
+        hop: usize,
+        url: String,
+        reason: String,
     },
     #[error("more than {MAX_REDIRECTS} redirects: {}", .chain.join(" -> "))]
     TooManyRedirects { chain: Vec<String> },
@@ -85,10 +94,24 @@ pub(crate) async fn fetch(
     policy: AddressPolicy,
     outgoing: Outgoing,
     max_body: usize,
+    url_check: Option<&UrlCheck>,
 ) -> Result<Incoming, FetchError> {
     let mut current = outgoing;
     let mut chain = vec![current.url.to_string()];
     for hop in 0..=MAX_REDIRECTS {
+        // The first URL was judged by the host before the call; each redirect is a new
+        // destination and gets the same domain rules.
+        if hop > 0
+            && let Some(check) = url_check
+        {
+            check
+                .check(current.url.as_str())
+                .map_err(|reason| FetchError::Denied {
+                    hop,
+                    url: current.url.to_string(),
+                    reason,
+                })?;
+        }
         ssrf::check_url(&current.url, policy).map_err(|refusal| FetchError::Refused {
             hop,
             url: current.url.to_string(),

@@ -150,7 +150,13 @@ impl Tool for HttpRequest {
                 return ToolResult::failed(request, ErrorCode::ToolExecutionFailed, message);
             }
         };
-        let call = fetch::fetch(client, self.policy, outgoing, MAX_BODY_BYTES);
+        let call = fetch::fetch(
+            client,
+            self.policy,
+            outgoing,
+            MAX_BODY_BYTES,
+            request.limits.url_check.as_ref(),
+        );
         match tokio::time::timeout(timeout, call).await {
             Err(_) => ToolResult::failed(
                 request,
@@ -160,6 +166,7 @@ impl Tool for HttpRequest {
             Ok(Err(error)) => {
                 let code = match error {
                     FetchError::Refused { .. } => ErrorCode::InvalidRequest,
+                    FetchError::Denied { .. } => ErrorCode::CapabilityDenied,
                     _ => ErrorCode::ToolExecutionFailed,
                 };
                 ToolResult::failed(request, code, format!("HttpRequest: {error}"))

@@ -2,6 +2,7 @@
 //! resolution in [`shell`], process-tree termination in [`process`].
 
 pub mod beneath;
+pub mod child_env;
 pub mod encoding;
 pub mod paths;
 pub mod process;

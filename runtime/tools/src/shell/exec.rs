@@ -112,6 +112,7 @@ pub(crate) async fn run_prepared(
         .stderr(Stdio::piped())
         .kill_on_drop(true);
     process::isolate(&mut builder);
+    crate::platform::child_env::scrub(&mut builder);
     let mut child = builder.spawn()?;
     let tree = child.id().and_then(ProcessTree::new);
     let mut guard = TreeGuard::new(tree);

@@ -2,7 +2,10 @@
 //! invocation it can start, or refuses with a reason. See the parent module for the rules.
 
 use super::CommandDenial;
+use super::expand;
 use super::word::{Builder, Pat, Word, is_name};
+
+mod redirect;
 
 /// Deepest nesting of subshells, substitutions, nested scripts and wrappers.
 const MAX_DEPTH: usize = 24;
@@ -25,23 +28,46 @@ struct Simple {
     split_at: Option<usize>,
 }
 
+/// What a line does that the policy judges.
+#[derive(Debug, Default)]
+pub(super) struct Found {
+    /// Every program invocation, outermost and innermost alike.
+    pub programs: Vec<Vec<Word>>,
+    /// The target of every redirection that writes a file (`>`, `>>`, `>|`, `<>`, `&>`).
+    pub writes: Vec<Word>,
+}
+
 pub(super) struct Parser<'s, 'o> {
     src: &'s str,
     bytes: &'s [u8],
     pos: usize,
     pub(super) depth: usize,
-    pub(super) out: &'o mut Vec<Vec<Word>>,
+    pub(super) out: &'o mut Found,
 }
 
-/// Every invocation `line` can start, outermost and innermost alike.
-pub(super) fn invocations(line: &str) -> Result<Vec<Vec<Word>>, CommandDenial> {
-    let mut out = Vec::new();
+/// Every invocation `line` can start and every file it redirects into.
+pub(super) fn invocations(line: &str) -> Result<Found, CommandDenial> {
+    let mut out = Found::default();
     Parser::new(line, 0, &mut out).list(false)?;
     Ok(out)
 }
 
+/// Variables whose value the shell later runs or prompt-expands (`PS4='$(cmd)'; set -x`).
+const CODE_VARIABLES: &[&str] = &[
+    "PS0",
+    "PS1",
+    "PS2",
+    "PS3",
+    "PS4",
+    "PROMPT_COMMAND",
+    "BASH_ENV",
+    "ENV",
+    "SHELLOPTS",
+    "BASHOPTS",
+];
+
 impl<'s, 'o> Parser<'s, 'o> {
-    fn new(src: &'s str, depth: usize, out: &'o mut Vec<Vec<Word>>) -> Self {
+    fn new(src: &'s str, depth: usize, out: &'o mut Found) -> Self {
         Parser {
             src,
             bytes: src.as_bytes(),
@@ -129,7 +155,7 @@ impl<'s, 'o> Parser<'s, 'o> {
                     self.pos += 2;
                     self.eat(b'>');
                     simple.split_at.get_or_insert(simple.words.len());
-                    self.target()?;
+                    self.target(true)?;
                 }
                 b'&' => {
                     self.pos += 1;
@@ -159,8 +185,13 @@ impl<'s, 'o> Parser<'s, 'o> {
                 b'<' | b'>' => self.redirection()?,
                 _ => {
                     let word = self.word()?;
-                    let io_number = !word.quoted && word.text.bytes().all(|b| b.is_ascii_digit());
+                    // Only literal digits are a descriptor: `$CMD>f` runs `$CMD`.
+                    let io_number = !word.quoted
+                        && word.is_literal()
+                        && !word.text.is_empty()
+                        && word.text.bytes().all(|b| b.is_ascii_digit());
                     let io_var = !word.quoted
+                        && word.is_literal()
                         && word.text.starts_with('{')
                         && word.text.ends_with('}')
                         && is_name(&word.text.as_bytes()[1..word.text.len() - 1]);
@@ -170,43 +201,6 @@ impl<'s, 'o> Parser<'s, 'o> {
                     }
                 }
             }
-        }
-    }
-
-    fn redirection(&mut self) -> Result<(), CommandDenial> {
-        let start = self.pos;
-        if self.eat(b'<') {
-            if self.eat(b'<') {
-                if !self.eat(b'<') {
-                    return Err(opaque(format!(
-                        "Here-documents are not analysed: {}",
-                        self.excerpt(start)
-                    )));
-                }
-            } else {
-                let _ = self.eat(b'&') || self.eat(b'>');
-            }
-        } else {
-            self.pos += 1;
-            let _ = self.eat(b'>') || self.eat(b'&') || self.eat(b'|');
-        }
-        if self.peek() == Some(b'(') {
-            return Err(opaque(format!(
-                "Process substitution is not analysed: {}",
-                self.excerpt(start)
-            )));
-        }
-        self.target()
-    }
-
-    /// The word a redirection names: read for the substitutions in it, never a command.
-    fn target(&mut self) -> Result<(), CommandDenial> {
-        self.skip_blanks();
-        match self.peek() {
-            Some(byte) if !is_meta(byte) => self.word().map(drop),
-            _ => Err(opaque(
-                "Cannot tell which commands run: a redirection has no target",
-            )),
         }
     }
 
@@ -264,11 +258,25 @@ impl<'s, 'o> Parser<'s, 'o> {
                     word.glob(Pat::One);
                 }
                 b'[' => {
-                    let close = self.bytes[self.pos + 1..]
+                    let class = self.bytes[self.pos + 1..]
                         .iter()
-                        .take_while(|&&b| !is_meta(b) && !matches!(b, b'\'' | b'"' | b'\\'))
-                        .position(|&b| b == b']');
+                        .take_while(|&&b| !is_meta(b) && !matches!(b, b'\'' | b'"' | b'\\'));
+                    let mut close = None;
+                    let mut expands = false;
+                    for (at, &b) in class.enumerate() {
+                        if b == b']' && at > 0 {
+                            close = Some(at);
+                            break;
+                        }
+                        expands |= matches!(b, b'$' | b'`');
+                    }
                     match close {
+                        // The class holds a substitution: read its inside as ordinary word
+                        // text, so every command in it is found; the word is a glob.
+                        Some(_) if expands => {
+                            self.pos += 1;
+                            word.wild();
+                        }
                         Some(len) if len > 0 => {
                             self.pos += len + 2;
                             word.glob(Pat::One);
@@ -373,7 +381,30 @@ impl<'s, 'o> Parser<'s, 'o> {
                         self.excerpt(start)
                     )));
                 }
+                if let Some(why) = expand::parameter(body) {
+                    return Err(opaque(why));
+                }
                 word.expansion(quoted && !body.contains('@'));
+            }
+            Some(b'[') => {
+                // bash's old arithmetic `$[…]`.
+                self.pos += 2;
+                let body_start = self.pos;
+                let mut depth = 1usize;
+                while depth > 0 {
+                    match self.peek() {
+                        None => return Err(unbalanced("$[", self.excerpt(start))),
+                        Some(b'[') => depth += 1,
+                        Some(b']') => depth -= 1,
+                        Some(_) => {}
+                    }
+                    self.pos += 1;
+                }
+                let body = self.src.get(body_start..self.pos - 1).unwrap_or("`");
+                if let Some(why) = expand::arithmetic(body) {
+                    return Err(opaque(why));
+                }
+                word.expansion(quoted);
             }
             Some(b'\'') => {
                 // bash `$'…'`: escapes could spell any name.
@@ -436,6 +467,9 @@ impl<'s, 'o> Parser<'s, 'o> {
                                 "Commands inside $((…)) are not analysed: {}",
                                 self.excerpt(start)
                             )));
+                        }
+                        if let Some(why) = expand::arithmetic(body) {
+                            return Err(opaque(why));
                         }
                         self.pos = i + 2;
                         return Ok(true);
@@ -503,6 +537,12 @@ impl<'s, 'o> Parser<'s, 'o> {
         let mut i = 0;
         while let Some(word) = words.get(i) {
             if word.assignment {
+                let name = word.text.split('=').next().unwrap_or_default();
+                if CODE_VARIABLES.contains(&name) {
+                    return Err(opaque(format!(
+                        "Setting {name} is not allowed: the shell runs or expands its value later"
+                    )));
+                }
                 i += 1;
                 continue;
             }

@@ -240,7 +240,7 @@ fn cannot_tell(program: &str, why: &str) -> CommandDenial {
 impl Parser<'_, '_> {
     /// Records `words` (program first) and analyses whatever that program runs in turn.
     pub(super) fn program(&mut self, words: &[Word]) -> Result<(), CommandDenial> {
-        self.out.push(words.to_vec());
+        self.out.programs.push(words.to_vec());
         let Some(name) = words.first().filter(|name| name.is_literal()) else {
             return Ok(()); // judged (and denied) with the other invocations
         };
@@ -248,6 +248,10 @@ impl Parser<'_, '_> {
         self.enter()?;
         let result = match base.as_str() {
             "eval" => self.eval(&words[1..]),
+            "trap" => self.trap(&words[1..]),
+            builtin if super::builtins::RE_EVALUATING.contains(&builtin) => {
+                super::builtins::judge(builtin, &words[1..])
+            }
             "find" => self.find(&words[1..]),
             shell if SHELLS.contains(&shell) => self.shell(shell, &words[1..]),
             _ => match WRAPPERS.iter().find(|w| w.names.contains(&base.as_str())) {

@@ -57,7 +57,7 @@ fn every_program_of_a_line_is_found() {
         ("FOO=1 BAR='a b' rm x", &["rm"]),
         ("ls > out.txt 2>&1", &["ls"]),
         ("ls >> out 2> err < in", &["ls"]),
-        ("ls > $(rm x)", &["rm", "ls"]),
+        ("ls > x$(rm x)", &["rm", "ls"]),
         ("ls 2>/dev/null >&2 <>f >|g", &["ls"]),
         ("cat <<< 'rm -rf /'", &["cat"]),
         ("> out ls", &["ls"]),

@@ -67,6 +67,8 @@ pub(super) struct Builder {
     /// Everything so far was unquoted literal text (for `NAME=`).
     plain: bool,
     braces: (bool, bool, bool),
+    /// Its shape is unknown as a whole (a bracket class holding an expansion).
+    wild: bool,
 }
 
 impl Builder {
@@ -112,6 +114,13 @@ impl Builder {
         self.pattern(pat);
     }
 
+    /// A glob whose extent is unknown: the whole word could be anything.
+    pub(super) fn wild(&mut self) {
+        self.plain = false;
+        self.word.glob = true;
+        self.wild = true;
+    }
+
     /// Runs of `*` collapse, which keeps matching linear in practice.
     fn pattern(&mut self, pat: Pat) {
         if !(pat == Pat::Star && self.word.pattern.last() == Some(&Pat::Star)) {
@@ -124,6 +133,9 @@ impl Builder {
         self.word.raw = raw.to_owned();
         let (open, close, list) = self.braces;
         self.word.brace = open && close && list;
+        if self.wild {
+            self.word.pattern = vec![Pat::Star];
+        }
         self.word
     }
 }
@@ -160,4 +172,20 @@ pub(super) fn could_be(word: &Word, value: &str) -> bool {
         }
     }
     go(&word.pattern, value.as_bytes())
+}
+
+/// Whether `word` could begin with `prefix` (`/dev/tcp/` behind an expansion, say).
+pub(super) fn could_start_with(word: &Word, prefix: &str) -> bool {
+    fn go(pattern: &[Pat], prefix: &[u8]) -> bool {
+        if prefix.is_empty() {
+            return true;
+        }
+        match pattern.split_first() {
+            None => false,
+            Some((Pat::Byte(b), rest)) => prefix.first() == Some(b) && go(rest, &prefix[1..]),
+            Some((Pat::One, rest)) => go(rest, &prefix[1..]),
+            Some((Pat::Star, _)) => true,
+        }
+    }
+    go(&word.pattern, prefix.as_bytes())
 }

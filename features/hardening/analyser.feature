@@ -1,0 +1,160 @@
+Feature: The policy analyser and secret hygiene hold against a hostile model
+  The command analyser denies every construct that could run text it has not judged, and
+  treats redirection targets as files written; each HttpRequest redirect is a policy decision
+  of its own; policy entries are read as the real service writes them (Unicode domains, glob
+  paths); commands never inherit the runtime's credentials; redaction knows how secrets really
+  look, also in the user's own prompt (issue 19; local-agent-host.md §8.2–§8.4, §8.7).
+
+  @REQ-HARD-100
+  Scenario Outline: a line that hides a command from the analyser is denied (<construct>)
+    Given the policy allows the commands "echo, trap" and blocks the commands ""
+    And a running session
+    And the model will run the command "<line>"
+    And the model will then answer "Done."
+    When the client starts the task "Run it."
+    Then the RunCommand call is denied
+    And the workspace has no file "pwned"
+
+    Examples:
+      | construct                        | line                                         |
+      | backticks in a glob bracket      | echo [`touch${IFS}pwned`]                    |
+      | arithmetic on a variable         | X='a[$(touch pwned)]'; echo $((X))           |
+      | old-style arithmetic             | X='a[$(touch pwned)]'; echo $[X]             |
+      | array subscript                  | X='a[$(touch pwned)]'; echo ${Y[X]}          |
+      | substring offset                 | X='a[$(touch pwned)]'; echo ${Z:X}           |
+      | prompt expansion                 | X='$(touch pwned)'; echo ${X@P}              |
+      | indirection                      | X=Y; echo ${!X}                              |
+      | trap action                      | trap 'touch pwned' EXIT; echo hi             |
+
+  @REQ-HARD-100
+  Scenario: an alias that renames an allowed command is denied
+    Given the policy allows the commands "echo, alias" and blocks the commands ""
+    And a running session
+    And the model will call RunCommand with:
+      """
+      {"command": "alias echo=touch\necho pwned"}
+      """
+    And the model will then answer "Done."
+    When the client starts the task "Run it."
+    Then the scripted tool call is denied
+    And the workspace has no file "pwned"
+
+  @REQ-HARD-101
+  Scenario: a redirection to /dev/tcp is denied
+    Given the policy allows the commands "echo" and blocks the commands ""
+    And a running session
+    And the model will run the command "echo hi > /dev/tcp/127.0.0.1/9; echo hi > pwned"
+    And the model will then answer "Done."
+    When the client starts the task "Run it."
+    Then the RunCommand call is denied
+    And the workspace has no file "pwned"
+
+  @REQ-HARD-102
+  Scenario: a redirection into a path File.Write blocks is denied
+    Given the policy allows the commands "echo" and blocks the commands ""
+    And a running session
+    And the model will run the command "echo TOKEN=stolen > .env"
+    And the model will then answer "Done."
+    When the client starts the task "Run it."
+    Then the RunCommand call is denied
+    And the model is told the RunCommand call was denied because of ".env"
+    And the workspace has no file ".env"
+
+  @REQ-HARD-103
+  Scenario: a redirect to a host the policy does not admit is not followed
+    Given the runtime is started with AGENT_RUNTIME_ALLOW_LOOPBACK_HTTP set to "true"
+    And a web server on loopback
+    And the policy lets HttpRequest reach only "127.0.0.1"
+    And a running session
+    And the model will call HttpRequest with:
+      """
+      {"url": "${WEB}/redirect-host/localhost/plain"}
+      """
+    And the model will then answer "Done."
+    When the client starts the task "Fetch it."
+    Then the tool call fails with errorCode "CAPABILITY_DENIED" and a message containing "localhost"
+    And the web server received no request for "/plain"
+
+  @REQ-HARD-104
+  Scenario: a Unicode blockedDomains entry blocks its punycode host
+    Given the policy never lets HttpRequest reach "bücher.example"
+    And a running session
+    And the model will fetch "http://xn--bcher-kva.example/"
+    And the model will then answer "Done."
+    When the client starts the task "Fetch it."
+    Then the HttpRequest call is denied with error code "CAPABILITY_DENIED"
+
+  @REQ-HARD-105
+  Scenario: a glob entry in blockedPaths blocks matching files in any folder
+    Given the policy allows File.Write under "." but blocks "*.pem"
+    And the workspace folder "certs" exists
+    And a running session
+    And the model will write "key material" into the workspace file "certs/server.pem"
+    And the model will then answer "Done."
+    When the client starts the task "Write the key."
+    Then the WriteFile call is denied
+    And the workspace has no file "certs/server.pem"
+
+  @REQ-HARD-106
+  Scenario: a command cannot read the runtime's credentials, however it transforms them
+    Given the runtime is started with LLM_GATEWAY_AUTH_TOKEN set to "gw-planted-0a1b2c3d4e5f"
+    And the runtime is started with DEPLOY_TOKEN set to "svc-planted-6a7b8c9d0e1f"
+    And the policy also grants Shell.Exec
+    And a running session
+    And the model will run the command "printenv LLM_GATEWAY_AUTH_TOKEN DEPLOY_TOKEN | rev; echo visible-after-env"
+    And the model will then answer "Done."
+    When the client starts the task "Show the environment."
+    Then the secret "f5e4d3c2b1a0-detnalp-wg" appears in none of the runtime's outputs
+    And the secret "f1e0d9c8b7a6-detnalp-cvs" appears in none of the runtime's outputs
+    And the last model request contains "visible-after-env"
+
+  @REQ-HARD-106
+  Scenario: a variable named in AGENT_RUNTIME_CHILD_ENV_ALLOW reaches commands
+    Given the runtime is started with NPM_TOKEN set to "npm-planted-1234abcd"
+    And the runtime is started with AGENT_RUNTIME_CHILD_ENV_ALLOW set to "NPM_TOKEN"
+    And the policy also grants Shell.Exec
+    And a running session
+    And the model will run the command "printenv NPM_TOKEN | rev"
+    And the model will then answer "Done."
+    When the client starts the task "Show the token."
+    Then the last model request contains "dcba4321-detnalp-mpn"
+
+  @REQ-HARD-107
+  Scenario Outline: <kind> in a file the model reads is redacted
+    Given the workspace file "settings.txt" contains "<line>"
+    And a running session
+    And the model will call ReadFile on "settings.txt"
+    And the model will then answer "Done."
+    When the client starts the task "Read settings.txt."
+    Then the secret "<secret>" appears in none of the runtime's outputs
+    And the last model request contains "<kept>"
+    And the last model request has the header "x-redaction-applied" set to "true"
+
+    Examples:
+      | kind                     | line                                                           | secret                                   | kept                    |
+      | an AWS secret key        | aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYQ4R8T2Y6U0 | wJalrXUtnFEMI/K7MDENG/bPxRfiCYQ4R8T2Y6U0 | aws_secret_access_key   |
+      | a prefixed password      | DB_PASSWORD=Tr0ub4dor-and-3                                    | Tr0ub4dor-and-3                          | DB_PASSWORD=            |
+      | a Stripe live key        | stripe sk_live_Zx9Qw8Er7Ty6Ui5Op4As                            | sk_live_Zx9Qw8Er7Ty6Ui5Op4As             | stripe                  |
+      | URL credentials          | postgres://admin:Tr0ub4dor-and-3@db.internal/app               | Tr0ub4dor-and-3                          | postgres://admin:       |
+
+  @REQ-HARD-107
+  Scenario: a private key read without its BEGIN line is redacted
+    Given the workspace file "key.tail" contains these lines:
+      """
+      MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gunVTLw
+      7onLRnrq0/IzW7yWR7QkrmBL7jTKEn5u+qKhbwKfBstIs+bMY2Zkp18gnTxKLxoS2tFc
+      -----END RSA PRIVATE KEY-----
+      """
+    And a running session
+    And the model will call ReadFile on "key.tail"
+    And the model will then answer "Done."
+    When the client starts the task "Show me key.tail."
+    Then the secret "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gunVTLw" appears in none of the runtime's outputs
+    And the secret "7onLRnrq0/IzW7yWR7QkrmBL7jTKEn5u+qKhbwKfBstIs+bMY2Zkp18gnTxKLxoS2tFc" appears in none of the runtime's outputs
+
+  @REQ-HARD-108
+  Scenario: a secret typed in the prompt is stored and uploaded redacted
+    Given a running session
+    And the model will then answer "Noted."
+    When the client starts the task "Deploy with DB_PASSWORD=Pl4nted-prompt-secret please"
+    Then the secret "Pl4nted-prompt-secret" appears in none of the runtime's outputs
