@@ -33,6 +33,7 @@ pub mod extensions;
 pub mod faults;
 pub mod gateway;
 pub mod governance;
+pub mod hardening_sandbox;
 pub mod lifecycle;
 pub mod loop_extra;
 pub mod model;

@@ -19,6 +19,7 @@ pub(crate) fn request(tool: &str, dir: &Path, args: Value) -> ToolRequest {
         tool_call_id: Some("c1".into()),
         workspace_root: Some(dir.display().to_string()),
         limits: Default::default(),
+        sandbox: None,
     }
 }
 

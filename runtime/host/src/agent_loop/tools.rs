@@ -76,6 +76,8 @@ impl TaskRun {
                         max_output_bytes: entry.and_then(|entry| entry.max_output_bytes),
                         timeout_ms: Some(millis(tool_timeout)),
                     },
+                    sandbox: capability
+                        .and_then(|capability| policy.sandbox_grant(capability, &self.options)),
                 };
                 let verdict = match (capability, parsed) {
                     (_, Err(error)) => Err(ToolResult::failed(

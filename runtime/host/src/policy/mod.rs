@@ -28,6 +28,7 @@ pub mod domain;
 mod extensions;
 pub mod path_match;
 mod paths;
+mod sandbox;
 mod scope;
 pub mod task_options;
 #[cfg(test)]

@@ -178,6 +178,7 @@ mod tests {
             tool_call_id: Some("c1".into()),
             workspace_root: Some(dir.display().to_string()),
             limits: Default::default(),
+            sandbox: None,
         }
     }
 

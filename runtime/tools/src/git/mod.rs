@@ -13,7 +13,6 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use agent_protocol::{ErrorCode, ToolRequest, ToolResult};
-use tokio::process::Command;
 
 use crate::output;
 use crate::platform::{self, process};
@@ -144,7 +143,14 @@ pub(crate) async fn git(
     let timeout = request.limits.timeout_ms.map_or(settings.timeout, |limit| {
         settings.timeout.min(Duration::from_millis(limit))
     });
-    let mut builder = Command::new("git");
+    let mut builder =
+        crate::sandbox::command(std::ffi::OsStr::new("git"), request).map_err(|message| {
+            Box::new(ToolResult::failed(
+                request,
+                ErrorCode::PermissionDenied,
+                message,
+            ))
+        })?;
     builder
         // Readable, stable output: no colours, no pager, no quoted non-ASCII names, and
         // never an HTTPS credential prompt (nobody could answer it).
