@@ -13,26 +13,18 @@ Feature: Commands are confined by the OS, whatever the command line says
   @REQ-HARD-050
   Scenario: an allowed command cannot write outside the granted folders
     Given a running session
-    And the model will run the command "echo x > ${OUTSIDE}/escaped.txt; echo x >> ${OUTSIDE}/.bashrc"
+    And the model will run the shell command "echo -n inside > inside.txt; echo x > ${OUTSIDE}/escaped.txt; echo x >> ${OUTSIDE}/.bashrc"
     And the model will then answer "Done."
     When the client starts the task "Write outside."
     Then the file "escaped.txt" outside the workspace does not exist
     And the file ".bashrc" outside the workspace does not exist
-
-  @REQ-HARD-051
-  Scenario: an allowed command still writes inside the workspace
-    Given a running session
-    And the model will run the command "echo inside > inside.txt"
-    And the model will then answer "Done."
-    When the client starts the task "Write inside."
-    Then the tool call succeeds with a result containing "Exit code: 0"
     And the workspace file "inside.txt" now contains "inside"
 
   @REQ-HARD-052
   Scenario: a command cannot change the repository's own files
     Given the workspace file ".git/config" contains "[core]"
     And a running session
-    And the model will run the command "echo '	fsmonitor = touch pwned' >> .git/config"
+    And the model will run the shell command "echo '	fsmonitor = touch pwned' >> .git/config"
     And the model will then answer "Done."
     When the client starts the task "Configure git."
     Then the workspace file ".git/config" still reads "[core]"
@@ -41,7 +33,7 @@ Feature: Commands are confined by the OS, whatever the command line says
   Scenario: without a network grant a command reaches no listener, not even on loopback
     Given a TCP listener on loopback
     And a running session
-    And the model will run the command "echo hi > /dev/tcp/127.0.0.1/${LISTENER_PORT}"
+    And the model will run the shell command "echo hi > /dev/tcp/127.0.0.1/${LISTENER_PORT}"
     And the model will then answer "Done."
     When the client starts the task "Connect."
     Then the loopback listener was never connected to

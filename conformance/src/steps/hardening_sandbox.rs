@@ -59,7 +59,7 @@ async fn tcp_listener(world: &mut ConformanceWorld) -> StepResult {
     Ok(())
 }
 
-#[given(expr = "the model will run the command {string}")]
+#[given(expr = "the model will run the shell command {string}")]
 async fn model_runs(world: &mut ConformanceWorld, command: String) -> StepResult {
     let mut command = expand(world, &command).await?;
     let outside = world.dirs()?.home.display().to_string();

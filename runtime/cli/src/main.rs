@@ -21,7 +21,10 @@ fn main() -> std::process::ExitCode {
     #[cfg(target_os = "linux")]
     {
         let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-        if args.get(1).is_some_and(|flag| flag == agent_tools::sandbox::LAUNCHER_FLAG) {
+        if args
+            .get(1)
+            .is_some_and(|flag| flag == agent_tools::sandbox::LAUNCHER_FLAG)
+        {
             return agent_tools::sandbox::linux::launch(args.get(2..).unwrap_or_default());
         }
     }
