@@ -9,8 +9,8 @@
 //!   every write root's `.git` except for the git tools that write it (GitCommit, GitPush);
 //! - reads: unconfined when `File.Read` is granted without `allowedPaths`; else its
 //!   `allowedPaths` (none when not granted) plus the write roots;
-//! - network: `Network.Http` granted and not switched off by `taskOptions.allowNetwork`; a
-//!   push needs its remote, so GitPush has it.
+//! - network: `Network.Http` granted and not switched off by `taskOptions.allowNetwork`;
+//! - GitPush: unconfined for now (see `push_grant`).
 
 use std::path::{Path, PathBuf};
 
@@ -30,12 +30,27 @@ fn writes_git_dir(capability: &str) -> bool {
     matches!(capability, "Git.Commit" | "Git.Push")
 }
 
+/// A push writes into its remote, which may be a local folder anywhere, and needs the
+/// network for any other: until the remote allowlist (issue 25 item 4) says which remotes
+/// are allowed, GitPush runs with writes, reads and network unconfined.
+fn push_grant() -> SandboxGrant {
+    SandboxGrant {
+        write_paths: vec!["/".to_owned()],
+        read_paths: None,
+        blocked_paths: Vec::new(),
+        network: true,
+    }
+}
+
 impl PolicyEnforcer {
     /// The grant for one call of a tool of `capability`; `None` for tools that start no
     /// process.
     pub fn sandbox_grant(&self, capability: &str, options: &TaskOptions) -> Option<SandboxGrant> {
         if !starts_processes(capability) {
             return None;
+        }
+        if capability == "Git.Push" {
+            return Some(push_grant());
         }
         let entry = self.capability(capability);
         let absolute = |raw: &String| -> Option<PathBuf> {
@@ -57,7 +72,13 @@ impl PolicyEnforcer {
                 .map(|root| resolve(root))
                 .collect(),
         };
-        let mut blocked: Vec<PathBuf> = [entry, self.capability("File.Write")]
+        // File.Write's blocked paths usually name `.git/` itself, which a commit writes.
+        let file_write = if writes_git_dir(capability) {
+            None
+        } else {
+            self.capability("File.Write")
+        };
+        let mut blocked: Vec<PathBuf> = [entry, file_write]
             .into_iter()
             .flatten()
             .filter_map(|entry| entry.blocked_paths.as_ref())
@@ -77,8 +98,7 @@ impl PolicyEnforcer {
             }),
             None => Some(write.clone()),
         };
-        let network = capability == "Git.Push"
-            || (self.grants("Network.Http") && options.allow_network != Some(false));
+        let network = self.grants("Network.Http") && options.allow_network != Some(false);
         let text = |paths: Vec<PathBuf>| -> Vec<String> {
             let mut paths: Vec<String> = paths
                 .into_iter()
@@ -150,7 +170,7 @@ mod tests {
             json!([
                 {"name": "Shell.Exec", "allowedPaths": ["sub"], "blockedPaths": ["sub/secret"]},
                 {"name": "File.Read"},
-                {"name": "File.Write", "blockedPaths": ["/etc"]},
+                {"name": "File.Write", "blockedPaths": ["/etc", ".git/"]},
                 {"name": "Network.Http", "allowedDomains": ["example.com"]},
                 {"name": "Git.Commit"}
             ]),
@@ -183,7 +203,9 @@ mod tests {
                 .network
         );
         let commit = policy.sandbox_grant("Git.Commit", &offline).unwrap();
-        assert_eq!(commit.blocked_paths, ["/etc"]);
+        assert!(commit.blocked_paths.is_empty(), "{commit:?}");
         assert!(!commit.network);
+        let push = policy.sandbox_grant("Git.Push", &offline).unwrap();
+        assert_eq!((push.write_paths, push.network), (vec!["/".to_owned()], true));
     }
 }
