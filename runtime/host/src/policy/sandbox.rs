@@ -179,10 +179,12 @@ mod tests {
         let shell = policy.sandbox_grant("Shell.Exec", &open).unwrap();
         let sub = root.join("sub").display().to_string();
         assert_eq!(shell.write_paths, [sub.clone()]);
+        let git = root.join(".git").display().to_string();
         assert_eq!(
             shell.blocked_paths,
             [
                 "/etc".to_owned(),
+                git,
                 format!("{sub}/.git"),
                 format!("{sub}/secret")
             ]
