@@ -208,6 +208,9 @@ mod tests {
         assert!(commit.blocked_paths.is_empty(), "{commit:?}");
         assert!(!commit.network);
         let push = policy.sandbox_grant("Git.Push", &offline).unwrap();
-        assert_eq!((push.write_paths, push.network), (vec!["/".to_owned()], true));
+        assert_eq!(
+            (push.write_paths, push.network),
+            (vec!["/".to_owned()], true)
+        );
     }
 }

@@ -98,10 +98,10 @@ pub fn launch(args: &[OsString]) -> ExitCode {
         Ok(parsed) => parsed,
         Err(message) => return fail(message),
     };
-    if let Err(message) = confine(&plan) {
-        if plan.required {
-            return fail(format!("{message} (AGENT_RUNTIME_SANDBOX=required)"));
-        }
+    if let Err(message) = confine(&plan)
+        && plan.required
+    {
+        return fail(format!("{message} (AGENT_RUNTIME_SANDBOX=required)"));
     }
     let error = std::process::Command::new(program).args(rest).exec();
     let code = if error.kind() == std::io::ErrorKind::NotFound {
