@@ -7,14 +7,13 @@ use std::net::TcpListener;
 use std::path::Path;
 use std::process::{Command, Output};
 
-fn launch(dir: &Path, plan: &serde_json::Value, script: &str) -> Output {
+fn launch(dir: &Path, plan: &serde_json::Value, script: &str) -> std::io::Result<Output> {
     Command::new(env!("CARGO_BIN_EXE_agent-runtime"))
         .arg("--sandbox-exec")
         .arg(plan.to_string())
         .args(["--", "/bin/bash", "-c", script])
         .current_dir(dir)
         .output()
-        .unwrap()
 }
 
 fn plan(workspace: &Path, network: bool) -> serde_json::Value {
@@ -38,7 +37,7 @@ fn a_sandboxed_command_writes_only_in_its_folders_and_not_in_git() {
         "echo in > inside.txt; echo x > {}/f; echo '\tfsmonitor = x' >> .git/config; echo done",
         outside.display()
     );
-    let output = launch(&workspace, &plan(&workspace, false), &script);
+    let output = launch(&workspace, &plan(&workspace, false), &script).unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(
         String::from_utf8_lossy(&output.stdout),
@@ -65,13 +64,13 @@ fn without_network_no_socket_reaches_a_loopback_listener_and_with_it_one_does() 
     listener.set_nonblocking(true).unwrap();
     let port = listener.local_addr().unwrap().port();
     let script = format!("echo hi > /dev/tcp/127.0.0.1/{port}");
-    let denied = launch(root.path(), &plan(root.path(), false), &script);
+    let denied = launch(root.path(), &plan(root.path(), false), &script).unwrap();
     assert!(!denied.status.success());
     assert_eq!(
         listener.accept().map(|_| ()).unwrap_err().kind(),
         std::io::ErrorKind::WouldBlock
     );
-    let allowed = launch(root.path(), &plan(root.path(), true), &script);
+    let allowed = launch(root.path(), &plan(root.path(), true), &script).unwrap();
     assert!(
         allowed.status.success(),
         "{}",
