@@ -152,7 +152,7 @@ mod tests {
             .sandbox_grant("Shell.Exec", &TaskOptions::default())
             .unwrap();
         let here = root.display().to_string();
-        assert_eq!(grant.write_paths, [here.clone()]);
+        assert_eq!(grant.write_paths, std::slice::from_ref(&here));
         assert_eq!(grant.blocked_paths, [format!("{here}/.git")]);
         assert_eq!(grant.read_paths, Some(vec![here]));
         assert!(!grant.network);
@@ -178,7 +178,7 @@ mod tests {
         let open = TaskOptions::default();
         let shell = policy.sandbox_grant("Shell.Exec", &open).unwrap();
         let sub = root.join("sub").display().to_string();
-        assert_eq!(shell.write_paths, [sub.clone()]);
+        assert_eq!(shell.write_paths, std::slice::from_ref(&sub));
         let git = root.join(".git").display().to_string();
         assert_eq!(
             shell.blocked_paths,
