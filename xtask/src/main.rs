@@ -61,6 +61,8 @@ enum Command {
     Lint(lint::Args),
     /// Benchmarks: whole-process figures (A/B with --peer), micro-benchmarks, certification time.
     Bench(bench::Args),
+    /// What the command sandbox adds to a command's spawn → exit, A/B (issue 25).
+    BenchSandbox(bench::sandbox::Args),
     /// Crash campaign: SIGKILL at random moments of a task, resume in a new process, check.
     Crash(crash::Args),
     /// Try the reference runtime by hand against mock-services with a scripted model.
@@ -100,6 +102,7 @@ fn main() -> ExitCode {
         Command::Steps(args) => steps::run(args),
         Command::Lint(args) => lint::run(args),
         Command::Bench(args) => bench::run(args),
+        Command::BenchSandbox(args) => bench::sandbox::run(args),
         Command::Crash(args) => crash::run(args),
         Command::Demo(args) => demo::run(args),
         Command::HotSymbols(args) => hot_symbols::run(args),

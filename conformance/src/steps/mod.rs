@@ -35,6 +35,7 @@ pub mod gateway;
 pub mod governance;
 pub mod hardening_files;
 pub mod hardening_policy;
+pub mod hardening_sandbox;
 pub mod lifecycle;
 pub mod loop_extra;
 pub mod model;

@@ -153,6 +153,11 @@ pub struct Cli {
         default_value_t = false
     )]
     allow_loopback_http: bool,
+    /// OS sandbox around the commands and git runs the tools start (Landlock + seccomp on
+    /// Linux, Seatbelt on macOS): required (refuse to run them when the OS cannot sandbox),
+    /// best-effort (run them unsandboxed then, with a warning at session start) or off.
+    #[arg(long, env = "AGENT_RUNTIME_SANDBOX", default_value = "best-effort", value_parser = sandbox_mode)]
+    pub sandbox: agent_protocol::sandbox::SandboxMode,
     /// Base URL of the Backend Tool Service (BackendTool.Invoke tools); none offered when unset.
     #[arg(long, env = "BACKEND_TOOL_SERVICE_URL")]
     backend_tool_service_url: Option<String>,
@@ -267,6 +272,14 @@ impl Cli {
         )
     }
 
+    /// The sandbox of the processes the tools start; this binary is its launcher.
+    pub fn sandbox(&self) -> agent_tools::sandbox::SandboxConfig {
+        agent_tools::sandbox::SandboxConfig {
+            mode: self.sandbox,
+            launcher: std::env::current_exe().ok(),
+        }
+    }
+
     pub fn tool_options(&self) -> anyhow::Result<agent_tools::ToolOptions> {
         agent_tools::platform::child_env::set_allowlist(&self.child_env_allow);
         let mcp = agent_tools::mcp::McpOptions {
@@ -336,4 +349,8 @@ impl Cli {
         config.audit = self.audit.to_config()?;
         Ok(config)
     }
+}
+
+fn sandbox_mode(text: &str) -> Result<agent_protocol::sandbox::SandboxMode, String> {
+    agent_protocol::sandbox::SandboxMode::parse(text)
 }

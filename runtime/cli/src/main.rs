@@ -16,6 +16,18 @@ use agent_tools::LocalToolRouter;
 use clap::Parser;
 
 fn main() -> std::process::ExitCode {
+    // The sandbox launcher (agent_tools::sandbox): confines itself and execs a command the
+    // tools start. Checked first: it must stay single-threaded and read no configuration.
+    #[cfg(target_os = "linux")]
+    {
+        let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+        if args
+            .get(1)
+            .is_some_and(|flag| flag == agent_tools::sandbox::LAUNCHER_FLAG)
+        {
+            return agent_tools::sandbox::linux::launch(args.get(2..).unwrap_or_default());
+        }
+    }
     let cli = config::Cli::parse();
     let host_config = match cli.to_host_config() {
         Ok(config) => config,
@@ -62,6 +74,7 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
+    agent_tools::sandbox::install(cli.sandbox());
     let tools = Arc::new(LocalToolRouter::with_options(tool_options));
     let outcome = runtime.block_on(run(host_config, tools, cli.listen.clone()));
     // A fallback stdin reader sits in a blocking read that only the client can end; do

@@ -3,6 +3,9 @@
 //! (tokio's stdio) and a stdout that is also stderr (`2>&1`, kept off the non-blocking
 //! path). Each answers a request and exits when its input ends.
 
+// The sandbox launcher's tests share this binary (one link instead of two).
+mod launcher;
+
 use std::io::{Read, Write};
 use std::process::{Command, Stdio};
 use std::sync::mpsc;

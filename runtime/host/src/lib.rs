@@ -20,6 +20,7 @@ pub mod policy;
 pub mod redact;
 pub mod routing;
 pub mod rpc;
+pub mod sandbox;
 pub mod services;
 pub mod session;
 pub mod state;

@@ -18,6 +18,7 @@ pub mod jsonrpc;
 pub mod message;
 pub mod methods;
 pub mod policy;
+pub mod sandbox;
 pub mod services;
 pub mod state;
 pub mod tool;

@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 use crate::error::ErrorCode;
 use crate::extensions::{ExtensionConfig, ExtensionNotice};
 use crate::methods::FileChangeStatus;
+use crate::sandbox::{SandboxGrant, SandboxStatus};
 
 /// Limits the host passes with each request, taken from the policy scope and the runtime
 /// configuration, so the tool runtime never needs to read the policy bundle itself.
@@ -78,6 +79,10 @@ pub struct ToolRequest {
     /// For what a tool reaches beyond its arguments' paths (a push destination).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub granted_paths: Option<Vec<String>>,
+    /// What a process started for this call may reach (issue 25); absent for tools that
+    /// start none. A process-starting tool given none confines to the workspace root.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<SandboxGrant>,
 }
 
 fn is_default(limits: &ToolLimits) -> bool {
@@ -239,4 +244,9 @@ pub trait ToolRouter: Send + Sync {
 
     /// Ends what `open_extensions` started (closes MCP sessions). Called at session end.
     async fn close_extensions(&self) {}
+
+    /// What confines the processes this runtime starts; `None` when it starts none.
+    fn sandbox_status(&self) -> Option<SandboxStatus> {
+        None
+    }
 }

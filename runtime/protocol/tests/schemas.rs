@@ -697,6 +697,12 @@ fn tool_request() -> ToolRequest {
             ..Default::default()
         },
         granted_paths: None,
+        sandbox: Some(agent_protocol::sandbox::SandboxGrant {
+            write_paths: vec!["/work/demo".into()],
+            read_paths: Some(vec!["/work/demo".into(), "/home/u/.cargo/bin".into()]),
+            blocked_paths: vec!["/work/demo/.git".into()],
+            network: false,
+        }),
     }
 }
 
@@ -1014,6 +1020,12 @@ fn method_results_satisfy_their_schemas() {
             session_tokens_used: 12_540,
             max_session_tokens: Some(250_000),
             incomplete_task: None,
+            sandbox: Some(agent_protocol::sandbox::SandboxStatus {
+                mode: agent_protocol::sandbox::SandboxMode::BestEffort,
+                enforced: true,
+                mechanism: "landlock+seccomp".into(),
+                detail: "confined".into(),
+            }),
         };
         check("methods/GetSessionState.result", &busy);
     }
@@ -1034,6 +1046,7 @@ fn method_results_satisfy_their_schemas() {
                 last_step: 3,
                 max_steps: 40,
             }),
+            sandbox: None,
         };
         check("methods/GetSessionState.result", &idle);
     }

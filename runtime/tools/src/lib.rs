@@ -13,6 +13,7 @@ pub mod network;
 pub mod output;
 pub mod platform;
 pub mod router;
+pub mod sandbox;
 pub mod shell;
 
 #[cfg(test)]

@@ -147,6 +147,10 @@ impl ToolRouter for LocalToolRouter {
         self.mcp.close().await;
         self.backend.set_allowed(Vec::new());
     }
+
+    fn sandbox_status(&self) -> Option<agent_protocol::sandbox::SandboxStatus> {
+        crate::sandbox::status()
+    }
 }
 
 #[cfg(test)]

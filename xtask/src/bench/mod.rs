@@ -16,6 +16,7 @@ mod micro;
 mod process;
 mod process_figures;
 mod report;
+pub mod sandbox;
 mod stats;
 
 use std::process::ExitCode;

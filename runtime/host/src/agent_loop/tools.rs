@@ -80,6 +80,8 @@ impl TaskRun {
                             .map(crate::policy::domain::url_check),
                     },
                     granted_paths: entry.and_then(|entry| policy.granted_paths(entry)),
+                    sandbox: capability
+                        .and_then(|capability| policy.sandbox_grant(capability, &self.options)),
                 };
                 let verdict = match (capability, parsed) {
                     (_, Err(error)) => Err(ToolResult::failed(

@@ -163,6 +163,7 @@ impl Host {
             }),
         );
         crate::redact::apply::session_policy(&session);
+        crate::sandbox::announce(self.tools.as_ref(), &session);
         crate::extensions::open(self.tools.as_ref(), &session).await;
         to_value(self.ready(&session, "compatible"))
     }

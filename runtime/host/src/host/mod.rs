@@ -193,7 +193,11 @@ impl Host {
             (Slot::Active(session), Some(id)) if session.id() != id => {
                 Err(not_found(&id, Some(session.id())))
             }
-            (Slot::Active(session), _) => to_value(session.state()),
+            (Slot::Active(session), _) => {
+                let mut state = session.state();
+                state.sandbox = self.tools.sandbox_status();
+                to_value(state)
+            }
             (Slot::Creating, None) => to_value(SessionStateResult {
                 session_id: None,
                 workspace_id: None,
@@ -205,6 +209,7 @@ impl Host {
                 session_tokens_used: 0,
                 max_session_tokens: None,
                 incomplete_task: None,
+                sandbox: self.tools.sandbox_status(),
             }),
             (_, Some(id)) => Err(not_found(&id, None)),
             (Slot::Empty, None) => Err(RpcError::new(

@@ -86,6 +86,7 @@ impl Host {
         // The fresh bundle decides the extensions too (PAUSED → RUNNING re-inits the policy,
         // §3.3): servers it adds are connected, servers it drops are closed, a rotated
         // bearer token is used — `open` replaces whatever the old bundle had opened.
+        crate::sandbox::announce(self.tools.as_ref(), session);
         crate::extensions::open(self.tools.as_ref(), session).await;
         session
             .transition(SessionStatus::SessionRunning)
@@ -148,6 +149,7 @@ impl Host {
         // bundle exactly as CreateSession does, or the resumed task would lose its MCP and
         // backend tools.
         crate::redact::apply::session_policy(&session);
+        crate::sandbox::announce(self.tools.as_ref(), &session);
         crate::extensions::open(self.tools.as_ref(), &session).await;
         to_value(self.ready(&session, "compatible"))
     }

@@ -29,6 +29,7 @@ mod extensions;
 pub mod path_glob;
 pub mod path_match;
 mod paths;
+mod sandbox;
 mod scope;
 pub mod task_options;
 #[cfg(test)]

@@ -68,7 +68,7 @@ impl PolicyEnforcer {
         })
     }
 
-    fn absolute(&self, path: &Path) -> PathBuf {
+    pub(super) fn absolute(&self, path: &Path) -> PathBuf {
         // The tool runtime expands `~` before it touches a file (local-tool-runtime.md §6.1),
         // so the enforcer must judge the same file: `~/.ssh/id_rsa` is in the home folder,
         // not a folder named `~` in the workspace.

@@ -283,6 +283,8 @@ impl Session {
                     last_step: task.step_count,
                     max_steps: task.max_steps,
                 }),
+            // The tool runtime's to tell; the host fills it in (`host::session_state`).
+            sandbox: None,
         }
     }
 }

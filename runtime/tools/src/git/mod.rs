@@ -13,8 +13,9 @@ mod tools;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use agent_protocol::{ErrorCode, ToolRequest, ToolResult};
 use tokio::process::Command;
+
+use agent_protocol::{ErrorCode, ToolRequest, ToolResult};
 
 use crate::output;
 use crate::platform::{self, process};
@@ -267,6 +268,30 @@ async fn run(
     spawn(request, settings, dir, builder, subcommand).await
 }
 
+/// The same git command inside the OS sandbox the host granted this call (see
+/// `crate::sandbox`): the repository's own config cannot name a program that escapes it.
+fn sandboxed(request: &ToolRequest, plain: Command) -> Result<Command, Box<ToolResult>> {
+    let plain = plain.as_std();
+    let mut wrapped = crate::sandbox::command(plain.get_program(), request).map_err(|message| {
+        Box::new(ToolResult::failed(
+            request,
+            ErrorCode::PermissionDenied,
+            message,
+        ))
+    })?;
+    wrapped.args(plain.get_args());
+    for (name, value) in plain.get_envs() {
+        match value {
+            Some(value) => wrapped.env(name, value),
+            None => wrapped.env_remove(name),
+        };
+    }
+    if let Some(dir) = plain.get_current_dir() {
+        wrapped.current_dir(dir);
+    }
+    Ok(wrapped)
+}
+
 async fn spawn(
     request: &ToolRequest,
     settings: GitSettings,
@@ -278,6 +303,7 @@ async fn spawn(
     let timeout = request.limits.timeout_ms.map_or(settings.timeout, |limit| {
         settings.timeout.min(Duration::from_millis(limit))
     });
+    let builder = sandboxed(request, builder)?;
     let run_settings = Settings {
         kill_grace: settings.kill_grace,
         capture_bytes: settings.capture_bytes,

@@ -10,6 +10,7 @@ use std::path::Path;
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
+use agent_protocol::ToolRequest;
 use tokio::io::AsyncWriteExt;
 use tokio::process::Command;
 use tokio_util::sync::CancellationToken;
@@ -66,8 +67,11 @@ pub(crate) fn shell_arguments(shell: &Shell, command: &str) -> Vec<String> {
     }
 }
 
-/// Runs `command` to its end or its timeout. `Err` only when the shell cannot be started.
+/// Runs `command` to its end or its timeout, confined to what `request` grants
+/// (`crate::sandbox`). `Err` only when the shell cannot be started (or the sandbox, being
+/// required, is unavailable).
 pub(crate) async fn run(
+    request: &ToolRequest,
     shell: &Shell,
     command: &str,
     cwd: &Path,
@@ -75,7 +79,8 @@ pub(crate) async fn run(
     timeout: Duration,
     settings: Settings,
 ) -> std::io::Result<Outcome> {
-    let mut builder = Command::new(shell.program());
+    let mut builder = crate::sandbox::command(shell.program().as_os_str(), request)
+        .map_err(|message| std::io::Error::new(std::io::ErrorKind::PermissionDenied, message))?;
     let arguments = shell_arguments(shell, command);
     #[cfg(windows)]
     if matches!(shell, Shell::Cmd(_)) {

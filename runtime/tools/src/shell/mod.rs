@@ -133,7 +133,16 @@ impl Tool for RunCommand {
         };
         let timeout = effective_timeout(timeout, request.limits.timeout_ms);
         let shell = shell::resolve_shell();
-        let outcome = exec::run(&shell, command, &cwd, stdin, timeout, self.settings).await;
+        let outcome = exec::run(
+            request,
+            &shell,
+            command,
+            &cwd,
+            stdin,
+            timeout,
+            self.settings,
+        )
+        .await;
         match outcome {
             Ok(outcome) => self.result(request, &outcome, timeout),
             Err(error) => {

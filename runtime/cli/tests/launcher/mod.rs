@@ -1,0 +1,91 @@
+//! The sandbox launcher (`agent-runtime --sandbox-exec <plan> -- program args…`, issue 25):
+//! a command it starts writes only where the plan says, leaves read-only folders alone and,
+//! without network, reaches no listener. Linux only (Landlock, seccomp, namespaces).
+#![cfg(target_os = "linux")]
+
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn launch(dir: &Path, plan: &serde_json::Value, script: &str) -> std::io::Result<Output> {
+    Command::new(env!("CARGO_BIN_EXE_agent-runtime"))
+        .arg("--sandbox-exec")
+        .arg(plan.to_string())
+        .args(["--", "/bin/bash", "-c", script])
+        .current_dir(dir)
+        .output()
+}
+
+fn plan(workspace: &Path, network: bool) -> serde_json::Value {
+    serde_json::json!({
+        "write": [workspace, "/dev/null"],
+        "read": null,
+        "read_only": [workspace.join(".git")],
+        "network": network,
+        "required": true,
+    })
+}
+
+#[test]
+fn a_sandboxed_command_writes_only_in_its_folders_and_not_in_git() {
+    let root = tempfile::tempdir().unwrap();
+    let (workspace, outside) = (root.path().join("ws"), root.path().join("out"));
+    std::fs::create_dir_all(workspace.join(".git")).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(workspace.join(".git/config"), "[core]\n").unwrap();
+    let script = format!(
+        "echo in > inside.txt; echo x > {}/f; echo '\tfsmonitor = x' >> .git/config; echo done",
+        outside.display()
+    );
+    let output = launch(&workspace, &plan(&workspace, false), &script).unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "done\n",
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(workspace.join("inside.txt")).unwrap(),
+        "in\n"
+    );
+    assert!(!outside.join("f").exists(), "{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(workspace.join(".git/config")).unwrap(),
+        "[core]\n"
+    );
+    assert!(stderr.contains("Permission denied"), "{stderr}");
+    assert!(stderr.contains("Read-only file system"), "{stderr}");
+}
+
+#[test]
+fn without_network_no_socket_reaches_a_loopback_listener_and_with_it_one_does() {
+    let root = tempfile::tempdir().unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let script = format!("echo hi > /dev/tcp/127.0.0.1/{port}");
+    let denied = launch(root.path(), &plan(root.path(), false), &script).unwrap();
+    assert!(!denied.status.success());
+    assert_eq!(
+        listener.accept().map(|_| ()).unwrap_err().kind(),
+        std::io::ErrorKind::WouldBlock
+    );
+    let allowed = launch(root.path(), &plan(root.path(), true), &script).unwrap();
+    assert!(
+        allowed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&allowed.stderr)
+    );
+    assert!(listener.accept().is_ok());
+}
+
+#[test]
+fn a_malformed_plan_is_refused_with_a_readable_message() {
+    let output = Command::new(env!("CARGO_BIN_EXE_agent-runtime"))
+        .args(["--sandbox-exec", "{not json", "--", "/bin/true"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(126));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("the sandbox plan is malformed"), "{stderr}");
+}

@@ -1,0 +1,97 @@
+//! macOS: the Seatbelt profile (SBPL) a process runs under, `sandbox-exec -p <profile>`.
+//! A pure function of the plan, so it is unit-tested on every OS. In SBPL the last
+//! matching rule wins: the read-only denials come after the write grants.
+
+use std::path::Path;
+
+use super::Plan;
+
+pub const SANDBOX_EXEC: &str = "/usr/bin/sandbox-exec";
+
+/// An SBPL string literal: `"` and `\` escaped; a path is never interpreted as a pattern.
+fn literal(path: &Path) -> String {
+    let text = path.display().to_string();
+    format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
+fn subpaths(paths: &[std::path::PathBuf]) -> String {
+    paths
+        .iter()
+        .map(|path| format!("\n  (subpath {})", literal(path)))
+        .collect()
+}
+
+pub fn profile(plan: &Plan) -> String {
+    let mut profile = String::from(
+        "(version 1)\n\
+         (deny default)\n\
+         (allow process-exec process-fork signal (target same-sandbox))\n\
+         (allow sysctl-read mach-lookup ipc-posix-shm ipc-posix-sem pseudo-tty)\n\
+         (allow file-ioctl (literal \"/dev/tty\") (regex #\"^/dev/ttys[0-9]+$\"))\n",
+    );
+    match &plan.read {
+        None => profile.push_str("(allow file-read*)\n"),
+        Some(read) => {
+            profile.push_str("(allow file-read-metadata)\n(allow file-read*");
+            profile.push_str(&subpaths(read));
+            profile.push_str(&subpaths(&plan.write));
+            profile.push_str(")\n");
+        }
+    }
+    profile.push_str("(allow file-write*");
+    profile.push_str(&subpaths(&plan.write));
+    profile.push_str(")\n");
+    if !plan.read_only.is_empty() {
+        profile.push_str("(deny file-write*");
+        profile.push_str(&subpaths(&plan.read_only));
+        profile.push_str(")\n");
+    }
+    if plan.network {
+        profile.push_str("(allow network*)\n");
+    } else {
+        profile.push_str("(allow network* (remote unix-socket) (local unix-socket))\n");
+    }
+    profile
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    fn plan(network: bool, read: Option<Vec<PathBuf>>) -> Plan {
+        Plan {
+            write: vec![PathBuf::from("/w"), PathBuf::from("/dev/null")],
+            read,
+            read_only: vec![PathBuf::from("/w/.git")],
+            network,
+            required: false,
+        }
+    }
+
+    #[test]
+    fn writes_are_granted_then_read_only_folders_denied_and_network_is_unix_only() {
+        let text = profile(&plan(false, None));
+        let grant = text.find("(allow file-write*\n  (subpath \"/w\")").unwrap();
+        let deny = text
+            .find("(deny file-write*\n  (subpath \"/w/.git\"))")
+            .unwrap();
+        assert!(grant < deny, "the denial must come last to win:\n{text}");
+        assert!(text.starts_with("(version 1)\n(deny default)\n"));
+        assert!(text.contains("(allow file-read*)\n"));
+        assert!(text.contains("(allow network* (remote unix-socket) (local unix-socket))"));
+        assert!(!text.contains("(allow network*)"));
+        assert!(profile(&plan(true, None)).contains("(allow network*)\n"));
+    }
+
+    #[test]
+    fn confined_reads_list_their_folders_and_paths_cannot_break_out_of_the_string() {
+        let text = profile(&plan(false, Some(vec![PathBuf::from("/usr")])));
+        assert!(text.contains("(allow file-read*\n  (subpath \"/usr\")\n  (subpath \"/w\")"));
+        let odd = Plan {
+            write: vec![PathBuf::from("/a\"b\\c")],
+            ..Plan::default()
+        };
+        assert!(profile(&odd).contains("(subpath \"/a\\\"b\\\\c\")"));
+    }
+}

@@ -1,0 +1,136 @@
+//! `cargo xtask bench-sandbox`: what the command sandbox adds to a command (issue 25 item 7).
+//! A RunCommand spawns its shell either directly (unsandboxed) or through the launcher
+//! (`agent-runtime --sandbox-exec <plan> -- sh -c …`); everything else on the call's path is
+//! the same, so the two spawn → exit times, alternated run by run so load hits both, are the
+//! figure. The plan is the one a default Shell.Exec grant yields: the workspace writable
+//! but its `.git` (so the mount namespace is part of the cost), reads unconfined, no network.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+use std::time::Instant;
+
+use anyhow::{Context, bail};
+
+use super::stats::{percentile, sorted};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The agent-runtime binary to use as the launcher (default: the release build, else the
+    /// debug build, of this checkout's target directory).
+    #[arg(long)]
+    launcher: Option<PathBuf>,
+    /// Runs of each side.
+    #[arg(long, default_value_t = 200)]
+    runs: usize,
+}
+
+fn launcher(args: &Args) -> anyhow::Result<PathBuf> {
+    if let Some(path) = &args.launcher {
+        return Ok(path.clone());
+    }
+    let target = crate::certify::target_dir();
+    ["release", "debug"]
+        .iter()
+        .map(|profile| target.join(profile).join("agent-runtime"))
+        .find(|path| path.is_file())
+        .context("no agent-runtime binary: cargo build --release -p agent-runtime first")
+}
+
+fn timed(command: &mut Command) -> anyhow::Result<f64> {
+    let started = Instant::now();
+    let status = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()?;
+    let millis = started.elapsed().as_secs_f64() * 1000.0;
+    if !status.success() {
+        bail!("{command:?} failed: {status}");
+    }
+    Ok(millis)
+}
+
+fn plan(workspace: &Path, tmp: &Path) -> String {
+    serde_json::json!({
+        "write": [workspace, tmp, "/dev/null", "/dev/zero", "/dev/tty", "/dev/urandom"],
+        "read": null,
+        "read_only": [workspace.join(".git")],
+        "network": false,
+        "required": true,
+    })
+    .to_string()
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let launcher = launcher(&args)?;
+    let root = tempfile::tempdir()?;
+    let workspace = root.path().join("workspace");
+    let tmp = root.path().join("tmp");
+    std::fs::create_dir_all(workspace.join(".git"))?;
+    std::fs::create_dir_all(&tmp)?;
+    let plan = plan(&workspace, &tmp);
+    let plain = || {
+        let mut command = Command::new("/bin/sh");
+        command.args(["-c", "true"]).current_dir(&workspace);
+        command
+    };
+    let sandboxed = || {
+        let mut command = Command::new(&launcher);
+        command
+            .args(["--sandbox-exec", &plan, "--", "/bin/sh", "-c", "true"])
+            .current_dir(&workspace);
+        command
+    };
+    // The sandboxed side must really be confined, or the figure means nothing.
+    let mut probe = Command::new(&launcher);
+    probe
+        .args([
+            "--sandbox-exec",
+            &plan,
+            "--",
+            "/bin/sh",
+            "-c",
+            "echo x > .git/probe",
+        ])
+        .current_dir(&workspace);
+    if timed(&mut probe).is_ok() || workspace.join(".git/probe").exists() {
+        bail!("the launcher did not confine the command: this machine cannot sandbox");
+    }
+    let (mut a, mut b, mut added) = (Vec::new(), Vec::new(), Vec::new());
+    for run in 0..args.runs {
+        let (x, y) = if run % 2 == 0 {
+            let x = timed(&mut plain())?;
+            (x, timed(&mut sandboxed())?)
+        } else {
+            let y = timed(&mut sandboxed())?;
+            (timed(&mut plain())?, y)
+        };
+        a.push(x);
+        b.push(y);
+        added.push(y - x);
+    }
+    let row = |name: &str, values: &[f64]| {
+        let sorted = sorted(values);
+        let at = |p| percentile(&sorted, p).unwrap_or(f64::NAN);
+        format!(
+            "| {name} | {:.2} | {:.2} | {:.2} |",
+            at(50.0),
+            at(90.0),
+            at(100.0)
+        )
+    };
+    println!(
+        "launcher: {}, {} runs each, alternating\n",
+        launcher.display(),
+        args.runs
+    );
+    println!("| spawn → exit of `sh -c true`, ms | median | p90 | max |");
+    println!("|---|---|---|---|");
+    println!("{}", row("unsandboxed", &a));
+    println!(
+        "{}",
+        row("sandboxed (Landlock + seccomp + read-only `.git`)", &b)
+    );
+    println!("{}", row("added (paired difference)", &added));
+    Ok(ExitCode::SUCCESS)
+}
