@@ -13,12 +13,11 @@ Feature: Commands are confined by the OS, whatever the command line says
   @REQ-HARD-050
   Scenario: an allowed command cannot write outside the granted folders
     Given a running session
-    And the model will run the shell command "echo -n inside > inside.txt; echo x > ${OUTSIDE}/escaped.txt; echo x >> ${OUTSIDE}/.bashrc"
+    And the model will run the shell command "echo x > ${OUTSIDE}/escaped.txt; echo x >> ${OUTSIDE}/.bashrc"
     And the model will then answer "Done."
     When the client starts the task "Write outside."
     Then the file "escaped.txt" outside the workspace does not exist
     And the file ".bashrc" outside the workspace does not exist
-    And the workspace file "inside.txt" now contains "inside"
 
   @REQ-HARD-052
   Scenario: a command cannot change the repository's own files
