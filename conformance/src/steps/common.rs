@@ -67,10 +67,16 @@ pub(super) async fn wait_task_event(
     predicate: impl Fn(&ReceivedEvent) -> bool,
 ) -> anyhow::Result<ReceivedEvent> {
     let task_id = world.task()?.task_id.clone();
+    let after = world.task()?.response_seq;
     let runtime = world.started_runtime()?;
+    // As in `task_events`: an event without a taskId after StartTask's answer is the task's.
     runtime
         .wait_for_event(what, world.timeout(), |e| {
-            e.str_field("taskId") == Some(task_id.as_str()) && predicate(e)
+            let ours = e.str_field("taskId") == Some(task_id.as_str())
+                || (e.params.get("taskId").is_none_or(Value::is_null)
+                    && e.seq > after
+                    && !e.event_type().starts_with("session_"));
+            ours && predicate(e)
         })
         .await
         .with_context(|| {

@@ -230,9 +230,23 @@ pub fn expect_result<'a>(response: &'a Value, what: &str) -> anyhow::Result<&'a 
 
 /// Events of one task, in order.
 pub fn task_events(events: &[ReceivedEvent], task_id: &str) -> Vec<ReceivedEvent> {
+    // An event without a taskId between the task's first event and its end is the task's
+    // too: its missing taskId is charged to REQ-EVT-004 alone, not to every behaviour that
+    // needs the task's tool events (one defect, one verdict).
+    let of_task = |e: &ReceivedEvent| e.str_field("taskId") == Some(task_id);
+    let start = events.iter().find(|e| of_task(e)).map(|e| e.seq);
+    let end = events
+        .iter()
+        .find(|e| of_task(e) && TASK_TERMINAL_EVENTS.contains(&e.event_type()))
+        .map_or(u64::MAX, |e| e.seq);
     events
         .iter()
-        .filter(|e| e.str_field("taskId") == Some(task_id))
+        .filter(|e| {
+            of_task(e)
+                || (e.params.get("taskId").is_none_or(Value::is_null)
+                    && start.is_some_and(|start| e.seq > start && e.seq < end)
+                    && !e.event_type().starts_with("session_"))
+        })
         .cloned()
         .collect()
 }
