@@ -15,44 +15,19 @@ use crate::world::ScenarioDirs;
 /// The bearer token the kit hands the runtime; scenarios assert the gateway received it.
 pub const GATEWAY_TOKEN: &str = "conformance-gateway-token";
 
-/// Every variable of the contract, set by the kit or not.
-pub const CONTRACT_VARIABLES: &[&str] = &[
+/// The wiring every runtime of the design reads: the services, the gateway, the dirs. With
+/// the knobs (`runtime_manifest::KNOBS`) it is every variable the kit removes unless it sets it.
+pub const WIRING_VARIABLES: &[&str] = &[
     "LLM_GATEWAY_ENDPOINT",
     "LLM_GATEWAY_AUTH_TOKEN",
-    "LLM_GATEWAY_HEADERS",
     "SESSION_SERVICE_URL",
     "WORKSPACE_SERVICE_URL",
     "APPROVAL_SERVICE_URL",
     "AUDIT_SERVICE_URL",
     "TELEMETRY_SERVICE_URL",
-    "AGENT_RUNTIME_AUDIT_FLUSH_INTERVAL_SECONDS",
-    "AGENT_RUNTIME_AUDIT_RETRY_DELAY_SECONDS",
-    "AGENT_RUNTIME_AUDIT_SHUTDOWN_FLUSH_SECONDS",
-    "AGENT_RUNTIME_AUDIT_QUEUE_BOUND",
-    "AGENT_RUNTIME_AUDIT_BATCH_SIZE",
-    "AGENT_RUNTIME_RUN_STORE_MAX_FILE_BYTES",
-    "AGENT_RUNTIME_RUN_STORE_MAX_TOTAL_BYTES",
     "CHECKPOINT_DIR",
     "LOG_DIR",
     "LOG_LEVEL",
-    "APPROVAL_TIMEOUT_SECONDS",
-    "DEFAULT_MAX_STEPS",
-    "LLM_MAX_RETRIES",
-    "LLM_RETRY_BASE_DELAY",
-    "LLM_RETRY_MAX_DELAY",
-    "AGENT_RUNTIME_SERVICE_TIMEOUT_SECONDS",
-    "AGENT_RUNTIME_SERVICE_RETRIES",
-    "AGENT_RUNTIME_SERVICE_RETRY_DELAY_SECONDS",
-    "AGENT_RUNTIME_LLM_CONNECT_TIMEOUT_SECONDS",
-    "AGENT_RUNTIME_LLM_IDLE_TIMEOUT_SECONDS",
-    "AGENT_RUNTIME_MAX_LINE_BYTES",
-    "AGENT_RUNTIME_MAX_REQUEST_MESSAGES",
-    "AGENT_RUNTIME_RECENCY_WINDOW",
-    "AGENT_RUNTIME_EVENT_RING_SIZE",
-    "AGENT_RUNTIME_FORCE_CANCEL_GRACE_SECONDS",
-    "AGENT_RUNTIME_REMOTE_TOOL_TIMEOUT_SECONDS",
-    "AGENT_RUNTIME_KILL_GRACE_SECONDS",
-    "AGENT_RUNTIME_ALLOW_LOOPBACK_HTTP",
 ];
 
 /// `(variables to set, variables to remove)`: the wiring every runtime of the design reads,
@@ -93,8 +68,9 @@ pub fn contract_env(
         .knobs
         .values()
         .filter_map(|knob| knob.env.as_deref());
-    let remove = CONTRACT_VARIABLES
+    let remove = WIRING_VARIABLES
         .iter()
+        .chain(crate::runtime_manifest::KNOBS)
         .copied()
         .chain(own_names)
         .filter(|name| !env.contains_key(*name))
