@@ -12,7 +12,7 @@
 //!   `task_started`, event ids renumbered to make room for it (`GetEvents.sinceId` mapped
 //!   back), optional payload members dropped (`task_completed.result` and `stepCount`,
 //!   `tool_completed.errorCode`);
-//! - **errors**: other wording around the same facts;
+//! - **errors**: other wording around the same facts (JSON-RPC errors and tool errors);
 //! - **key order**: every object it writes has its keys sorted (serde_json's map order).
 //!
 //! Knobs arrive under the manifest's own names (`VARIANCE_*`) and are passed on under the
@@ -306,6 +306,11 @@ fn vary_event(params: &mut Value) -> Option<Value> {
         };
         for key in dropped {
             payload.remove(*key);
+        }
+        if event_type == "tool_completed"
+            && let Some(Value::String(error)) = payload.get_mut("error")
+        {
+            *error = reword(error);
         }
     }
     if event_type != "task_started" {
