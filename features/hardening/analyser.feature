@@ -3,7 +3,7 @@ Feature: The policy analyser and secret hygiene hold against a hostile model
   treats redirection targets as files written; each HttpRequest redirect is a policy decision
   of its own; policy entries are read as the real service writes them (Unicode domains, glob
   paths); commands never inherit the runtime's credentials; redaction knows how secrets really
-  look, also in the user's own prompt (issue 19; local-agent-host.md §8.2–§8.4, §8.7).
+  look, also in the user's own prompt (local-agent-host.md §8.2–§8.4, §8.7).
 
   @REQ-HARD-100
   Scenario Outline: a line that hides a command from the analyser is denied (<construct>)

@@ -1,6 +1,6 @@
 Feature: Confinement against a hostile model
   What the policy grants is all a tool can reach, even when the model prepares the workspace
-  against it (issue 25): git runs nothing the repository names and works only on
+  against it: git runs nothing the repository names and works only on
   repositories inside the granted folders, a commit stages named files only, a push reaches
   only granted folders, an approved call is judged again when it runs, and reading a file
   never costs more memory than a bounded cap. Each is judged from outside: a marker file

@@ -1,6 +1,6 @@
 Feature: Commands are confined by the OS, whatever the command line says
   A command-line parser can never prove what a shell will do, so every process the runtime
-  starts runs inside an OS sandbox that admits only what the policy grants (issue 25 item 1):
+  starts runs inside an OS sandbox that admits only what the policy grants:
   writes only in the granted folders, `.git` read-only for commands, no network without a
   network grant. Each rule is judged from outside — a file outside the workspace that must not
   appear, a repository file that must stay unchanged, a loopback listener that must not be

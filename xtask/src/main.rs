@@ -61,7 +61,7 @@ enum Command {
     Lint(lint::Args),
     /// Benchmarks: whole-process figures (A/B with --peer), micro-benchmarks, certification time.
     Bench(bench::Args),
-    /// What the command sandbox adds to a command's spawn → exit, A/B (issue 25).
+    /// What the command sandbox adds to a command's spawn → exit, A/B.
     BenchSandbox(bench::sandbox::Args),
     /// Crash campaign: SIGKILL at random moments of a task, resume in a new process, check.
     Crash(crash::Args),

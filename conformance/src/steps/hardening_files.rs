@@ -1,4 +1,4 @@
-//! Steps of the hardening profile (features/hardening/confinement.feature, issue 25): a
+//! Steps of the hardening profile (features/hardening/confinement.feature): a
 //! hostile model prepares the workspace — a repository whose config, hooks or attributes
 //! name programs, a `.git` file leading elsewhere, a file swapped for a link while an
 //! approval waits, files too large to hold — and the kit judges from outside: a marker file

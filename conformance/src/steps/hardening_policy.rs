@@ -1,4 +1,4 @@
-//! Hardening steps of issue 19 (the policy analyser and secret hygiene): Network.Http
+//! Hardening steps for the policy analyser and secret hygiene: Network.Http
 //! grants without approval, as the redirect-hop and IDNA scenarios need them, and the denial
 //! of a call scripted with "the model will call … with:". The rest of
 //! `features/hardening/analyser.feature` reuses the policy, tools and redaction vocabulary.

@@ -1,4 +1,4 @@
-//! Steps for the OS sandbox around commands (issue 25 item 1, area HARD): what a command
+//! Steps for the OS sandbox around commands (area HARD): what a command
 //! the policy allows may still not do, judged from outside the runtime — a file outside the
 //! workspace (`${OUTSIDE}`: the scenario's home folder) that must not appear, a workspace
 //! file that must stay unchanged, a loopback listener (`${LISTENER_PORT}`) that must not be

@@ -165,7 +165,7 @@ fn policy_check(c: &mut Criterion) {
         b.iter(|| enforcer.check_tool(black_box("Shell.Exec"), black_box(&args)))
     });
 
-    // The analyser alone on long lines (issue 19): 200 pipeline stages with quoting,
+    // The analyser alone on long lines: 200 pipeline stages with quoting,
     // substitutions, expansions and redirections, about 16 KB.
     let allowed: Vec<String> = ["cargo", "git", "ls", "grep", "cat", "head", "echo"]
         .iter()

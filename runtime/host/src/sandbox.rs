@@ -1,4 +1,4 @@
-//! Saying at session start when the processes the tools start are not confined (issue 25):
+//! Saying at session start when the processes the tools start are not confined:
 //! a `warning` event and a log line. GetSessionState's `sandbox` carries the same status.
 
 use agent_protocol::ErrorCode;

@@ -210,7 +210,7 @@ pub struct SessionStateResult {
     pub session_tokens_used: u64,
     pub max_session_tokens: Option<u64>,
     pub incomplete_task: Option<IncompleteTask>,
-    /// What confines the processes the tools start (issue 25).
+    /// What confines the processes the tools start.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<crate::sandbox::SandboxStatus>,
 }

@@ -1,4 +1,4 @@
-//! The OS sandbox around the processes the tool runtime starts (issue 25, item 1).
+//! The OS sandbox around the processes the tool runtime starts.
 //!
 //! The tool runtime never reads the policy bundle, so the host describes, per tool call, what
 //! a started process may reach ([`SandboxGrant`], in `ToolRequest.sandbox`); the tool runtime

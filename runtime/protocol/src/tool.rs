@@ -79,7 +79,7 @@ pub struct ToolRequest {
     /// For what a tool reaches beyond its arguments' paths (a push destination).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub granted_paths: Option<Vec<String>>,
-    /// What a process started for this call may reach (issue 25); absent for tools that
+    /// What a process started for this call may reach; absent for tools that
     /// start none. A process-starting tool given none confines to the workspace root.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<SandboxGrant>,

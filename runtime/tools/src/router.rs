@@ -40,7 +40,7 @@ pub struct ToolOptions {
     /// the spec's 5 s (local-tool-runtime.md §6.2). A knob so the escalation can be
     /// certified without waiting the full grace.
     pub kill_grace: Option<std::time::Duration>,
-    /// The most ReadFile holds of one file, whatever the bundle allows (issue 25);
+    /// The most ReadFile holds of one file, whatever the bundle allows;
     /// `None` is [`crate::file::read::DEFAULT_MAX_READ_BYTES`].
     pub max_read_bytes: Option<u64>,
 }

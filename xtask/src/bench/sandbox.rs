@@ -1,4 +1,4 @@
-//! `cargo xtask bench-sandbox`: what the command sandbox adds to a command (issue 25 item 7).
+//! `cargo xtask bench-sandbox`: what the command sandbox adds to a command.
 //! A RunCommand spawns its shell either directly (unsandboxed) or through the launcher
 //! (`agent-runtime --sandbox-exec <plan> -- sh -c …`); everything else on the call's path is
 //! the same, so the two spawn → exit times, alternated run by run so load hits both, are the

@@ -1,4 +1,4 @@
-//! The sandbox launcher (`agent-runtime --sandbox-exec <plan> -- program args…`, issue 25):
+//! The sandbox launcher (`agent-runtime --sandbox-exec <plan> -- program args…`):
 //! a command it starts writes only where the plan says, leaves read-only folders alone and,
 //! without network, reaches no listener. Linux only (Landlock, seccomp, namespaces).
 #![cfg(target_os = "linux")]

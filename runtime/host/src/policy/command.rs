@@ -47,7 +47,7 @@
 //! `case` statements and function definitions; `eval` or `sh -c` with a non-literal
 //! argument; a wrapper option that is not literal or not known; nesting deeper than 24.
 //!
-//! Also denied, because bash evaluates text again there (issue 19; `expand.rs`, `builtins.rs`):
+//! Also denied, because bash evaluates text again there (`expand.rs`, `builtins.rs`):
 //! arithmetic (`$((…))`, `$[…]`, array subscripts, `${X:offset:length}`) on anything but
 //! literal numbers — bash evaluates a variable's *value* as an expression, and
 //! `a[$(cmd)]` runs `cmd` —; `${…}` transformations other than `@Q @U @u @L @a` (`@P` is

@@ -1,5 +1,5 @@
 //! Glob entries in `allowedPaths`/`blockedPaths` (`*.pem`, `secrets/**/*.key`), which the
-//! real service sends next to plain prefixes (issue 19: they used to match nothing).
+//! real service sends next to plain prefixes (they used to match nothing).
 //!
 //! - A pattern without `/` names a file or folder anywhere: it is matched against every
 //!   component of the path, so `*.pem` covers `/proj/certs/server.pem` and everything inside

@@ -1,4 +1,4 @@
-//! What a process started for a tool call may reach (issue 25, item 1), read from the
+//! What a process started for a tool call may reach, read from the
 //! bundle and handed to the tool runtime as `ToolRequest.sandbox`, so the tool runtime still
 //! never reads the bundle. The OS enforces it (Landlock + seccomp, Seatbelt); this is only
 //! the description.
@@ -31,7 +31,7 @@ fn writes_git_dir(capability: &str) -> bool {
 }
 
 /// A push writes into its remote, which may be a local folder anywhere, and needs the
-/// network for any other: until the remote allowlist (issue 25 item 4) says which remotes
+/// network for any other: until a remote allowlist says which remotes
 /// are allowed, GitPush runs with writes, reads and network unconfined.
 fn push_grant() -> SandboxGrant {
     SandboxGrant {

@@ -1,4 +1,4 @@
-//! The secret shapes the attack corpus of issue 19 got past redaction, and a corpus of
+//! The secret shapes an attack corpus got past redaction, and a corpus of
 //! ordinary text that must come through unchanged.
 
 use super::apply::cut_fragments;

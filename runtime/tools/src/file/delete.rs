@@ -84,7 +84,7 @@ fn delete(request: &ToolRequest, path: &Path) -> ToolResult {
     }
     // What was there, for the diff; a file that cannot be read can still be deleted. Read
     // and removed beneath the project folder when the path is in it: a link swapped in since
-    // the policy check cannot send either outside (issue 25).
+    // the policy check cannot send either outside.
     let root = request.workspace_root.as_deref().map(Path::new);
     let old_bytes = (metadata.len() <= MAX_DIFF_INPUT_BYTES)
         .then(|| {

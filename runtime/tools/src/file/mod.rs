@@ -30,7 +30,7 @@ pub(crate) fn resolve_path(
 }
 
 /// [`io_failure`], except that an open refused for leading out of the project folder
-/// says so (issue 25: the refusal names its rule).
+/// says so (the refusal names its rule).
 pub(crate) fn open_failure(
     request: &ToolRequest,
     tool: &str,

@@ -15,7 +15,7 @@ use crate::router::Tool;
 /// How much of the start of a file is inspected for NUL bytes to call it binary.
 const BINARY_SNIFF_BYTES: usize = 8000;
 
-/// The most ReadFile holds of one file when nothing smaller is set (issue 25): 10 MiB.
+/// The most ReadFile holds of one file when nothing smaller is set: 10 MiB.
 pub const DEFAULT_MAX_READ_BYTES: u64 = 10 * 1024 * 1024;
 
 /// ReadFile, holding at most `max_bytes` of a file in memory whatever the bundle allows.

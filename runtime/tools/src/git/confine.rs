@@ -1,4 +1,4 @@
-//! Git that runs nothing from the repository (issue 25, item 4).
+//! Git that runs nothing from the repository.
 //!
 //! A repository's own files are writable by the model (File.Write, or `echo >> .git/config`),
 //! and git executes programs its config names: `core.fsmonitor`, hooks, filter and diff

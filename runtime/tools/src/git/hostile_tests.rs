@@ -1,6 +1,6 @@
 //! The git tools against a repository the model wrote: nothing its config, hooks or
 //! attributes name may run, and nothing outside the granted folder may be reached
-//! (issue 25). Each attack leaves a marker file when it works.
+//!. Each attack leaves a marker file when it works.
 
 use std::path::Path;
 

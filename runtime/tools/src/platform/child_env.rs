@@ -1,6 +1,6 @@
 //! The environment a spawned process (RunCommand's shell, git) inherits: the runtime's own
 //! credentials and anything named like a secret are removed, so `printenv | base64` or
-//! `${TOKEN:0:9}` cannot carry them past exact-value redaction (issue 19). The rest of the
+//! `${TOKEN:0:9}` cannot carry them past exact-value redaction. The rest of the
 //! environment (PATH, HOME, locale, proxies, SSH agent socket, …) stays, so tools behave as
 //! in the user's terminal.
 //!

@@ -1,4 +1,4 @@
-//! The OS sandbox around every process the tool runtime starts (issue 25, item 1):
+//! The OS sandbox around every process the tool runtime starts:
 //! RunCommand's shell and the git tools (the runtime starts no MCP server: they are reached
 //! over HTTP).
 //!

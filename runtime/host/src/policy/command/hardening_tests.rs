@@ -1,4 +1,4 @@
-//! The classes the attack corpus of issue 19 found: every line here ran a program the
+//! The classes an attack corpus found: every line here ran a program the
 //! allowlist `["echo"]` does not admit (or reached the network), so each must be refused
 //! with a reason; the look-alikes that only read values stay allowed.
 
