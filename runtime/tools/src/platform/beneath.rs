@@ -1,5 +1,4 @@
-//! Opening files so that a path judged inside the project folder stays inside it (
-//! item 2). The policy checks a path, then the user may take minutes to approve, or a
+//! Opening files so that a path judged inside the project folder stays inside it. The policy checks a path, then the user may take minutes to approve, or a
 //! parallel command may run: a folder or file swapped for a symlink in between would send
 //! the tool outside. So a path inside the project folder is opened relative to a handle of
 //! that folder, and the kernel refuses any step of the resolution that leaves it (Linux:
