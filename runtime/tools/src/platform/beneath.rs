@@ -1,5 +1,6 @@
-//! Opening files so that a path judged inside the project folder stays inside it. The policy checks a path, then the user may take minutes to approve, or a
-//! parallel command may run: a folder or file swapped for a symlink in between would send
+//! Opening files so that a path judged inside the project folder stays inside it. The
+//! policy checks a path, then the user may take minutes to approve, or a parallel command
+//! may run: a folder or file swapped for a symlink in between would send
 //! the tool outside. So a path inside the project folder is opened relative to a handle of
 //! that folder, and the kernel refuses any step of the resolution that leaves it (Linux:
 //! `openat2` with `RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS`). Symlinks that stay inside
