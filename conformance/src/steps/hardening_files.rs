@@ -14,27 +14,7 @@ use super::StepResult;
 use super::task::wait_task_end;
 use crate::world::ConformanceWorld;
 
-/// Runs `git args…` in `dir` (bounded), as the kit's own setup, and returns its stdout.
-async fn git(world: &ConformanceWorld, dir: &Path, args: &[&str]) -> anyhow::Result<String> {
-    let run = tokio::process::Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .env("LC_ALL", "C")
-        .kill_on_drop(true)
-        .output();
-    let out = tokio::time::timeout(world.timeout(), run)
-        .await
-        .with_context(|| format!("git {args:?} did not finish"))?
-        .with_context(|| format!("cannot run git {args:?} (is git installed?)"))?;
-    anyhow::ensure!(
-        out.status.success(),
-        "git {args:?} in {} failed: {}",
-        dir.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-}
+use super::tools_git::git;
 
 fn workspace(world: &mut ConformanceWorld) -> anyhow::Result<PathBuf> {
     Ok(world.dirs()?.workspace.clone())

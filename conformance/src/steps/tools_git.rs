@@ -13,8 +13,12 @@ use super::task::wait_task_end;
 use super::{StepResult, expect_result, show, str_at};
 use crate::world::ConformanceWorld;
 
-/// Runs `git args…` in `dir` (bounded) and returns its stdout.
-async fn git(world: &ConformanceWorld, dir: &Path, args: &[&str]) -> anyhow::Result<String> {
+/// Runs `git args…` in `dir` (bounded), as the kit's own setup, and returns its stdout.
+pub(super) async fn git(
+    world: &ConformanceWorld,
+    dir: &Path,
+    args: &[&str],
+) -> anyhow::Result<String> {
     let run = tokio::process::Command::new("git")
         .args(args)
         .current_dir(dir)
