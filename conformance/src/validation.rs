@@ -36,6 +36,23 @@ pub fn check(name: &str, value: &Value) -> Result<(), String> {
     agent_schemas::validate(name, value).map_err(|e| e.to_string())
 }
 
+/// Like [`check`], but open to members the schema does not declare (every message may carry
+/// more than the documents name): only missing or malformed members are problems.
+pub fn check_open(name: &str, value: &Value) -> Result<(), String> {
+    match agent_schemas::validate(name, value) {
+        Ok(()) => Ok(()),
+        Err(agent_schemas::ValidationError::Invalid { errors, .. }) => {
+            let errors: Vec<String> = errors.into_iter().filter(|e| !is_extra_member(e)).collect();
+            if errors.is_empty() {
+                Ok(())
+            } else {
+                Err(format!("does not match schema {name}: {}", errors.join("; ")))
+            }
+        }
+        Err(other) => Err(other.to_string()),
+    }
+}
+
 /// Whether a schema of this name exists.
 pub fn has_schema(name: &str) -> bool {
     schema_names().contains(name)
@@ -53,6 +70,9 @@ pub mod judged {
     pub const IDS: &str = "jsonrpc/ids";
     /// The SessionEvent envelope.
     pub const EVENT: &str = "events/SessionEvent";
+    /// The envelope's `eventId`: an integer only by INTEROP.md §1 (system-design.md §13.1
+    /// shows a string), so its form is judged apart from the envelope (REQ-EVT-002).
+    pub const EVENT_ID: &str = "events/SessionEvent/eventId";
 
     /// `methods/<method>.result`.
     pub fn method_result(method: &str) -> String {
@@ -79,6 +99,13 @@ impl Finding {
             problem: problem.into(),
         }
     }
+}
+
+/// Whether a schema error only says a member is there that the schema does not declare.
+/// Every message may carry more than the documents name (INTEROP.md: emit a superset, parse
+/// unknown fields without error), so such an error is never a finding.
+fn is_extra_member(error: &str) -> bool {
+    error.contains("Additional properties are not allowed")
 }
 
 /// Judges a response: its envelope (charged to [`judged::RESPONSE`]) and, when the method is
@@ -121,8 +148,10 @@ pub fn judge_response(method: Option<&str>, response: &Value) -> Vec<Finding> {
     let agent_schemas::ValidationError::Invalid { errors, .. } = error else {
         return vec![Finding::new(judged::RESPONSE, error.to_string())];
     };
-    let (in_result, in_envelope): (Vec<String>, Vec<String>) =
-        errors.into_iter().partition(|e| e.starts_with("/result"));
+    let (in_result, in_envelope): (Vec<String>, Vec<String>) = errors
+        .into_iter()
+        .filter(|e| !is_extra_member(e))
+        .partition(|e| e.starts_with("/result"));
     let in_result = findings_of_result(in_result);
     let mut findings = Vec::new();
     if !in_envelope.is_empty() {
@@ -169,11 +198,16 @@ pub fn judge_event(params: &Value) -> Vec<Finding> {
     let payload_is_object = params.get("payload").is_some_and(Value::is_object);
     let mut envelope = Vec::new();
     let mut payload = Vec::new();
+    let mut event_id = Vec::new();
     for error in errors {
-        if event_type.is_some() && !known_type && error.starts_with("/eventType") {
+        if is_extra_member(&error)
+            || (event_type.is_some() && !known_type && error.starts_with("/eventType"))
+        {
             continue;
         }
-        if error.starts_with("/payload") && known_type && payload_is_object {
+        if error.starts_with("/eventId") {
+            event_id.push(error);
+        } else if error.starts_with("/payload") && known_type && payload_is_object {
             payload.push(error);
         } else {
             envelope.push(error);
@@ -186,6 +220,15 @@ pub fn judge_event(params: &Value) -> Vec<Finding> {
             format!(
                 "the SessionEvent envelope does not match its schema: {}",
                 envelope.join("; ")
+            ),
+        ));
+    }
+    if !event_id.is_empty() {
+        findings.push(Finding::new(
+            judged::EVENT_ID,
+            format!(
+                "the SessionEvent's eventId is not the integer INTEROP.md §1 asks for: {}",
+                event_id.join("; ")
             ),
         ));
     }

@@ -27,7 +27,7 @@ Feature: Gateway errors and broken streams
     And the gateway answers the next request with status 429 and Retry-After "1"
     And the model will then answer "Thanks for waiting."
     When the client starts the task "Take your time."
-    Then the retry came at least 1 second after the first attempt began
+    Then the gateway received the retry at least 1 second after the rate-limited request
 
   @REQ-LLM-013
   Scenario: a 400 from the gateway fails the task as guardrail-blocked without a retry

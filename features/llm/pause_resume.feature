@@ -12,7 +12,7 @@ Feature: Pausing when the gateway stays down, and resuming
   Scenario: when the retries run out the session pauses and the task fails recoverably
     When the client starts the task "Are you there?"
     Then the task fails recoverably with error code "LLM_UNAVAILABLE"
-    And the runtime reports session_paused
+    And the session is paused
     And the gateway received exactly 2 requests
 
   @REQ-LLM-010
@@ -28,7 +28,7 @@ Feature: Pausing when the gateway stays down, and resuming
     When the client resumes the session
     And the client asks for the session state
     Then the Session Service received a resume for the session
-    And the runtime reports session_resumed
+    And the session runs again
     And the session state reports the session as SESSION_RUNNING
 
   @REQ-LLM-012

@@ -27,7 +27,7 @@ Feature: A gateway that goes silent, and one that is only slow
     And the model will answer "Too late to matter."
     When the client starts the task "Are you there?"
     Then the task fails recoverably with error code "LLM_UNAVAILABLE"
-    And the runtime reports session_paused
+    And the session is paused
     And the gateway received exactly 2 requests
 
   @REQ-LLM-402

@@ -121,7 +121,7 @@ Feature: Statements of the Local Agent Host found by the spec walk
     And the client starts the task "Are you there?"
     Then the task fails recoverably with error code "POLICY_EXPIRED"
     And the runtime reports policy_expired
-    And the runtime reports session_paused
+    And the session is paused
     And the gateway received no request
 
   @REQ-REC-100
@@ -169,7 +169,7 @@ Feature: Statements of the Local Agent Host found by the spec walk
     Then the request fails with error code "SERVICE_UNAVAILABLE"
     And the error is retryable
     When the client resumes the session
-    Then the runtime reports session_resumed
+    Then the session runs again
 
   @REQ-LOOP-103
   Scenario: a paused session starts no task until it is resumed
@@ -191,7 +191,7 @@ Feature: Statements of the Local Agent Host found by the spec walk
     When the runtime process is killed
     And the client resumes the session
     And the client asks for the session state
-    Then the runtime reports session_resumed
+    Then the session runs again
     And the session state reports the session as SESSION_RUNNING
     And the session state offers the task as incomplete with its prompt
 

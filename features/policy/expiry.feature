@@ -17,14 +17,14 @@ Feature: A policy that expires during a task
     And the model finishes its answer
     Then the ReadFile call is denied with error code "POLICY_EXPIRED"
     And the runtime reports policy_expired
-    And the runtime reports session_paused
+    And the session is paused
     And the task fails recoverably with error code "POLICY_EXPIRED"
     When the client asks for the session state
     Then the session state reports the session as SESSION_PAUSED
     When the Session Service serves policies valid for an hour again
     And the client resumes the session
     Then the Session Service received a resume for the session
-    And the runtime reports session_resumed
+    And the session runs again
     When the client continues the incomplete task
     Then the continued task completes with "I read nothing; the policy expired."
     And no model request contains "4-8-15-16"

@@ -12,7 +12,7 @@ Feature: Resuming a paused session takes the fresh bundle whole
     And the LLM Gateway answers 503 to the next 2 requests
     When the client starts the task "Echo a line."
     Then the task fails recoverably with error code "LLM_UNAVAILABLE"
-    And the runtime reports session_paused
+    And the session is paused
 
   @REQ-EXT-208
   Scenario: an MCP server the fresh bundle adds is connected when the paused session resumes

@@ -22,6 +22,24 @@ Feature: Tool runtime statements catalogued by the spec walk
       | RunCommand  | Execute a shell command and return stdout, stderr, and exit code |
       | HttpRequest | Make an HTTP request and return the response                     |
 
+  @REQ-TOOL-208
+  Scenario Outline: every built-in tool can be called with the arguments the spec requires
+    Given the policy also grants File.Delete
+    And the policy also grants Shell.Exec
+    And the policy also grants Network.Http
+    And a running session
+    And the model will answer "Hello."
+    When the client starts the task "Which tools do you have?"
+    Then the model is offered <tool> requiring no argument but "<required>"
+
+    Examples:
+      | tool        | required      |
+      | ReadFile    | path          |
+      | WriteFile   | path, content |
+      | DeleteFile  | path          |
+      | RunCommand  | command       |
+      | HttpRequest | url           |
+
   @REQ-TOOL-201
   Scenario: without maxOutputBytes in the policy, command output is cut at 100 KB
     Given the policy also grants Shell.Exec
@@ -94,7 +112,7 @@ Feature: Tool runtime statements catalogued by the spec walk
       """
     And the model will then answer "That file is outside the project."
     When the client starts the task "What is in ../outside.txt?"
-    Then the tool call fails with errorCode "INVALID_REQUEST" and a message containing "leave the project folder"
+    Then the tool call is refused with a message containing "leave the project folder"
     And no model request contains "s3cr3t-value"
 
   @REQ-TOOL-206
@@ -107,7 +125,7 @@ Feature: Tool runtime statements catalogued by the spec walk
       """
     And the model will then answer "That file is outside the project."
     When the client starts the task "Write ../escaped.txt."
-    Then the tool call fails with errorCode "INVALID_REQUEST" and a message containing "leave the project folder"
+    Then the tool call is refused with a message containing "leave the project folder"
     And there is no file "escaped.txt" beside the workspace
 
   @REQ-TOOL-207

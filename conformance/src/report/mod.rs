@@ -137,6 +137,16 @@ impl Verdict {
     }
 }
 
+/// Marks a step error whose cause is a precondition the scenario could not set up (the
+/// runtime's defect belongs to another requirement, named in the reason): the scenario is
+/// "not judged", whatever the step's keyword.
+pub const NOT_JUDGED: &str = "NOT JUDGED, a precondition failed:";
+
+/// Whether a step error carries [`NOT_JUDGED`].
+pub fn is_not_judged(message: &str) -> bool {
+    message.contains(NOT_JUDGED)
+}
+
 /// The reason in a step error that starts with [`NOT_APPLICABLE`], if it does.
 pub fn not_applicable_reason(message: &str) -> Option<&str> {
     let at = message.find(NOT_APPLICABLE)?;
@@ -391,8 +401,10 @@ pub fn parse_cucumber_json(text: &str) -> anyhow::Result<Vec<ScenarioResult>> {
                 Some((message, _)) if not_applicable_reason(message).is_some() => {
                     ScenarioStatus::NotApplicable
                 }
-                Some((_, true)) => ScenarioStatus::Blocked,
-                Some((_, false)) => ScenarioStatus::Failed,
+                Some((message, given)) if *given || is_not_judged(message) => {
+                    ScenarioStatus::Blocked
+                }
+                Some(_) => ScenarioStatus::Failed,
             };
             let failure = failure.map(|(message, _)| message);
             results.push(ScenarioResult {

@@ -59,6 +59,11 @@ async fn cancel_ack(world: &mut ConformanceWorld) -> StepResult {
     let task_id = world.task()?.task_id.clone();
     let response = world.last_response()?;
     let result = expect_result(response, "CancelTask")?;
+    // The documents give CancelTask's result no shape: a prompt success is what they ask
+    // (local-agent-host.md §4.5); {taskId, status: "cancelling"} is the reference runtime's.
+    if !super::errors::declares_reference(world)? {
+        return Ok(());
+    }
     check!(
         str_at(result, &["taskId"]) == Some(task_id.as_str())
             && str_at(result, &["status"]) == Some("cancelling"),
@@ -231,6 +236,12 @@ async fn replay_gap(world: &mut ConformanceWorld) -> StepResult {
 #[then(expr = "a warning with code {string} precedes task_completed")]
 async fn warning_precedes(world: &mut ConformanceWorld, code: String) -> StepResult {
     let end = only_terminal(world, "task_completed").await?;
+    // The documents say "warn the Desktop App" (local-agent-host.md §11) but give the warning
+    // no form on the wire: the `warning` event is the reference runtime's, judged only for a
+    // runtime that claims that profile; for others the task completing is what is judged.
+    if !super::errors::declares_reference(world)? {
+        return Ok(());
+    }
     let events = world.started_runtime()?.events();
     let warning = events
         .iter()

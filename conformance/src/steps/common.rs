@@ -99,6 +99,127 @@ pub(super) async fn tool_completed(
     Ok(event.payload().clone())
 }
 
+/// Waits (bounded) until the session is in `status` (local-agent-host.md §3.3), as any
+/// runtime shows it: by GetSessionState's `sessionStatus` (INTEROP.md §1), or by `event`, the
+/// reference runtime's extension event for that transition. A runtime that claims the
+/// `reference` profile must send the event. A runtime whose GetSessionState names no
+/// `sessionStatus` cannot show the transition: the scenario is not judged (REQ-SES-018).
+pub(super) async fn session_reaches(
+    world: &mut ConformanceWorld,
+    status: &str,
+    event: &str,
+) -> anyhow::Result<()> {
+    let timeout = world.timeout();
+    if super::errors::declares_reference(world)? {
+        world
+            .started_runtime()?
+            .wait_for_event(event, timeout, |e| e.event_type() == event)
+            .await?;
+        return Ok(());
+    }
+    let session_id = world.session()?.session_id.clone();
+    let deadline = tokio::time::Instant::now() + timeout;
+    let mut pause = std::time::Duration::from_millis(5);
+    loop {
+        if world
+            .started_runtime()?
+            .events()
+            .iter()
+            .any(|e| e.event_type() == event)
+        {
+            return Ok(());
+        }
+        let response = world
+            .runtime()
+            .await?
+            .request("GetSessionState", Some(json!({"sessionId": session_id})))
+            .await?;
+        let reported = response
+            .get("result")
+            .and_then(|r| str_at(r, &["sessionStatus"]))
+            .map(str::to_owned);
+        if reported.as_deref() == Some(status) {
+            return Ok(());
+        }
+        if tokio::time::Instant::now() >= deadline {
+            let Some(reported) = reported else {
+                anyhow::bail!(
+                    "{} GetSessionState names no sessionStatus and no {event} event came, so the kit cannot see the session reach {status}; that is REQ-SES-018's finding: {}",
+                    crate::report::NOT_JUDGED,
+                    super::show(&response)
+                );
+            };
+            anyhow::bail!(
+                "after {timeout:?} the session is {reported}, expected {status} (no {event} event either)"
+            );
+        }
+        tokio::time::sleep(pause).await;
+        pause = (pause * 2).min(std::time::Duration::from_millis(100));
+    }
+}
+
+/// The arguments local-tool-runtime.md §4 marks required, per built-in tool.
+const SPEC_REQUIRED_ARGUMENTS: &[(&str, &[&str])] = &[
+    ("ReadFile", &["path"]),
+    ("WriteFile", &["path", "content"]),
+    ("DeleteFile", &["path"]),
+    ("RunCommand", &["command"]),
+    ("HttpRequest", &["url"]),
+];
+
+/// Why a call of the built-in `tool` could not be judged, if it could not: the runtime
+/// offered the tool with an input schema that requires arguments §4 does not require, so the
+/// kit's call (made with the spec's arguments) never ran. That defect is REQ-TOOL-208's; the
+/// scenario that needed the call is "not judged" instead of failing in its place.
+pub(super) async fn unusable_tool(
+    world: &mut ConformanceWorld,
+    tool: &str,
+) -> anyhow::Result<Option<String>> {
+    let Some((_, required_by_spec)) = SPEC_REQUIRED_ARGUMENTS.iter().find(|(t, _)| *t == tool)
+    else {
+        return Ok(None);
+    };
+    let requests = super::model_requests(world.fakes().await?).await;
+    let offered = requests.iter().rev().find_map(|request| {
+        request
+            .body
+            .get("tools")?
+            .as_array()?
+            .iter()
+            .find(|t| str_at(t, &["function", "name"]) == Some(tool))
+            .cloned()
+    });
+    let extra: Vec<String> = offered
+        .as_ref()
+        .and_then(|t| super::at(t, &["function", "parameters", "required"]))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .filter(|name| !required_by_spec.contains(name))
+        .map(str::to_owned)
+        .collect();
+    Ok((!extra.is_empty()).then(|| {
+        format!(
+            "{} the runtime offers {tool} with required argument(s) {} that local-tool-runtime.md §4 does not require, so the kit's {tool} call (made with the spec's arguments) could not run; that is REQ-TOOL-208's finding",
+            crate::report::NOT_JUDGED,
+            extra.join(", ")
+        )
+    }))
+}
+
+/// Fails with [`unusable_tool`]'s reason when there is one, else with `failure`.
+pub(super) async fn explain_tool_failure(
+    world: &mut ConformanceWorld,
+    tool: &str,
+    failure: anyhow::Error,
+) -> anyhow::Error {
+    match unusable_tool(world, tool).await {
+        Ok(Some(reason)) => anyhow::anyhow!("{reason}\n{failure:#}"),
+        _ => failure,
+    }
+}
+
 /// The system prompt of a model request: the content of its first message when that
 /// message is the system's (INTEROP.md §2), else empty.
 pub fn system_prompt(body: &Value) -> String {

@@ -98,17 +98,20 @@ async fn try_start(
         .as_ref()
         .map(|s| s.session_id.clone())
         .unwrap_or_else(|| "sess_never_created".to_owned());
-    let mut params = json!({"sessionId": session_id, "prompt": prompt});
+    // The real app names every task (`task-<epoch ms>`, INTEROP.md §1).
+    let asked = super::task::app_task_id();
+    let mut params = json!({"sessionId": session_id, "taskId": asked, "prompt": prompt});
     if let (Value::Object(params), Value::Object(extra)) = (&mut params, extra) {
         params.extend(extra);
     }
+    let asked = str_at(&params, &["taskId"]).unwrap_or_default().to_owned();
     let requests_before = model_requests(world.fakes().await?).await.len();
     let runtime = world.runtime().await?;
     let response = runtime.request("StartTask", Some(params)).await?;
     let response_seq = runtime.last_response_seq();
-    if let Some(task_id) = response.get("result").and_then(|r| str_at(r, &["taskId"])) {
+    if response.get("result").is_some() {
         world.task = Some(TaskInfo {
-            task_id: task_id.to_owned(),
+            task_id: super::task::task_id_of(&response, &asked),
             prompt: prompt.to_owned(),
             response: response.clone(),
             response_seq,
@@ -390,7 +393,11 @@ async fn tries_in_session(
     let response = runtime
         .request(
             "StartTask",
-            Some(json!({"sessionId": session_id, "prompt": prompt})),
+            Some(json!({
+                "sessionId": session_id,
+                "taskId": super::task::app_task_id(),
+                "prompt": prompt,
+            })),
         )
         .await?;
     world.last_response = Some(response);

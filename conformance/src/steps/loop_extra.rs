@@ -75,7 +75,7 @@ async fn model_calls_several(world: &mut ConformanceWorld, step: &Step) -> StepR
 async fn command_wrote(world: &mut ConformanceWorld, name: String) -> StepResult {
     let path = world.dirs()?.workspace.join(&name);
     let timeout = world.timeout();
-    eventually(timeout, &format!("the command to write {name}"), || {
+    let written = eventually(timeout, &format!("the command to write {name}"), || {
         let path = path.clone();
         async move {
             if path.exists() {
@@ -85,8 +85,15 @@ async fn command_wrote(world: &mut ConformanceWorld, name: String) -> StepResult
             }
         }
     })
-    .await?;
-    Ok(())
+    .await;
+    match written {
+        Ok(()) => Ok(()),
+        Err(failure) => Err(
+            super::common::explain_tool_failure(world, "RunCommand", failure)
+                .await
+                .into(),
+        ),
+    }
 }
 
 /// Creates `name` in the workspace (a command waiting for it goes on).

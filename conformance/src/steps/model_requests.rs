@@ -188,8 +188,12 @@ async fn model_told_denied(world: &mut ConformanceWorld, needle: String) -> Step
     wait_task_end(world).await?;
     let message = tool_message(world, READ_CALL_ID).await?;
     let content = str_at(&message, &["content"]).unwrap_or("");
+    // That the model learns of the denial is the documents' (local-agent-host.md §11); the
+    // words it reads are the runtime's, judged only for the reference runtime.
+    let wording = super::errors::declares_reference(world)?;
     check!(
-        content.to_lowercase().contains(&needle.to_lowercase()),
+        !content.trim().is_empty()
+            && (!wording || content.to_lowercase().contains(&needle.to_lowercase())),
         "the tool result the model received does not name {needle:?}: {}",
         show(&message)
     );

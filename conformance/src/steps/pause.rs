@@ -126,14 +126,8 @@ async fn resume_received(world: &mut ConformanceWorld) -> StepResult {
     Ok(())
 }
 
-#[then("the runtime reports session_resumed")]
+#[then("the session runs again")]
 async fn reports_resumed(world: &mut ConformanceWorld) -> StepResult {
-    let timeout = world.timeout();
-    world
-        .started_runtime()?
-        .wait_for_event("session_resumed", timeout, |e| {
-            e.event_type() == "session_resumed"
-        })
-        .await?;
+    super::common::session_reaches(world, "SESSION_RUNNING", "session_resumed").await?;
     Ok(())
 }

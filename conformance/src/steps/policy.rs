@@ -290,20 +290,29 @@ async fn call_outcome(world: &mut ConformanceWorld, tool: String, outcome: Strin
     }
     let payload = tool_completed(world, id).await?;
     let status = str_at(&payload, &["status"]).unwrap_or("");
-    if outcome == "runs" {
-        check!(
-            status == "succeeded",
-            "the policy admits this {tool} call, so it should have run: {}",
-            show(&payload)
-        );
+    let failure = if outcome == "runs" {
+        (status != "succeeded").then(|| {
+            anyhow::anyhow!(
+                "the policy admits this {tool} call, so it should have run: {}",
+                show(&payload)
+            )
+        })
     } else {
-        check!(
-            status == "denied" && super::optional_code(&payload, "errorCode", "CAPABILITY_DENIED"),
-            "the policy must deny this {tool} call (tool_completed status denied, CAPABILITY_DENIED): {}",
-            show(&payload)
-        );
+        (status != "denied" || !super::optional_code(&payload, "errorCode", "CAPABILITY_DENIED"))
+            .then(|| anyhow::anyhow!(
+                "the policy must deny this {tool} call (tool_completed status denied, CAPABILITY_DENIED): {}",
+                show(&payload)
+            ))
+    };
+    match failure {
+        Some(failure) if status == "failed" => {
+            Err(super::common::explain_tool_failure(world, &tool, failure)
+                .await
+                .into())
+        }
+        Some(failure) => Err(failure.into()),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 #[then(
@@ -311,13 +320,18 @@ async fn call_outcome(world: &mut ConformanceWorld, tool: String, outcome: Strin
 )]
 async fn call_denied_code(world: &mut ConformanceWorld, tool: String, code: String) -> StepResult {
     let payload = tool_completed(world, call_id(&tool)?).await?;
-    check!(
-        str_at(&payload, &["status"]) == Some("denied")
-            && super::optional_code(&payload, "errorCode", &code)
-            && str_at(&payload, &["error"]).is_some_and(|e| !e.trim().is_empty()),
-        "the {tool} call must end with tool_completed {{status: \"denied\", errorCode: {code:?}, error: <reason>}}: {}",
-        show(&payload)
-    );
+    if !(str_at(&payload, &["status"]) == Some("denied")
+        && super::optional_code(&payload, "errorCode", &code)
+        && str_at(&payload, &["error"]).is_some_and(|e| !e.trim().is_empty()))
+    {
+        let failure = anyhow::anyhow!(
+            "the {tool} call must end with tool_completed {{status: \"denied\", errorCode: {code:?}, error: <reason>}}: {}",
+            show(&payload)
+        );
+        return Err(super::common::explain_tool_failure(world, &tool, failure)
+            .await
+            .into());
+    }
     Ok(())
 }
 
@@ -326,8 +340,11 @@ async fn call_denied_code(world: &mut ConformanceWorld, tool: String, code: Stri
 )]
 async fn model_told(world: &mut ConformanceWorld, tool: String, needle: String) -> StepResult {
     let content = tool_message(world, call_id(&tool)?).await?;
+    // The model must learn of the denial (local-agent-host.md §11); what the message names
+    // is its wording, judged only for the reference runtime.
+    let wording = super::errors::declares_reference(world)?;
     check!(
-        content.contains(&needle),
+        !content.trim().is_empty() && (!wording || content.contains(&needle)),
         "the {tool} result the model received should name {needle:?}: {content:?}"
     );
     Ok(())

@@ -33,20 +33,7 @@ pub async fn start_task(world: &mut ConformanceWorld, prompt: &str) -> anyhow::R
         )
         .await?;
     let response_seq = runtime.last_response_seq();
-    let task_id = response
-        .get("result")
-        .and_then(|r| str_at(r, &["taskId"]))
-        .filter(|id| !id.is_empty())
-        .map_or_else(
-            || {
-                if response.get("result").is_some() {
-                    asked.clone()
-                } else {
-                    String::new()
-                }
-            },
-            str::to_owned,
-        );
+    let task_id = task_id_of(&response, &asked);
     world.task = Some(TaskInfo {
         task_id,
         prompt: prompt.to_owned(),
@@ -61,6 +48,19 @@ pub async fn start_task(world: &mut ConformanceWorld, prompt: &str) -> anyhow::R
 
 /// A task id as the desktop app makes them, `task-<epoch ms>`, never the same twice in a
 /// run (two tasks may start within a millisecond).
+/// The task id a StartTask answer gives the kit to follow: the one the runtime answered with,
+/// else (a result without one is REQ-MSG-003's finding) the id the kit asked for; empty when
+/// StartTask was refused.
+pub fn task_id_of(response: &Value, asked: &str) -> String {
+    let Some(result) = response.get("result") else {
+        return String::new();
+    };
+    str_at(result, &["taskId"])
+        .filter(|id| !id.is_empty())
+        .unwrap_or(asked)
+        .to_owned()
+}
+
 pub fn app_task_id() -> String {
     use std::sync::atomic::{AtomicU64, Ordering};
     static LAST: AtomicU64 = AtomicU64::new(0);
@@ -363,11 +363,7 @@ async fn reports_tool_completed(world: &mut ConformanceWorld, content: String) -
             show(payload)
         );
     }
-    check!(
-        payload.get("latencyMs").is_some_and(|v| v.is_u64()),
-        "tool_completed.payload.latencyMs must be a non-negative integer: {}",
-        show(payload)
-    );
+    // The payload's other members (latencyMs, …) are REQ-MSG-120's, judged on every message.
     check!(
         str_at(payload, &["result"]).is_some_and(|r| r.contains(&content)),
         "tool_completed.payload.result must show the file's content {content:?}: {}",

@@ -21,21 +21,21 @@ async fn starts_with_options(
     let session_id = world.session()?.session_id.clone();
     let requests_before = model_requests(world.fakes().await?).await.len();
     let runtime = world.runtime().await?;
+    let asked = super::task::app_task_id();
     let response = runtime
         .request(
             "StartTask",
             Some(json!({
                 "sessionId": session_id,
-                "taskId": super::task::app_task_id(),
+                "taskId": asked,
                 "prompt": prompt,
                 "taskOptions": options,
             })),
         )
         .await?;
     let response_seq = runtime.last_response_seq();
-    let task_id = str_at(expect_result(&response, "StartTask")?, &["taskId"])
-        .unwrap_or_default()
-        .to_owned();
+    expect_result(&response, "StartTask")?;
+    let task_id = super::task::task_id_of(&response, &asked);
     world.task = Some(TaskInfo {
         task_id,
         prompt,

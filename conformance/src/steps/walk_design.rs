@@ -50,7 +50,11 @@ async fn start_in_created_session(world: &mut ConformanceWorld) -> StepResult {
         .await?
         .request(
             "StartTask",
-            Some(json!({"sessionId": session_id, "prompt": "Say hello."})),
+            Some(json!({
+                "sessionId": session_id,
+                "taskId": super::task::app_task_id(),
+                "prompt": "Say hello.",
+            })),
         )
         .await?;
     world.last_response = Some(response);

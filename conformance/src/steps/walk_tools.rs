@@ -41,6 +41,36 @@ async fn offered_with_description(
     Ok(())
 }
 
+#[then(expr = "the model is offered {word} requiring no argument but {string}")]
+async fn offered_requiring(
+    world: &mut ConformanceWorld,
+    tool: String,
+    spec_required: String,
+) -> StepResult {
+    wait_task_end(world).await?;
+    let requests = model_requests(world.started_fakes()?).await;
+    let request = requests.first().context("the model was never asked")?;
+    let function = request.body["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|t| t["function"]["name"] == json!(tool))
+        .with_context(|| format!("the first model request does not offer {tool}"))?;
+    let allowed: Vec<&str> = spec_required.split(", ").collect();
+    let extra: Vec<&str> = function["function"]["parameters"]["required"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|name| name.as_str())
+        .filter(|name| !allowed.contains(name))
+        .collect();
+    check!(
+        extra.is_empty(),
+        "{tool} is offered requiring {extra:?}, which local-tool-runtime.md §4 does not require (only {spec_required}): a model calling it as the spec describes fails"
+    );
+    Ok(())
+}
+
 #[given(expr = "the model will call ReadFile on a path of {int} characters in the workspace")]
 async fn model_reads_long_path(world: &mut ConformanceWorld, length: usize) -> StepResult {
     let workspace = world.dirs()?.workspace.display().to_string();
