@@ -245,6 +245,8 @@ mod tests {
                 ScenarioStatus::Failed
             },
             failure: (!passed).then(|| "Then it broke".to_owned()),
+            failed_step_line: None,
+            charged_to: None,
             baselined: None,
         }
     }

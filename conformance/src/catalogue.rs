@@ -274,6 +274,11 @@ pub fn is_requirement_id(id: &str) -> bool {
         && number.chars().all(|c| c.is_ascii_digit())
 }
 
+/// How a comment naming the requirement(s) the next step judges begins: in a scenario with
+/// several requirement tags, `# judges @REQ-AREA-NNN` above a step charges that step's
+/// failure to those requirements only (`report::attribution`).
+pub const JUDGES_COMMENT: &str = "# judges";
+
 /// A scenario (or one `Examples` block of an outline) as found in a feature file.
 #[derive(Debug, Clone)]
 pub struct ScenarioRef {
@@ -284,6 +289,8 @@ pub struct ScenarioRef {
     pub name: String,
     /// Every tag that applies (feature, scenario, examples), without the `@`.
     pub tags: Vec<String>,
+    /// The requirement ids its `# judges` comments name (see `report::attribution`).
+    pub judged_in_comments: Vec<String>,
 }
 
 impl ScenarioRef {
@@ -349,7 +356,19 @@ pub fn scan_feature_text(file: &str, text: &str) -> Vec<ScenarioRef> {
             in_docstring = !in_docstring;
             continue;
         }
-        if in_docstring || line.starts_with('#') {
+        if in_docstring {
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix(JUDGES_COMMENT) {
+            if let Some(scenario) = current.as_mut() {
+                scenario.judged_in_comments.extend(
+                    rest.split_whitespace()
+                        .map(|word| word.trim_start_matches('@').to_owned()),
+                );
+            }
+            continue;
+        }
+        if line.starts_with('#') {
             continue;
         }
         if line.starts_with('@') {
@@ -378,6 +397,7 @@ pub fn scan_feature_text(file: &str, text: &str) -> Vec<ScenarioRef> {
                         .map(|(_, name)| name.trim().to_owned())
                         .unwrap_or_default(),
                     tags,
+                    judged_in_comments: Vec::new(),
                 });
             }
             "Examples" | "Scenarios" => {
@@ -461,6 +481,17 @@ impl Coverage {
                     "{} is a MUST but no scenario is tagged @{}",
                     requirement.id, requirement.id
                 ));
+            }
+        }
+        for scenario in self.by_requirement.values().flatten() {
+            for id in &scenario.judged_in_comments {
+                let problem = format!(
+                    "{}:{} \"{}\" has a `# judges @{id}` comment, but the scenario is not tagged @{id}",
+                    scenario.file, scenario.line, scenario.name
+                );
+                if !scenario.tags.contains(id) && !problems.contains(&problem) {
+                    problems.push(problem);
+                }
             }
         }
         for (tag, scenario) in &self.unknown_tags {

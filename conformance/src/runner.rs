@@ -319,7 +319,8 @@ pub async fn run(options: RunOptions) -> anyhow::Result<Outcome> {
 
     let json = std::fs::read_to_string(&json_path)
         .with_context(|| format!("cannot read back {}", json_path.display()))?;
-    let results = report::parse_cucumber_json(&json)?;
+    let mut results = report::parse_cucumber_json(&json)?;
+    report::attribution::attribute_failures(&mut results, &features);
     let context = report::ReportContext {
         runtime: options.runtime.display.clone(),
         started_at,

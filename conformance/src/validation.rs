@@ -39,14 +39,30 @@ pub fn check(name: &str, value: &Value) -> Result<(), String> {
 /// Like [`check`], but open to members the schema does not declare (every message may carry
 /// more than the documents name): only missing or malformed members are problems.
 pub fn check_open(name: &str, value: &Value) -> Result<(), String> {
+    check_filtered(name, value, is_extra_member)
+}
+
+/// Like [`check_open`], and a member sent as `null` counts as absent: how the real services
+/// read a body (pydantic takes `null` for an optional member, INTEROP.md §3–§5), so a body
+/// they accept is not judged malformed.
+pub fn check_as_services_read(name: &str, value: &Value) -> Result<(), String> {
+    check_filtered(name, value, |e| {
+        is_extra_member(e) || e.contains(": null is not of type")
+    })
+}
+
+fn check_filtered(name: &str, value: &Value, ignored: impl Fn(&str) -> bool) -> Result<(), String> {
     match agent_schemas::validate(name, value) {
         Ok(()) => Ok(()),
         Err(agent_schemas::ValidationError::Invalid { errors, .. }) => {
-            let errors: Vec<String> = errors.into_iter().filter(|e| !is_extra_member(e)).collect();
+            let errors: Vec<String> = errors.into_iter().filter(|e| !ignored(e)).collect();
             if errors.is_empty() {
                 Ok(())
             } else {
-                Err(format!("does not match schema {name}: {}", errors.join("; ")))
+                Err(format!(
+                    "does not match schema {name}: {}",
+                    errors.join("; ")
+                ))
             }
         }
         Err(other) => Err(other.to_string()),
@@ -73,6 +89,9 @@ pub mod judged {
     /// The envelope's `eventId`: an integer only by INTEROP.md §1 (system-design.md §13.1
     /// shows a string), so its form is judged apart from the envelope (REQ-EVT-002).
     pub const EVENT_ID: &str = "events/SessionEvent/eventId";
+    /// The envelope's ID chain (`sessionId`, `workspaceId`, `taskId`, `stepId`) on the events
+    /// that need it (REQ-EVT-004).
+    pub const EVENT_ID_CHAIN: &str = "events/SessionEvent/idChain";
 
     /// `methods/<method>.result`.
     pub fn method_result(method: &str) -> String {
@@ -148,9 +167,15 @@ pub fn judge_response(method: Option<&str>, response: &Value) -> Vec<Finding> {
     let agent_schemas::ValidationError::Invalid { errors, .. } = error else {
         return vec![Finding::new(judged::RESPONSE, error.to_string())];
     };
+    // INTEROP.md §1 names the session result's `status` but not its values; the schema's
+    // SESSION_* set is the reference runtime's.
+    let open_status = matches!(method, Some("CreateSession" | "ResumeSession"));
     let (in_result, in_envelope): (Vec<String>, Vec<String>) = errors
         .into_iter()
         .filter(|e| !is_extra_member(e))
+        .filter(|e| {
+            !(open_status && e.starts_with("/result/status") && e.contains("is not one of"))
+        })
         .partition(|e| e.starts_with("/result"));
     let in_result = findings_of_result(in_result);
     let mut findings = Vec::new();
@@ -199,6 +224,15 @@ pub fn judge_event(params: &Value) -> Vec<Finding> {
     let mut envelope = Vec::new();
     let mut payload = Vec::new();
     let mut event_id = Vec::new();
+    let mut id_chain = Vec::new();
+    let chain_member = |error: &str| {
+        ["sessionId", "workspaceId", "taskId", "stepId"]
+            .iter()
+            .any(|m| {
+                error.contains(&format!("\"{m}\" is a required property"))
+                    || error.starts_with(&format!("/{m}"))
+            })
+    };
     for error in errors {
         if is_extra_member(&error)
             || (event_type.is_some() && !known_type && error.starts_with("/eventType"))
@@ -207,6 +241,8 @@ pub fn judge_event(params: &Value) -> Vec<Finding> {
         }
         if error.starts_with("/eventId") {
             event_id.push(error);
+        } else if !error.starts_with("/payload") && chain_member(&error) {
+            id_chain.push(error);
         } else if error.starts_with("/payload") && known_type && payload_is_object {
             payload.push(error);
         } else {
@@ -220,6 +256,15 @@ pub fn judge_event(params: &Value) -> Vec<Finding> {
             format!(
                 "the SessionEvent envelope does not match its schema: {}",
                 envelope.join("; ")
+            ),
+        ));
+    }
+    if !id_chain.is_empty() {
+        findings.push(Finding::new(
+            judged::EVENT_ID_CHAIN,
+            format!(
+                "the SessionEvent does not carry the ID chain: {}",
+                id_chain.join("; ")
             ),
         ));
     }

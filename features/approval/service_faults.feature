@@ -14,6 +14,8 @@ Feature: Approval decisions reach a failing Approval Service
     And the model will then answer "Done."
     When the client starts the task "What is the launch code in notes.txt?"
     And the user approves the action
+    # judges @REQ-APR-011
     Then the ReadFile call runs and returns "The launch code is 4-8-15-16."
+    # judges @REQ-APR-010
     And the Approval Service records the decision "approved" for the approval
 

@@ -17,8 +17,11 @@ Feature: Audit and telemetry delivery
     And the model will then answer "Done."
     When the client starts the task "What is the launch code in notes.txt?"
     And the user approves the action
+    # judges @REQ-AUD-001
     Then the Audit Service receives "approval_requested" for the task
+    # judges @REQ-AUD-001
     And the Audit Service receives "approval_resolved" for the task
+    # judges @REQ-AUD-008
     And every envelope the Audit and Telemetry Services received is valid and names this session
 
   @REQ-AUD-002
@@ -97,7 +100,7 @@ Feature: Audit and telemetry delivery
     And the model will answer "Hello."
     When the client starts the task "Say hello."
     Then the task_completed result is "Hello."
-    And the Audit Service receives "task_completed" for the task
+    And the Audit Service, after its failures, receives "task_completed" for the task
 
   @REQ-AUD-007
   Scenario: an Audit Service that hangs does not slow the task

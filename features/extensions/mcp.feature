@@ -15,10 +15,15 @@ Feature: Tools of remote MCP servers
     And the model will call the tool "docs__echo" with the arguments '{"text": "hello"}'
     And the model will then answer "Done."
     When the client starts the task "Echo hello."
+    # judges @REQ-EXT-001
     Then the runtime reports tool_completed for "docs/echo" with a result containing "echo: hello"
+    # judges @REQ-EXT-001
     And the model is offered the function "docs__echo"
+    # judges @REQ-EXT-001
     And the model is not offered the function "docs__secret"
+    # judges @REQ-EXT-001
     And the MCP server "docs" received only the call "echo" with the text "hello"
+    # judges @REQ-EXT-002
     And the MCP server "docs" was sent the bearer token from the policy
 
   @REQ-EXT-003

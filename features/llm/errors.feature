@@ -42,8 +42,9 @@ Feature: Gateway errors and broken streams
     Given a running session
     And the gateway answers the next request with status <status> and the error "<reason>"
     When the client starts the task "Hello?"
-    Then the task fails with error code "UNAUTHORIZED"
+    Then the task fails, with error code "UNAUTHORIZED" for the reference runtime
     And the task_failed message names "<reason>"
+    And the gateway received exactly 1 request
 
     Examples:
       | status | reason                                  |

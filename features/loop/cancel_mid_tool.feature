@@ -34,9 +34,12 @@ Feature: Cancelling a task while a tool runs
     And the client has started the task "Run the command."
     When the command has written the workspace file "started"
     And the client cancels the task
+    # judges @REQ-CAN-008
     Then the task has not ended yet
     When the user creates the workspace file "release"
+    # judges @REQ-CAN-008
     Then the tool call completes with status "succeeded" before task_cancelled
+    # judges @REQ-CAN-003
     And the task ends with task_cancelled as its only terminal event
 
   @REQ-CAN-006 @REQ-CAN-008
@@ -54,7 +57,9 @@ Feature: Cancelling a task while a tool runs
     And the user creates the workspace file "release"
     And the task finishes
     And the client starts another task "What did it print?"
+    # judges @REQ-CAN-006
     Then the task ends with exactly one task_completed event
+    # judges @REQ-CAN-006
     And the last model request contains "finished-42"
 
   @REQ-CAN-009

@@ -9,8 +9,11 @@ Feature: Requests the state machines refuse
     And the model will begin answering "Let me think about that for a moment." and then pause
     And the client has started the task "Think it over."
     When the client tries to start the task "Something else, please."
+    # judges @REQ-LOOP-001
     Then the request fails with error code "INVALID_REQUEST"
+    # judges @REQ-LOOP-001
     And the error message names the running task
+    # judges @REQ-RPC-016
     And the error message is a readable sentence
 
   @REQ-LOOP-001
@@ -76,7 +79,9 @@ Feature: Requests the state machines refuse
     Given a running session
     When the client tries to start the task ""
     Then the runtime answers with error -32602
+    # judges @REQ-LOOP-007
     And the error message names "prompt"
+    # judges @REQ-RPC-014
     And the error data code is "INVALID_REQUEST"
 
   @REQ-LOOP-008 @REQ-RPC-014
@@ -84,7 +89,9 @@ Feature: Requests the state machines refuse
     Given a running session
     When the client tries to start the task "Read everything." with taskOptions.maxSteps <maxSteps>
     Then the runtime answers with error -32602
+    # judges @REQ-LOOP-008
     And the error message names "taskOptions.maxSteps"
+    # judges @REQ-RPC-014
     And the error data code is "INVALID_REQUEST"
 
     Examples:

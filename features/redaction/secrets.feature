@@ -34,9 +34,13 @@ Feature: Secrets never leave the runtime in clear
     And the model will call ReadFile on "settings.txt"
     And the model will then answer "Done."
     When the client starts the task "Read settings.txt."
+    # judges @REQ-RED-002
     Then the secret "<secret>" appears in none of the runtime's outputs
+    # judges @REQ-RED-002
     And the last model request contains "<kept>"
+    # judges @REQ-RED-004
     And the last model request has the header "x-redaction-applied" set to "true"
+    # judges @REQ-RED-004
     And the first model request has no header "x-redaction-applied"
 
     Examples:

@@ -9,10 +9,15 @@ Feature: Errors a person can read
   @REQ-RPC-014 @REQ-RPC-015 @REQ-RPC-016
   Scenario Outline: params of the wrong shape are refused naming the field (<problem>)
     When the client sends the line '<request>'
+    # judges @REQ-RPC-014
     Then the runtime answers with error -32602
+    # judges @REQ-RPC-014
     And the error message names "<field>"
+    # judges @REQ-RPC-014 @REQ-RPC-015
     And the error data code is "INVALID_REQUEST"
+    # judges @REQ-RPC-015
     And the error is not retryable
+    # judges @REQ-RPC-016
     And the error message is a readable sentence
 
     Examples:

@@ -9,19 +9,25 @@ Feature: JSON-RPC framing over stdio
   @REQ-RPC-003 @REQ-RPC-017
   Scenario: a line that is not JSON is answered with a parse error
     When the client sends the line '{"jsonrpc": "2.0", "id": 1, "method": '
+    # judges @REQ-RPC-003
     Then the runtime answers with error -32700 and a null id
+    # judges @REQ-RPC-017
     And the runtime still answers GetSessionState
 
   @REQ-RPC-004 @REQ-RPC-017
   Scenario: a line that is not valid UTF-8 is answered with a parse error
     When the client sends a line that is not valid UTF-8
+    # judges @REQ-RPC-004
     Then the runtime answers with error -32700 and a null id
+    # judges @REQ-RPC-017
     And the runtime still answers GetSessionState
 
   @REQ-RPC-005 @REQ-RPC-017
   Scenario Outline: a JSON value that is not a request is an invalid request (<shape>)
     When the client sends the line '<line>'
+    # judges @REQ-RPC-005
     Then the runtime answers with error -32600
+    # judges @REQ-RPC-017
     And the runtime still answers GetSessionState
 
     Examples:
@@ -80,8 +86,11 @@ Feature: JSON-RPC framing over stdio
   Scenario: an invalid member of a batch gets its own invalid-request response
     Given a running session
     When the client sends the line '[{"jsonrpc": "2.0", "id": 1, "method": "GetSessionState"}, 42]'
+    # judges @REQ-RPC-010
     Then the runtime answers with a batch of 2 responses
+    # judges @REQ-RPC-010
     And the batch answers id 1 with a result
+    # judges @REQ-RPC-005
     And the batch answers id null with error -32600
 
   @REQ-RPC-011
@@ -98,7 +107,9 @@ Feature: JSON-RPC framing over stdio
   Scenario: stdout carries only valid JSON-RPC messages
     Given a running session
     When the client sends the line '{"jsonrpc": "2.0", "id": 1, "method": "GetSessionState"}'
+    # judges @REQ-RPC-002
     Then the runtime answers with a result
+    # judges @REQ-RPC-001
     And every line the runtime wrote is a valid JSON-RPC message
 
   @REQ-RPC-013

@@ -32,9 +32,15 @@ Feature: Creating a session
   Scenario Outline: CreateSession fails readably and the runtime lives on when <situation>
     Given <setup>
     When the client creates a session
-    Then the request fails with error code "<code>"
+    # judges @REQ-SES-004 @REQ-SES-006 @REQ-SES-007 @REQ-SES-008 @REQ-SES-009 @REQ-SES-010
+    Then the request fails
+    # judges @REQ-RPC-015
+    And the request fails with error code "<code>"
+    # judges @REQ-RPC-015 @REQ-SES-009 @REQ-SES-010
     And the error is <retry>
+    # judges @REQ-RPC-016
     And the error message is a readable sentence
+    # judges @REQ-SES-011
     And the runtime still answers GetSessionState
 
     @REQ-SES-004

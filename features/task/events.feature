@@ -12,7 +12,9 @@ Feature: The SessionEvent envelope
 
   @REQ-EVT-001 @REQ-RPC-001 @REQ-RPC-002
   Scenario: every event is a schema-valid SessionEvent notification
+    # judges @REQ-EVT-001
     Then every event is a SessionEvent notification valid against its schema
+    # judges @REQ-RPC-001 @REQ-RPC-002
     And every line the runtime wrote is a valid JSON-RPC message
 
   @REQ-EVT-002

@@ -3,7 +3,6 @@ Feature: ReadFile decodes text in other encodings
   encoding argument is honoured (local-tool-runtime.md §4.1, §6.3). The utf-8 → OS default →
   latin-1 chain and the UTF-8 BOM are certified by REQ-TOOL-007.
 
-  @REQ-TOOL-033
   Scenario Outline: UTF-16 with a byte order mark and explicitly named encodings are decoded
     Given the workspace file "text.txt" holds the bytes "<bytes>"
     And a running session
@@ -18,9 +17,14 @@ Feature: ReadFile decodes text in other encodings
       <text>
       """
 
-    Examples:
+    @REQ-TOOL-209
+    Examples: without an encoding argument, a UTF-16 byte order mark is followed
       | bytes                         | encoding                     | text |
       | FF FE 68 00 69 00 0A 00       |                              | hi   |
       | FE FF 00 68 00 69 00 0A       |                              | hi   |
+
+    @REQ-TOOL-033
+    Examples: the encoding the encoding argument names
+      | bytes                         | encoding                     | text |
       | 80 20 35 0A                   | , "encoding": "windows-1252" | € 5  |
       | 68 00 69 00 0A 00             | , "encoding": "utf-16le"     | hi   |

@@ -236,6 +236,8 @@ fn handle_object(state: &mut State, seq: u64, text: &str, map: Map<String, Value
                 );
             }
             state.observe(judged::EVENT);
+            state.observe(judged::EVENT_ID);
+            state.observe(judged::EVENT_ID_CHAIN);
             if let Some(event_type) = params.get("eventType").and_then(Value::as_str) {
                 state.observe(judged::payload(event_type));
             }

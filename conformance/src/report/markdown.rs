@@ -150,7 +150,7 @@ pub fn render(catalogue: &Catalogue, outcome: &Outcome, context: &ReportContext)
             }
             for &index in &requirement.scenarios {
                 let scenario = &outcome.scenarios[index];
-                if scenario.status != super::ScenarioStatus::Failed {
+                if scenario.status_for(&requirement.id) != super::ScenarioStatus::Failed {
                     continue;
                 }
                 let _ = writeln!(

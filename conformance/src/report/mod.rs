@@ -4,6 +4,7 @@
 //! for tools (`cargo xtask certify` reads it), `certification.html` (self-contained, with a
 //! filterable requirement matrix) and `manifest.json` (what was certified, by what, when).
 
+pub mod attribution;
 pub mod html;
 pub mod manifest;
 mod markdown;
@@ -65,6 +66,13 @@ pub struct ScenarioResult {
     pub status: ScenarioStatus,
     /// The first failing step (or hook) and its error.
     pub failure: Option<String>,
+    /// The feature-file line of the failing step, when a step failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failed_step_line: Option<usize>,
+    /// A failure charged to these requirements only (a `# judges` comment above the failing
+    /// step names them, see [`attribution`]); `None`: to every requirement of the scenario.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub charged_to: Option<Vec<String>>,
     /// A failed scenario the baseline names: its reason (the failure does not fail the run).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub baselined: Option<String>,
@@ -86,6 +94,20 @@ pub enum ScenarioStatus {
 }
 
 impl ScenarioResult {
+    /// How this scenario ended for one of its requirements: a failure charged to other
+    /// requirements (see [`attribution`]) judges this one not at all.
+    pub fn status_for(&self, requirement: &str) -> ScenarioStatus {
+        match &self.charged_to {
+            Some(judged)
+                if self.status == ScenarioStatus::Failed
+                    && !judged.iter().any(|id| id == requirement) =>
+            {
+                ScenarioStatus::Blocked
+            }
+            _ => self.status,
+        }
+    }
+
     /// A scenario that failed or could not judge its behaviour.
     pub fn counts_as_failure(&self) -> bool {
         matches!(
@@ -391,11 +413,13 @@ pub fn parse_cucumber_json(text: &str) -> anyhow::Result<Vec<ScenarioResult>> {
             let line = element.get("line").and_then(Value::as_u64).unwrap_or(0) as usize;
             let failure = first_failure(element);
             if element.get("type").and_then(Value::as_str) == Some("background") {
-                if let Some((failure, _)) = failure {
+                if let Some((failure, _, _)) = failure {
                     background_failures.push((line, name, format!("(background) {failure}")));
                 }
                 continue;
             }
+            let failed_step_line = failure.as_ref().and_then(|(_, _, line)| *line);
+            let failure = failure.map(|(message, given, _)| (message, given));
             let status = match &failure {
                 None => ScenarioStatus::Passed,
                 Some((message, _)) if not_applicable_reason(message).is_some() => {
@@ -425,6 +449,8 @@ pub fn parse_cucumber_json(text: &str) -> anyhow::Result<Vec<ScenarioResult>> {
                 passed: status == ScenarioStatus::Passed,
                 status,
                 failure,
+                failed_step_line,
+                charged_to: None,
                 baselined: None,
             });
         }
@@ -470,7 +496,7 @@ pub(crate) fn clean_error(message: &str) -> String {
 
 /// The first failure of a scenario element and whether it is a precondition's (a `Given`
 /// step, an `And`/`But` continuing one, or the before hook).
-fn first_failure(element: &Value) -> Option<(String, bool)> {
+fn first_failure(element: &Value) -> Option<(String, bool, Option<usize>)> {
     let failed = |result: &Value| {
         let status = result
             .get("status")
@@ -493,7 +519,7 @@ fn first_failure(element: &Value) -> Option<(String, bool)> {
     };
     for hook in list("before") {
         if let Some(message) = hook.get("result").and_then(failed) {
-            return Some((format!("before hook: {message}"), true));
+            return Some((format!("before hook: {message}"), true, None));
         }
     }
     let mut in_given = false;
@@ -509,12 +535,13 @@ fn first_failure(element: &Value) -> Option<(String, bool)> {
         }
         if let Some(message) = step.get("result").and_then(failed) {
             let name = step.get("name").and_then(Value::as_str).unwrap_or("");
-            return Some((format!("{keyword} {name}: {message}"), in_given));
+            let line = step.get("line").and_then(Value::as_u64).map(|l| l as usize);
+            return Some((format!("{keyword} {name}: {message}"), in_given, line));
         }
     }
     for hook in list("after") {
         if let Some(message) = hook.get("result").and_then(failed) {
-            return Some((format!("end-of-scenario check: {message}"), false));
+            return Some((format!("end-of-scenario check: {message}"), false, None));
         }
     }
     None
@@ -611,7 +638,7 @@ fn judge_requirement(
     let with = |status: ScenarioStatus| {
         ran.iter()
             .map(|&i| &scenarios[i])
-            .find(|s| s.status == status)
+            .find(|s| s.status_for(&requirement.id) == status)
     };
     let malformed = charged.is_some_and(|c| !c.findings.is_empty());
     if with(ScenarioStatus::Failed).is_some() || malformed {
@@ -621,11 +648,18 @@ fn judge_requirement(
         return (Verdict::Passed, None);
     }
     if let Some(blocked) = with(ScenarioStatus::Blocked) {
+        let why = match &blocked.charged_to {
+            Some(judged) => format!(
+                "\"{}\" failed at a step that judges {}",
+                blocked.name,
+                judged.join(", ")
+            ),
+            None => format!("a precondition failed in \"{}\"", blocked.name),
+        };
         return (
             Verdict::Blocked,
             Some(format!(
-                "a precondition failed in \"{}\": {}",
-                blocked.name,
+                "{why}: {}",
                 blocked.failure.as_deref().unwrap_or("")
             )),
         );

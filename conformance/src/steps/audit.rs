@@ -147,6 +147,26 @@ async fn audit_receives_task(world: &mut ConformanceWorld, event_type: String) -
     receives(world, Service::Audit, &event_type, Scope::Task).await
 }
 
+/// Retrying a failing Audit Service can only be judged for a runtime that delivers to it at
+/// all: one that sends it nothing (delivery is REQ-AUD-005's, a SHOULD of Phase 3) leaves
+/// this scenario not judged.
+#[then(expr = "the Audit Service, after its failures, receives {string} for the task")]
+async fn audit_receives_after_failures(
+    world: &mut ConformanceWorld,
+    event_type: String,
+) -> StepResult {
+    let Err(failure) = receives(world, Service::Audit, &event_type, Scope::Task).await else {
+        return Ok(());
+    };
+    if Service::Audit.fake(world)?.requests().await.is_empty() {
+        fail!(
+            "{} the runtime sent the Audit Service nothing at all, so its retry cannot be seen; delivery is REQ-AUD-005's finding\n{failure}",
+            crate::report::NOT_JUDGED
+        );
+    }
+    Err(failure)
+}
+
 #[then(expr = "the Audit Service receives {string} for the session")]
 async fn audit_receives_session(world: &mut ConformanceWorld, event_type: String) -> StepResult {
     receives(world, Service::Audit, &event_type, Scope::Session).await

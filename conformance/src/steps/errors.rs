@@ -188,9 +188,30 @@ async fn answers_with_error(
     Ok(())
 }
 
+#[then("the runtime answers with an error")]
+async fn answers_with_some_error(world: &mut ConformanceWorld) -> StepResult {
+    let response = rpc_response(world).await?;
+    check!(
+        response.get("error").is_some(),
+        "expected an error, but the runtime answered: {}",
+        show(&response)
+    );
+    Ok(())
+}
+
 /// The response to the raw line just sent (read now), or the last response of a request.
 async fn rpc_response(world: &mut ConformanceWorld) -> anyhow::Result<Value> {
     super::rpc::current_response(world).await
+}
+
+#[then("the request fails")]
+async fn request_fails(world: &mut ConformanceWorld) -> StepResult {
+    let method = world
+        .last_method
+        .clone()
+        .unwrap_or_else(|| "the request".to_owned());
+    last_error(world).with_context(|| format!("{method} should have failed"))?;
+    Ok(())
 }
 
 #[then(expr = "the request fails with error code {string}")]

@@ -472,7 +472,12 @@ async fn events_since_task(world: &mut ConformanceWorld) -> StepResult {
         .params
         .get("eventId")
         .and_then(Value::as_u64)
-        .context("task_started has no integer eventId")?;
+        .with_context(|| {
+            format!(
+                "{} task_started has no integer eventId to ask GetEvents from; that is REQ-EVT-002's finding",
+                crate::report::NOT_JUDGED
+            )
+        })?;
     ask_events(world, since).await?;
     world.marks.insert("events since", since as usize);
     Ok(())

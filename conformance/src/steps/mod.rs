@@ -159,7 +159,7 @@ pub fn check_service_body(schema: &str, body: &Value, what: &str) -> anyhow::Res
     if !crate::validation::has_schema(schema) {
         return Ok(());
     }
-    crate::validation::check(schema, body)
+    crate::validation::check_as_services_read(schema, body)
         .map_err(|problem| anyhow!("{what} does not match {schema}: {problem}"))
 }
 

@@ -435,8 +435,17 @@ async fn no_request_for(world: &mut ConformanceWorld, path: String) -> StepResul
 async fn processes_gone(world: &mut ConformanceWorld, name: String) -> StepResult {
     wait_task_end(world).await?;
     let path = world.dirs()?.workspace.join(&name);
-    let listed = std::fs::read_to_string(&path)
-        .with_context(|| format!("the command did not write {}", path.display()))?;
+    let listed = match std::fs::read_to_string(&path) {
+        Ok(listed) => listed,
+        Err(error) => {
+            let failure = anyhow::anyhow!("the command did not write {}: {error}", path.display());
+            return Err(
+                super::common::explain_tool_failure(world, "RunCommand", failure)
+                    .await
+                    .into(),
+            );
+        }
+    };
     let pids: Vec<&str> = listed.split_whitespace().collect();
     check!(
         pids.len() >= 2,

@@ -109,6 +109,12 @@ async fn session_end(world: &ConformanceWorld) -> anyhow::Result<crate::driver::
 #[then("the runtime reports session_cancelled for the session")]
 async fn reports_session_cancelled(world: &mut ConformanceWorld) -> StepResult {
     let event = session_end(world).await?;
+    // The documents name no event for SESSION_CANCELLED and INTEROP.md §8 asks for no
+    // Session Service cancel without a running task: for another runtime the session's end
+    // is all there is to see; `session_cancelled` is the reference runtime's.
+    if !super::errors::declares_reference(world)? {
+        return Ok(());
+    }
     check!(
         event.event_type() == "session_cancelled",
         "a paused session that is shut down ends SESSION_CANCELLED (local-agent-host.md §3.3: PAUSED → CANCELLED); the runtime reported {}",
@@ -131,6 +137,17 @@ async fn session_completed_counts(
     );
     let payload = event.payload();
     let number = |field: &str| payload.get(field).and_then(Value::as_u64);
+    // A payload without the members is REQ-MSG-102's finding; the counts are this one's.
+    if ["taskCount", "totalTokens"]
+        .iter()
+        .any(|m| payload.get(*m).is_none())
+    {
+        fail!(
+            "{} session_completed carries no taskCount/totalTokens to count with; that is REQ-MSG-102's finding: {}",
+            crate::report::NOT_JUDGED,
+            show(payload)
+        );
+    }
     check!(
         number("taskCount") == Some(tasks),
         "session_completed.taskCount is {:?}, expected {tasks}: {}",
@@ -141,11 +158,6 @@ async fn session_completed_counts(
         number("totalTokens") == Some(tokens),
         "session_completed.totalTokens is {:?}, expected {tokens} (the gateway's usage, input plus output): {}",
         number("totalTokens"),
-        show(payload)
-    );
-    check!(
-        number("durationMs").is_some(),
-        "session_completed carries no durationMs: {}",
         show(payload)
     );
     Ok(())
@@ -215,6 +227,15 @@ async fn tools_after_answer(world: &mut ConformanceWorld) -> StepResult {
     super::task::wait_task_end(world).await?;
     let task_id = world.task()?.task_id.clone();
     let events = task_events(&world.started_runtime()?.events(), &task_id);
+    if !events
+        .iter()
+        .any(|e| e.event_type() == "llm_request_completed")
+    {
+        fail!(
+            "{} the runtime reports no llm_request_completed, so the end of the model's answer cannot be seen; that is REQ-TASK-013's finding",
+            crate::report::NOT_JUDGED
+        );
+    }
     let mut requested = 0;
     for (index, event) in events.iter().enumerate() {
         if event.event_type() != "tool_requested" {
