@@ -169,7 +169,11 @@ pub fn judge_response(method: Option<&str>, response: &Value) -> Vec<Finding> {
     };
     // INTEROP.md §1 names the session result's `status` but not its values; the schema's
     // SESSION_* set is the reference runtime's.
-    let open_status = matches!(method, Some("CreateSession" | "ResumeSession"));
+    // ApproveAction's status is an open set too ("a status such as", INTEROP.md §1).
+    let open_status = matches!(
+        method,
+        Some("CreateSession" | "ResumeSession" | "ApproveAction")
+    );
     let (in_result, in_envelope): (Vec<String>, Vec<String>) = errors
         .into_iter()
         .filter(|e| !is_extra_member(e))

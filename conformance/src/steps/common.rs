@@ -158,6 +158,21 @@ pub(super) async fn session_reaches(
     }
 }
 
+/// Fails the step as not judged when a GetSessionState result has no `task` member at all:
+/// the task's state (local-agent-host.md §3.3, both levels; INTEROP.md §1 nested `task`)
+/// cannot be read, and that missing member is REQ-MSG-005's finding. A `task: null` (no
+/// task) is an answer and is judged.
+pub(super) fn require_nested_task(result: &Value) -> anyhow::Result<()> {
+    if result.get("task").is_none() {
+        anyhow::bail!(
+            "{} GetSessionState has no nested task to read the task's state from; that is REQ-MSG-005's finding: {}",
+            crate::report::NOT_JUDGED,
+            super::show(result)
+        );
+    }
+    Ok(())
+}
+
 /// The arguments local-tool-runtime.md §4 marks required, per built-in tool.
 const SPEC_REQUIRED_ARGUMENTS: &[(&str, &[&str])] = &[
     ("ReadFile", &["path"]),

@@ -14,9 +14,11 @@ use crate::world::{ConformanceWorld, SessionInfo};
 
 pub const USER_ID: &str = "user_conformance";
 pub const TENANT_ID: &str = "tenant_conformance";
+/// What the real desktop app lists (cowork-desktop-app `ipc-handlers.ts`, CreateSession).
 pub const CAPABILITIES: &[&str] = &[
     "File.Read",
     "File.Write",
+    "File.Delete",
     "Shell.Exec",
     "Network.Http",
     "LLM.Call",

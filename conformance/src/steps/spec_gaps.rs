@@ -155,10 +155,21 @@ fn checkpoint_file(world: &mut ConformanceWorld) -> anyhow::Result<PathBuf> {
     expr = "when the first step_completed is reported, the checkpoint of the session holds {string}"
 )]
 async fn checkpoint_at_step_completed(world: &mut ConformanceWorld, needle: String) -> StepResult {
-    wait_task_event(world, "the first step_completed", |e| {
+    let completed = wait_task_event(world, "the first step_completed", |e| {
         e.event_type() == "step_completed"
     })
     .await?;
+    // A step_completed sent before its tools ran is REQ-LOOP-030's finding; what the
+    // checkpoint holds at a step_completed is this one's.
+    let tools_done = super::common::this_task_events(world)?
+        .iter()
+        .any(|e| e.event_type() == "tool_completed" && e.seq < completed.seq);
+    if !tools_done {
+        fail!(
+            "{} the first step_completed came before any tool_completed of its step; that is REQ-LOOP-030's finding",
+            crate::report::NOT_JUDGED
+        );
+    }
     let path = checkpoint_file(world)?;
     let text = std::fs::read_to_string(&path)
         .with_context(|| format!("cannot read the checkpoint {}", path.display()))?;

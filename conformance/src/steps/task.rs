@@ -422,6 +422,7 @@ async fn state_task_running(world: &mut ConformanceWorld) -> StepResult {
     let task_id = world.task()?.task_id.clone();
     let response = world.last_response()?;
     let result = expect_result(response, "GetSessionState")?;
+    super::common::require_nested_task(result)?;
     check!(
         str_at(result, &["task", "taskId"]) == Some(task_id.as_str()),
         "GetSessionState task.taskId must name the running task {task_id:?}: {}",
@@ -457,6 +458,7 @@ async fn state_task_ended(world: &mut ConformanceWorld) -> StepResult {
     let task_id = world.task()?.task_id.clone();
     let response = world.last_response()?;
     let result = expect_result(response, "GetSessionState")?;
+    super::common::require_nested_task(result)?;
     // local-agent-host.md §3.3: TASK_COMPLETED, then IDLE once the history is uploaded.
     if let Some(task) = result.get("task").filter(|t| !t.is_null()) {
         let status = str_at(task, &["status"]).unwrap_or("");
