@@ -34,10 +34,19 @@ async fn a_response_is_routed_to_its_request_and_events_are_collected() {
     let response = driver.request("Ping", Some(json!({}))).await.unwrap();
     assert_eq!(response["result"]["ok"], json!(true));
     assert_eq!(driver.events().len(), 1);
-    // The event does not match the SessionEvent schema: recorded, not surfaced yet.
+    // The event does not match the SessionEvent schema: recorded, not surfaced yet, and
+    // charged to the envelope and, for its missing ids, to the ID chain.
     let violations = driver.violations();
-    assert_eq!(violations.len(), 1, "{violations:?}");
-    assert!(!violations[0].surfaced);
+    let judged: Vec<&str> = violations.iter().map(|v| v.judged.as_str()).collect();
+    assert_eq!(
+        judged,
+        [
+            crate::validation::judged::EVENT,
+            crate::validation::judged::EVENT_ID_CHAIN
+        ],
+        "{violations:?}"
+    );
+    assert!(violations.iter().all(|v| !v.surfaced));
     driver.stop().await;
 }
 
