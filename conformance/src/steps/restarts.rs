@@ -160,7 +160,9 @@ async fn new_session(world: &mut ConformanceWorld) -> StepResult {
     let ended = world.session()?.session_id.clone();
     let response = world.last_response()?.clone();
     let result = expect_result(&response, "ResumeSession of an ended session")?.clone();
-    let new_id = str_at(&result, &["sessionId"]).unwrap_or_default().to_owned();
+    let new_id = str_at(&result, &["sessionId"])
+        .unwrap_or_default()
+        .to_owned();
     check!(
         !new_id.is_empty()
             && new_id != ended
@@ -214,7 +216,8 @@ async fn past_call_answered(world: &mut ConformanceWorld) -> StepResult {
         let call = calls
             .iter()
             .find(|c| str_at(c, &["function", "name"]) == Some("ReadFile"))?;
-        (str_at(m, &["role"]) == Some("assistant")).then(|| (at, str_at(call, &["id"]).unwrap_or_default().to_owned()))
+        (str_at(m, &["role"]) == Some("assistant"))
+            .then(|| (at, str_at(call, &["id"]).unwrap_or_default().to_owned()))
     });
     let Some((at, id)) = call else {
         fail!(
@@ -238,7 +241,11 @@ async fn past_call_answered(world: &mut ConformanceWorld) -> StepResult {
 // ---- Then: Session Service calls ------------------------------------------------------------
 
 /// The Session Service requests under `/sessions/{id}` plus `suffix`, with `method`.
-async fn session_calls(world: &mut ConformanceWorld, method: &str, suffix: &str) -> anyhow::Result<Vec<Value>> {
+async fn session_calls(
+    world: &mut ConformanceWorld,
+    method: &str,
+    suffix: &str,
+) -> anyhow::Result<Vec<Value>> {
     let session_id = world.session()?.session_id.clone();
     let path = format!("/sessions/{session_id}{suffix}");
     Ok(world
@@ -267,7 +274,9 @@ async fn no_cancel(world: &mut ConformanceWorld) -> StepResult {
 async fn cancel_with_reason(world: &mut ConformanceWorld, reason: String) -> StepResult {
     let cancels = session_calls(world, "POST", "/cancel").await?;
     check!(
-        cancels.iter().any(|body| str_at(body, &["reason"]) == Some(reason.as_str())),
+        cancels
+            .iter()
+            .any(|body| str_at(body, &["reason"]) == Some(reason.as_str())),
         "the session must be cancelled with reason {reason:?}; cancels received: {cancels:?}"
     );
     Ok(())
@@ -363,8 +372,12 @@ fn app_draws(message: &Value) -> Result<(), String> {
     let content = str_at(message, &["content"]).ok_or("a message whose content is no string")?;
     match str_at(message, &["role"]) {
         Some("tool") => {
-            let card: Value = serde_json::from_str(content)
-                .map_err(|_| format!("a tool message the app shows as raw text: {}", show(message)))?;
+            let card: Value = serde_json::from_str(content).map_err(|_| {
+                format!(
+                    "a tool message the app shows as raw text: {}",
+                    show(message)
+                )
+            })?;
             let good = match str_at(&card, &["type"]) {
                 Some("tool_call") => {
                     str_at(&card, &["id"]).is_some_and(|id| !id.is_empty())
@@ -379,16 +392,23 @@ fn app_draws(message: &Value) -> Result<(), String> {
                 }
                 _ => false,
             };
-            if good { Ok(()) } else { Err(format!("a tool message that is no tool card: {content}")) }
+            if good {
+                Ok(())
+            } else {
+                Err(format!("a tool message that is no tool card: {content}"))
+            }
         }
-        Some("assistant") if content.trim().is_empty() => {
-            Err(format!("an assistant message the app draws as an empty bubble: {}", show(message)))
-        }
+        Some("assistant") if content.trim().is_empty() => Err(format!(
+            "an assistant message the app draws as an empty bubble: {}",
+            show(message)
+        )),
         _ => Ok(()),
     }
 }
 
-#[then("the session_history uploaded last renders as the app draws it, with the tool call and its result")]
+#[then(
+    "the session_history uploaded last renders as the app draws it, with the tool call and its result"
+)]
 async fn history_renders(world: &mut ConformanceWorld) -> StepResult {
     let timeout = world.timeout();
     let fakes = world.fakes().await?;
@@ -412,10 +432,13 @@ async fn history_renders(world: &mut ConformanceWorld) -> StepResult {
         .filter(|m| str_at(m, &["role"]) == Some("tool"))
         .filter_map(|m| str_at(m, &["content"]).and_then(|c| serde_json::from_str(c).ok()))
         .collect();
-    let call = cards.iter().find(|c| str_at(c, &["type"]) == Some("tool_call"));
+    let call = cards
+        .iter()
+        .find(|c| str_at(c, &["type"]) == Some("tool_call"));
     let paired = call.is_some_and(|call| {
         cards.iter().any(|c| {
-            str_at(c, &["type"]) == Some("tool_result") && str_at(c, &["id"]) == str_at(call, &["id"])
+            str_at(c, &["type"]) == Some("tool_result")
+                && str_at(c, &["id"]) == str_at(call, &["id"])
         })
     });
     check!(
@@ -426,7 +449,9 @@ async fn history_renders(world: &mut ConformanceWorld) -> StepResult {
     Ok(())
 }
 
-#[then(expr = "the patch preview names {string} relative to the project folder, its hunks ending without an empty line")]
+#[then(
+    expr = "the patch preview names {string} relative to the project folder, its hunks ending without an empty line"
+)]
 async fn preview_relative(world: &mut ConformanceWorld, name: String) -> StepResult {
     let response = world.last_response()?.clone();
     let result = expect_result(&response, "GetPatchPreview")?;
@@ -437,7 +462,12 @@ async fn preview_relative(world: &mut ConformanceWorld, name: String) -> StepRes
     let file = files
         .iter()
         .find(|f| str_at(f, &["filePath"]) == Some(name.as_str()))
-        .with_context(|| format!("the preview must name {name:?} relative to the project folder: {}", show(result)))?;
+        .with_context(|| {
+            format!(
+                "the preview must name {name:?} relative to the project folder: {}",
+                show(result)
+            )
+        })?;
     let hunks = str_at(file, &["hunks"]).unwrap_or_default();
     check!(
         !hunks.is_empty() && !hunks.ends_with('\n'),

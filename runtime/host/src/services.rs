@@ -429,7 +429,11 @@ impl SessionServiceClient {
         let body = json!({ "name": name, "autoNamed": true });
         let _: Value = self
             .client
-            .send(Method::PATCH, &format!("/sessions/{session_id}/name"), Some(&body))
+            .send(
+                Method::PATCH,
+                &format!("/sessions/{session_id}/name"),
+                Some(&body),
+            )
             .await?;
         Ok(())
     }

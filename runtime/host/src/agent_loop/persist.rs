@@ -188,10 +188,13 @@ fn exact_values_out(redactor: &crate::redact::Redactor, value: &mut serde_json::
             }
         }
         serde_json::Value::Array(items) => {
-            items.iter_mut().for_each(|item| exact_values_out(redactor, item));
+            items
+                .iter_mut()
+                .for_each(|item| exact_values_out(redactor, item));
         }
         serde_json::Value::Object(map) => {
-            map.values_mut().for_each(|item| exact_values_out(redactor, item));
+            map.values_mut()
+                .for_each(|item| exact_values_out(redactor, item));
         }
         _ => {}
     }

@@ -18,9 +18,7 @@ impl Host {
             Ok(response) => self.reopen_resumed(&backends, session_id, response).await,
             Err(ServiceError::Status {
                 status: 409 | 410, ..
-            }) => {
-                self.continue_ended(&backends, session_id).await
-            }
+            }) => self.continue_ended(&backends, session_id).await,
             Err(error) => {
                 let mut shape = error.to_shape();
                 shape.message = format!(
@@ -41,9 +39,7 @@ impl Host {
     ) -> Result<Value, RpcError> {
         let workspace_id = response.workspace_id.clone();
         let (bundle, flags) = refreshed_bundle(response, session_id)?;
-        let history = self
-            .history_of(backends, &workspace_id, session_id)
-            .await?;
+        let history = self.history_of(backends, &workspace_id, session_id).await?;
         // The bundle names the session's owner; the session record fills what it leaves out.
         let record = backends.sessions.get_session(session_id).await.ok();
         let tenant_id = bundle
@@ -90,7 +86,10 @@ impl Host {
             .map_err(|error| RpcError::internal(error.to_string()))?;
         *self.slot() = Slot::Active(Arc::clone(&session));
         agent_loop::checkpoint(&session, &backends.checkpoints).await;
-        tracing::info!(session_id, "session resumed from the Session Service and its history");
+        tracing::info!(
+            session_id,
+            "session resumed from the Session Service and its history"
+        );
         session.events.emit(
             Scope::session(),
             EventBody::SessionResumed(agent_protocol::events::Empty {}),

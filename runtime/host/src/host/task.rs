@@ -212,7 +212,11 @@ impl Host {
     /// CancelTask of the task a crash interrupted (restored, not running, INTEROP.md §8):
     /// it ends as cancelled, saved like any ended task, with its `task_cancelled` — the
     /// app unlocks its prompt box only on a terminal event. `None` when there is none.
-    fn cancel_interrupted(&self, session: &Arc<Session>, requested: Option<&str>) -> Option<String> {
+    fn cancel_interrupted(
+        &self,
+        session: &Arc<Session>,
+        requested: Option<&str>,
+    ) -> Option<String> {
         let (task_id, step_count) = {
             let mut inner = session.lock();
             let task = inner.task.as_mut().filter(|task| {

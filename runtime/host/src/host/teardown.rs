@@ -91,8 +91,7 @@ impl Host {
         // §8): the real service refuses to resume a cancelled session and has no
         // "complete" call, so cancelling an idle one would make the conversation
         // impossible to continue from the app's sidebar.
-        if had_task
-            && let Err(error) = backends.sessions.cancel_session(session.id(), reason).await
+        if had_task && let Err(error) = backends.sessions.cancel_session(session.id(), reason).await
         {
             tracing::warn!(%error, "could not tell the Session Service that the session ended");
         }

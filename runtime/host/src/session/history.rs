@@ -151,7 +151,11 @@ pub fn read_back(stored: Vec<Value>, session_id: &str) -> Result<Vec<Conversatio
         let common = common_fields(&value, index, session_id);
         match tool_card(&value) {
             Some(card) if card.get("type").and_then(Value::as_str) == Some("tool_call") => {
-                let id = match card.get("id").and_then(Value::as_str).filter(|id| !id.is_empty()) {
+                let id = match card
+                    .get("id")
+                    .and_then(Value::as_str)
+                    .filter(|id| !id.is_empty())
+                {
                     Some(id) => id.to_owned(),
                     None => {
                         generated += 1;
@@ -224,7 +228,11 @@ pub fn read_back(stored: Vec<Value>, session_id: &str) -> Result<Vec<Conversatio
                 collecting = false;
                 let message = spec_message(&value, common)?;
                 if message.role == Role::Assistant && !message.tool_calls.is_empty() {
-                    unanswered = message.tool_calls.iter().map(|call| call.id.clone()).collect();
+                    unanswered = message
+                        .tool_calls
+                        .iter()
+                        .map(|call| call.id.clone())
+                        .collect();
                 }
                 if let Some(id) = &message.tool_call_id {
                     unanswered.retain(|open| open != id);

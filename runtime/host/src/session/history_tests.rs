@@ -34,7 +34,11 @@ fn thread() -> Vec<ConversationMessage> {
     let mut read = message("msg_3", Role::Tool, "launch code 42");
     read.tool_call_id = Some("call_a".into());
     read.tool_name = Some("ReadFile".into());
-    let mut listed = message("msg_4", Role::Tool, "Denied (CAPABILITY_DENIED): not allowed");
+    let mut listed = message(
+        "msg_4",
+        Role::Tool,
+        "Denied (CAPABILITY_DENIED): not allowed",
+    );
     listed.tool_call_id = Some("call_b".into());
     listed.tool_name = Some("ListDirectory".into());
     let mut write = message("msg_5", Role::Assistant, "Writing the summary.");
@@ -86,8 +90,12 @@ fn render(history: &[Value]) -> Result<Vec<String>, String> {
                         card["id"].as_str().unwrap_or_default()
                     )),
                     Some("tool_result") if card["output"].is_string() => {
-                        let output: String =
-                            card["output"].as_str().unwrap_or_default().chars().take(500).collect();
+                        let output: String = card["output"]
+                            .as_str()
+                            .unwrap_or_default()
+                            .chars()
+                            .take(500)
+                            .collect();
                         let error = card.get("error").and_then(Value::as_str);
                         drawn.push(format!(
                             "result {} {output}{}",
@@ -133,7 +141,9 @@ fn the_uploaded_history_renders_by_the_apps_rules() {
 }
 
 /// The thread as the model sees it: roles, texts, calls and which call a result answers.
-fn model_view(thread: &[ConversationMessage]) -> Vec<(Role, String, Vec<(String, String, Value)>, Option<String>)> {
+fn model_view(
+    thread: &[ConversationMessage],
+) -> Vec<(Role, String, Vec<(String, String, Value)>, Option<String>)> {
     thread
         .iter()
         .map(|m| {
@@ -165,7 +175,10 @@ fn every_form_reads_back_as_the_same_conversation() {
         .iter()
         .map(|message| serde_json::to_value(message).unwrap())
         .collect();
-    assert_eq!(model_view(&read_back(spec, "sess_1").unwrap()), model_view(&original));
+    assert_eq!(
+        model_view(&read_back(spec, "sess_1").unwrap()),
+        model_view(&original)
+    );
     // The Python runtime's: no ids, arguments as a JSON string; results pair by order.
     let python: Vec<Value> = app_form(&original)
         .into_iter()
@@ -190,8 +203,14 @@ fn every_form_reads_back_as_the_same_conversation() {
     {
         assert_eq!((role, text), (&want_role, &want_text));
         assert_eq!(
-            calls.iter().map(|(_, name, args)| (name, args)).collect::<Vec<_>>(),
-            want_calls.iter().map(|(_, name, args)| (name, args)).collect::<Vec<_>>()
+            calls
+                .iter()
+                .map(|(_, name, args)| (name, args))
+                .collect::<Vec<_>>(),
+            want_calls
+                .iter()
+                .map(|(_, name, args)| (name, args))
+                .collect::<Vec<_>>()
         );
         if *role == Role::Tool {
             assert!(answers.is_some());

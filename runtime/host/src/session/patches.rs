@@ -137,7 +137,10 @@ mod tests {
         assert_eq!(preview[0].status, FileChangeStatus::Added);
         assert!(preview[0].hunks.contains("+x") && preview[0].hunks.contains("+w"));
         assert_eq!(preview[1].status, FileChangeStatus::Modified);
-        assert_eq!(patches.preview("t2", None)[0].status, FileChangeStatus::Deleted);
+        assert_eq!(
+            patches.preview("t2", None)[0].status,
+            FileChangeStatus::Deleted
+        );
         assert!(patches.preview("unknown", None).is_empty());
     }
 
@@ -147,8 +150,16 @@ mod tests {
         patches.record(
             "t1",
             &[
-                change("/p/src/a.rs", FileChangeStatus::Added, "@@ -0,0 +1 @@\n+x\n"),
-                change("/elsewhere/b", FileChangeStatus::Added, "@@ -0,0 +1 @@\n+y\n"),
+                change(
+                    "/p/src/a.rs",
+                    FileChangeStatus::Added,
+                    "@@ -0,0 +1 @@\n+x\n",
+                ),
+                change(
+                    "/elsewhere/b",
+                    FileChangeStatus::Added,
+                    "@@ -0,0 +1 @@\n+y\n",
+                ),
             ],
         );
         let preview = patches.preview("t1", Some(Path::new("/p")));

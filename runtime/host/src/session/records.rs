@@ -145,9 +145,13 @@ mod tests {
     #[test]
     fn a_long_prompt_is_cut_on_a_word_boundary() {
         assert_eq!(auto_name("  Fix the\nbuild  "), "Fix the build");
-        let prompt = "Refactor the session module so that restarts keep every conversation resumable please";
+        let prompt =
+            "Refactor the session module so that restarts keep every conversation resumable please";
         let name = auto_name(prompt);
-        assert_eq!(name, "Refactor the session module so that restarts keep every");
+        assert_eq!(
+            name,
+            "Refactor the session module so that restarts keep every"
+        );
         assert!(name.chars().count() <= NAME_LIMIT);
         assert!(prompt.starts_with(&name));
         let word = "x".repeat(80);
