@@ -140,10 +140,12 @@ fn the_uploaded_history_renders_by_the_apps_rules() {
     assert!(render(&spec).is_err());
 }
 
-/// The thread as the model sees it: roles, texts, calls and which call a result answers.
-fn model_view(
-    thread: &[ConversationMessage],
-) -> Vec<(Role, String, Vec<(String, String, Value)>, Option<String>)> {
+/// One message as the model sees it: role, text, calls (id, name, arguments) and the call
+/// it answers.
+type Seen = (Role, String, Vec<(String, String, Value)>, Option<String>);
+
+/// The thread as the model sees it.
+fn model_view(thread: &[ConversationMessage]) -> Vec<Seen> {
     thread
         .iter()
         .map(|m| {
