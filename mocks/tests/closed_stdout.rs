@@ -29,7 +29,10 @@ fn a_closed_stdout_does_not_take_the_fakes_down() {
     let _ = child.kill();
     let _ = child.wait();
     assert!(
-        running && said.last().is_some_and(|line| line.contains("Ctrl-C to stop")),
+        running
+            && said
+                .last()
+                .is_some_and(|line| line.contains("Ctrl-C to stop")),
         "mock-services must come up and keep running with a closed stdout; it said: {said:?}"
     );
 }

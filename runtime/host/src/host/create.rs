@@ -159,6 +159,9 @@ impl Host {
             .transition(SessionStatus::SessionRunning)
             .map_err(|error| RpcError::internal(error.to_string()))?;
         *self.slot() = Slot::Active(Arc::clone(&session));
+        if let Some(root) = &session.identity.workspace_root {
+            backends.checkpoints.remember_project(session.id(), root);
+        }
         // From now on a crash loses nothing: a restarted runtime can resume this session
         // even before its first task.
         agent_loop::checkpoint(&session, &backends.checkpoints).await;

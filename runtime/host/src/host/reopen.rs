@@ -62,7 +62,7 @@ impl Host {
                 .as_ref()
                 .and_then(|r| r.execution_environment.clone())
                 .unwrap_or_else(|| "desktop".to_owned()),
-            workspace_root: None,
+            workspace_root: backends.checkpoints.project_of(session_id),
             os_family: std::env::consts::OS.to_owned(),
         };
         let events = EventSink::new(
@@ -136,7 +136,13 @@ impl Host {
             execution_environment: record
                 .execution_environment
                 .unwrap_or_else(|| "desktop".to_owned()),
-            workspace_hint: None,
+            // The same project folder, so the service finds the same workspace and the
+            // tools the same files.
+            workspace_hint: backends.checkpoints.project_of(session_id).map(|root| {
+                agent_protocol::methods::WorkspaceHint {
+                    local_paths: vec![root.display().to_string()],
+                }
+            }),
             client_info: None,
             supported_capabilities: Vec::new(),
             continue_from_session_id: Some(session_id.to_owned()),
