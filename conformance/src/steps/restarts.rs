@@ -272,13 +272,36 @@ async fn no_cancel(world: &mut ConformanceWorld) -> StepResult {
 
 #[then(expr = "the Session Service received a cancel of the session with reason {string}")]
 async fn cancel_with_reason(world: &mut ConformanceWorld, reason: String) -> StepResult {
-    let cancels = session_calls(world, "POST", "/cancel").await?;
-    check!(
-        cancels
-            .iter()
-            .any(|body| str_at(body, &["reason"]) == Some(reason.as_str())),
-        "the session must be cancelled with reason {reason:?}; cancels received: {cancels:?}"
-    );
+    let session_id = world.session()?.session_id.clone();
+    let timeout = world.timeout();
+    let fakes = world.fakes().await?;
+    let path = format!("/sessions/{session_id}/cancel");
+    // The cancel follows the session's last event: wait for it at the fake.
+    eventually(
+        timeout,
+        "the session must be cancelled at the Session Service",
+        || async {
+            let cancels: Vec<Value> = fakes
+                .session
+                .requests()
+                .await
+                .into_iter()
+                .filter(|r| r.method == "POST" && r.path == path)
+                .map(|r| r.body)
+                .collect();
+            if cancels
+                .iter()
+                .any(|body| str_at(body, &["reason"]) == Some(reason.as_str()))
+            {
+                Ok(())
+            } else {
+                Err(format!(
+                    "no cancel with reason {reason:?}; cancels received: {cancels:?}"
+                ))
+            }
+        },
+    )
+    .await?;
     Ok(())
 }
 
