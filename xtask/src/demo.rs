@@ -84,7 +84,8 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
         .stdout
         .take()
         .context("mock-services has no stdout")?;
-    for line in BufReader::new(stdout).lines() {
+    let mut lines = BufReader::new(stdout).lines();
+    for line in lines.by_ref() {
         let line = line?;
         if let Some((name, value)) = line.strip_prefix("export ").and_then(|l| l.split_once('=')) {
             env.push((name.to_owned(), value.to_owned()));
@@ -96,6 +97,9 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
     if env.len() < 4 {
         bail!("mock-services stopped before printing its addresses");
     }
+    // The pipe stays open and drained for as long as mock-services runs: closing it made
+    // its next write fail, and the fakes went down while a person read an approval.
+    std::thread::spawn(move || lines.for_each(drop));
 
     let scratch = std::env::temp_dir().join(format!("agent-demo-{}", std::process::id()));
     let workspace = scratch.join("workspace");

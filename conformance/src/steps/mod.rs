@@ -46,6 +46,7 @@ pub mod policy;
 pub mod prompt;
 pub mod recovery;
 pub mod redaction;
+pub mod restarts;
 pub mod rpc;
 pub mod session;
 pub mod shutdown_history;

@@ -3,6 +3,7 @@
 //! the fakes receive on stderr.
 
 use agent_mocks::FaultControl;
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -85,14 +86,28 @@ async fn main() -> anyhow::Result<()> {
         fakes.session.set_policy(template);
     }
 
-    for (name, value) in fakes.env_vars() {
-        let value = match name {
-            "LLM_GATEWAY_ENDPOINT" if args.streaming => fakes.streaming_gateway.url(),
-            _ => value,
-        };
-        println!("export {name}={value}");
-    }
-    eprintln!(
+    let exports: String = fakes
+        .env_vars()
+        .into_iter()
+        .map(|(name, value)| {
+            let value = match name {
+                "LLM_GATEWAY_ENDPOINT" if args.streaming => fakes.streaming_gateway.url(),
+                _ => value,
+            };
+            format!("export {name}={value}\n")
+        })
+        .collect();
+    // One write, whose failure is ignored: a launcher that reads only the lines it needs
+    // and closes the pipe (`cargo xtask demo` did) must not take the fakes down with it —
+    // `println!` panics on a closed stdout, and the panicking process went on serving only
+    // until its fakes' drops finished, then exited under a runtime still mid-task.
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout
+        .write_all(exports.as_bytes())
+        .and_then(|()| stdout.flush());
+    drop(stdout);
+    let _ = writeln!(
+        std::io::stderr(),
         "mock-services: {reply_count} scripted gateway repl{}; Ctrl-C to stop",
         if reply_count == 1 { "y" } else { "ies" }
     );
@@ -128,7 +143,8 @@ async fn echo_new(fakes: &Fakes, seen: &mut [usize; 7]) {
     ];
     for ((service, requests), seen) in lists.iter().zip(seen.iter_mut()) {
         for request in requests.iter().skip(*seen) {
-            eprintln!(
+            let _ = writeln!(
+                std::io::stderr(),
                 "[{service}] {} {} ({} bytes)",
                 request.method,
                 request.path,

@@ -335,6 +335,21 @@ fn fastapi_detail(items: &[Value]) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join("; "))
 }
 
+/// The members of `GET /sessions/{id}` the runtime uses.
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionRecord {
+    pub workspace_id: String,
+    #[serde(default)]
+    pub tenant_id: Option<String>,
+    #[serde(default)]
+    pub user_id: Option<String>,
+    #[serde(default)]
+    pub execution_environment: Option<String>,
+    #[serde(default)]
+    pub name: Option<String>,
+}
+
 pub struct SessionServiceClient {
     client: ServiceClient,
 }
@@ -360,6 +375,67 @@ impl SessionServiceClient {
         self.client
             .post(&format!("/sessions/{session_id}/resume"), &body)
             .await
+    }
+
+    /// `GET /sessions/{id}`: who a session belongs to and where its workspace is, for a
+    /// session this process holds nothing of (INTEROP.md §8).
+    pub async fn get_session(&self, session_id: &str) -> Result<SessionRecord, ServiceError> {
+        self.client.get(&format!("/sessions/{session_id}")).await
+    }
+
+    /// `POST /sessions/{id}/tasks`: the task record the app's sidebar counts (INTEROP.md §8).
+    pub async fn create_task(
+        &self,
+        session_id: &str,
+        task_id: &str,
+        prompt: &str,
+        max_steps: u32,
+    ) -> Result<(), ServiceError> {
+        let body = json!({ "taskId": task_id, "prompt": prompt, "maxSteps": max_steps });
+        let _: Value = self
+            .client
+            .post(&format!("/sessions/{session_id}/tasks"), &body)
+            .await?;
+        Ok(())
+    }
+
+    /// `POST /sessions/{id}/tasks/{taskId}/complete`; `status` is `completed`, `failed` or
+    /// `cancelled`.
+    pub async fn complete_task(
+        &self,
+        session_id: &str,
+        task_id: &str,
+        status: &str,
+        step_count: u32,
+        completion_reason: Option<&str>,
+    ) -> Result<(), ServiceError> {
+        let body = json!({
+            "status": status,
+            "stepCount": step_count,
+            "completionReason": completion_reason,
+        });
+        let _: Value = self
+            .client
+            .post(
+                &format!("/sessions/{session_id}/tasks/{task_id}/complete"),
+                &body,
+            )
+            .await?;
+        Ok(())
+    }
+
+    /// `PATCH /sessions/{id}/name`, as the runtime's automatic name (`autoNamed: true`).
+    pub async fn rename_session(&self, session_id: &str, name: &str) -> Result<(), ServiceError> {
+        let body = json!({ "name": name, "autoNamed": true });
+        let _: Value = self
+            .client
+            .send(
+                Method::PATCH,
+                &format!("/sessions/{session_id}/name"),
+                Some(&body),
+            )
+            .await?;
+        Ok(())
     }
 
     pub async fn cancel_session(&self, session_id: &str, reason: &str) -> Result<(), ServiceError> {
@@ -405,17 +481,25 @@ impl WorkspaceServiceClient {
     }
 
     /// The latest `session_history` of a past session: a bare array of messages
-    /// (INTEROP.md §4), used to continue a past conversation.
+    /// (INTEROP.md §4) in any of the forms of INTEROP.md §8, read back as the thread's
+    /// messages, used to continue a past conversation.
     pub async fn session_history(
         &self,
         workspace_id: &str,
         session_id: &str,
     ) -> Result<Vec<ConversationMessage>, ServiceError> {
-        self.client
+        let stored: Vec<Value> = self
+            .client
             .get(&format!(
                 "/workspaces/{workspace_id}/sessions/{session_id}/history"
             ))
-            .await
+            .await?;
+        crate::session::history::read_back(stored, session_id).map_err(|detail| {
+            ServiceError::InvalidResponse {
+                service: "Workspace Service",
+                detail,
+            }
+        })
     }
 }
 

@@ -100,6 +100,9 @@ pub struct SessionReadyResult {
     pub policy_bundle_version: String,
     #[serde(default)]
     pub feature_flags: Map<String, Value>,
+    /// ResumeSession of an ended session continued in a new one (INTEROP.md §8).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub continued_from_session_id: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

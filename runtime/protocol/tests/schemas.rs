@@ -677,6 +677,7 @@ fn session_ready() -> SessionReadyResult {
         compatibility_status: "compatible".into(),
         policy_bundle_version: "2026-02-21.1".into(),
         feature_flags: object(json!({"mcp": true})),
+        continued_from_session_id: Some("sess_123".into()),
     }
 }
 

@@ -121,10 +121,7 @@ pub async fn upload_history(
     task_id: Option<&str>,
     after_task: Option<&str>,
 ) {
-    // The messages go in as their stored JSON (`Thread::stored`, already clean of known
-    // credentials), shared with the thread rather than serialised into one more copy.
-    let redactor = crate::redact::global();
-    let items = session.lock().thread.stored(&redactor);
+    let items = app_form_items(session);
     let request = ArtifactUploadRequest {
         session_id: session.identity.session_id.clone(),
         task_id: task_id.map(str::to_owned),
@@ -162,6 +159,44 @@ pub async fn upload_history(
                 ),
             }),
         );
+    }
+}
+
+/// The thread in the form the desktop app renders (INTEROP.md §8, `session::history`),
+/// each message cleaned of the runtime's credentials as the thread's stored JSON is.
+fn app_form_items(session: &Session) -> Items {
+    let redactor = crate::redact::global();
+    let inner = session.lock();
+    let items: std::sync::Arc<[std::sync::Arc<str>]> = (0..inner.thread.len())
+        .filter_map(|index| inner.thread.message(index))
+        .flat_map(|message| crate::session::history::to_app_form(&message))
+        .map(|mut value| {
+            exact_values_out(&redactor, &mut value);
+            std::sync::Arc::from(value.to_string())
+        })
+        .collect();
+    Items::from(items)
+}
+
+/// Replaces the runtime's known credential values in every string of `value` (the check
+/// the thread's stored JSON gets, `Thread::stored`).
+fn exact_values_out(redactor: &crate::redact::Redactor, value: &mut serde_json::Value) {
+    match value {
+        serde_json::Value::String(text) => {
+            if let std::borrow::Cow::Owned(clean) = redactor.redact_values(text) {
+                *text = clean;
+            }
+        }
+        serde_json::Value::Array(items) => {
+            items
+                .iter_mut()
+                .for_each(|item| exact_values_out(redactor, item));
+        }
+        serde_json::Value::Object(map) => {
+            map.values_mut()
+                .for_each(|item| exact_values_out(redactor, item));
+        }
+        _ => {}
     }
 }
 

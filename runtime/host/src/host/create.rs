@@ -29,7 +29,7 @@ impl Host {
                 }
             }
         }
-        let result = self.establish(params).await;
+        let result = self.establish(params, None).await;
         if result.is_err() {
             let mut slot = self.slot();
             if matches!(*slot, Slot::Creating) {
@@ -39,7 +39,13 @@ impl Host {
         result
     }
 
-    async fn establish(self: &Arc<Self>, params: CreateSessionParams) -> Result<Value, RpcError> {
+    /// `preloaded` is a history already read (a session continued by ResumeSession,
+    /// INTEROP.md §8); else `continueFromSessionId`'s is loaded.
+    pub(super) async fn establish(
+        self: &Arc<Self>,
+        params: CreateSessionParams,
+        preloaded: Option<Vec<agent_protocol::message::ConversationMessage>>,
+    ) -> Result<Value, RpcError> {
         let backends = self.backends()?;
         let mut client_info = params.client_info.clone().unwrap_or_default();
         client_info
@@ -108,6 +114,7 @@ impl Host {
         };
         validate_bundle(&bundle, &response.session_id)?;
         let history = match params.continue_from_session_id.as_deref() {
+            _ if preloaded.is_some() => preloaded,
             Some(past) => Some(
                 self.past_conversation(
                     &backends,
@@ -152,6 +159,9 @@ impl Host {
             .transition(SessionStatus::SessionRunning)
             .map_err(|error| RpcError::internal(error.to_string()))?;
         *self.slot() = Slot::Active(Arc::clone(&session));
+        if let Some(root) = &session.identity.workspace_root {
+            backends.checkpoints.remember_project(session.id(), root);
+        }
         // From now on a crash loses nothing: a restarted runtime can resume this session
         // even before its first task.
         agent_loop::checkpoint(&session, &backends.checkpoints).await;
@@ -216,6 +226,7 @@ impl Host {
             compatibility_status: compatibility.to_owned(),
             policy_bundle_version: session.policy().bundle().policy_bundle_version.clone(),
             feature_flags: session.feature_flags(),
+            continued_from_session_id: None,
         }
     }
 }

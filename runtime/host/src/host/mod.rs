@@ -2,6 +2,7 @@
 //! this process.
 
 mod create;
+mod reopen;
 mod resume;
 mod task;
 mod teardown;
@@ -171,6 +172,17 @@ impl Host {
                 format!("The runtime is shutting down and no longer accepts {method}."),
             ));
         }
+        if matches!(
+            method,
+            m::START_TASK
+                | m::CANCEL_TASK
+                | m::GET_SESSION_STATE
+                | m::GET_PATCH_PREVIEW
+                | m::APPROVE_ACTION
+        ) && let Some(named) = params.get("sessionId").and_then(Value::as_str)
+        {
+            self.restore_if_saved(named).await?;
+        }
         match method {
             m::CREATE_SESSION => self.create_session(parse(method, params)?).await,
             m::START_TASK => self.start_task(parse(method, params)?).await,
@@ -185,6 +197,26 @@ impl Host {
             m::GET_EVENTS => self.events(parse(method, params)?),
             other => Err(RpcError::method_not_found(other)),
         }
+    }
+
+    /// Transparent restore (INTEROP.md §8): after a crash the app restarts the runtime and
+    /// goes on naming the old session in its requests. When this process holds no session
+    /// and `CHECKPOINT_DIR` holds that one's checkpoint, it is restored first, as
+    /// ResumeSession would, and the request is then handled; a failed restore is the
+    /// request's answer.
+    async fn restore_if_saved(self: &Arc<Self>, session_id: &str) -> Result<(), RpcError> {
+        if !matches!(*self.slot(), Slot::Empty) {
+            return Ok(());
+        }
+        let backends = self.backends()?;
+        if matches!(backends.checkpoints.load(session_id), Ok(None)) {
+            return Ok(());
+        }
+        self.resume_session(ResumeSessionParams {
+            session_id: session_id.to_owned(),
+        })
+        .await
+        .map(|_| ())
     }
 
     fn session_state(&self, params: GetSessionStateParams) -> Result<Value, RpcError> {
@@ -237,7 +269,9 @@ impl Host {
                 ),
             ));
         }
-        let files = inner.patches.preview(&params.task_id);
+        let files = inner
+            .patches
+            .preview(&params.task_id, session.identity.workspace_root.as_deref());
         drop(inner);
         to_value(PatchPreviewResult {
             task_id: params.task_id,

@@ -1,6 +1,7 @@
 //! ResumeSession: a paused live session gets a fresh bundle; a session this process does
 //! not hold is restored from its checkpoint (local-agent-host.md §9.5) — the desktop app
-//! restarts a crashed runtime and keeps using the old sessionId (INTEROP.md §1).
+//! restarts a crashed runtime and keeps using the old sessionId (INTEROP.md §1) — or,
+//! without one, reopened through the Session Service (`reopen`, INTEROP.md §8).
 
 use agent_protocol::ErrorShape;
 use agent_protocol::checkpoint::Checkpoint;
@@ -106,14 +107,9 @@ impl Host {
         let backends = self.backends()?;
         let checkpoint = match backends.checkpoints.load(session_id) {
             Ok(Some(checkpoint)) => checkpoint,
-            Ok(None) => {
-                return Err(RpcError::new(
-                    ErrorCode::SessionNotFound,
-                    format!(
-                        "Session {session_id} cannot be resumed: this runtime process has no live session or saved checkpoint for it. Create a new session to continue."
-                    ),
-                ));
-            }
+            // No checkpoint (the last quit was clean): the service and the uploaded
+            // history (INTEROP.md §8).
+            Ok(None) => return self.reopen(session_id).await,
             Err(corrupt) => {
                 return Err(RpcError::domain(
                     ErrorShape::new(
@@ -235,7 +231,7 @@ impl Host {
 
 /// The bundle of a resume answer, checked like a new one (§9.5 "validate the refreshed
 /// policy bundle"), and the fresh feature flags if the answer has them.
-fn refreshed_bundle(
+pub(super) fn refreshed_bundle(
     response: ResumeSessionResponse,
     session_id: &str,
 ) -> Result<(PolicyBundle, Option<Map<String, Value>>), RpcError> {

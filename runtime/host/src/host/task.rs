@@ -56,7 +56,8 @@ impl Host {
             .clone()
             .unwrap_or_else(|| format!("task_{}", uuid::Uuid::new_v4().simple()));
         let cancel = CancellationToken::new();
-        let (prompt, max_steps, options) = {
+        let mut first_task = false;
+        let (prompt, max_steps, options, continues) = {
             let mut inner = session.lock();
             if let Some(running) = inner
                 .task
@@ -130,6 +131,7 @@ impl Host {
             });
             if !continues {
                 inner.task_count += 1;
+                first_task = inner.task_count == 1;
                 inner.thread.add_user(
                     &prompt,
                     Origin {
@@ -138,12 +140,22 @@ impl Host {
                     },
                 );
             }
-            (prompt, max_steps, options)
+            (prompt, max_steps, options, continues)
         };
         // Checkpointed before the acknowledgement: once the app is told the task runs, a
         // crash can no longer lose it or its prompt.
         let backends = self.backends()?;
         agent_loop::checkpoint(&session, &backends.checkpoints).await;
+        if !continues {
+            session.records.task_started(
+                Arc::clone(&backends),
+                session.id(),
+                &task_id,
+                &prompt,
+                max_steps,
+                first_task,
+            );
+        }
         let run = TaskRun {
             session: Arc::clone(&session),
             backends,
@@ -165,6 +177,12 @@ impl Host {
     pub(super) fn cancel_task(&self, params: CancelTaskParams) -> Result<Value, RpcError> {
         let session = self.session_for(&params.session_id)?;
         let Some((task_id, cancel)) = session.active_task() else {
+            if let Some(task_id) = self.cancel_interrupted(&session, params.task_id.as_deref()) {
+                return to_value(CancelTaskResult {
+                    task_id,
+                    status: "cancelling".to_owned(),
+                });
+            }
             return Err(RpcError::new(
                 ErrorCode::InvalidRequest,
                 format!(
@@ -189,5 +207,58 @@ impl Host {
             task_id,
             status: "cancelling".to_owned(),
         })
+    }
+
+    /// CancelTask of the task a crash interrupted (restored, not running, INTEROP.md §8):
+    /// it ends as cancelled, saved like any ended task, with its `task_cancelled` — the
+    /// app unlocks its prompt box only on a terminal event. `None` when there is none.
+    fn cancel_interrupted(
+        &self,
+        session: &Arc<Session>,
+        requested: Option<&str>,
+    ) -> Option<String> {
+        let (task_id, step_count) = {
+            let mut inner = session.lock();
+            let task = inner.task.as_mut().filter(|task| {
+                task.incomplete && requested.is_none_or(|requested| requested == task.task_id)
+            })?;
+            task.incomplete = false;
+            let mut machine = TaskMachine::new();
+            let _ = machine.transition(TaskStatus::TaskRunning);
+            let _ = machine.transition(TaskStatus::TaskCancelled);
+            task.machine = machine;
+            (task.task_id.clone(), task.step_count)
+        };
+        let backends = self.backends().ok();
+        let session = Arc::clone(session);
+        let ended = task_id.clone();
+        tokio::spawn(async move {
+            if let Some(backends) = &backends {
+                agent_loop::checkpoint(&session, &backends.checkpoints).await;
+                agent_loop::upload_history(&session, backends, Some(&ended), Some(&ended)).await;
+                session.records.task_ended(
+                    Arc::clone(backends),
+                    session.id(),
+                    &ended,
+                    crate::session::records::Completion {
+                        status: "cancelled",
+                        step_count,
+                        completion_reason: Some("cancelled_by_user".to_owned()),
+                    },
+                );
+            }
+            let mut inner = session.lock();
+            session.events.emit(
+                Scope::task(&ended),
+                EventBody::TaskCancelled(agent_protocol::events::TaskCancelled {
+                    step_count,
+                    reason: "cancelled_by_user".to_owned(),
+                }),
+            );
+            if let Some(task) = inner.task.as_mut() {
+                let _ = task.machine.transition(TaskStatus::Idle);
+            }
+        });
+        Some(task_id)
     }
 }

@@ -32,6 +32,8 @@ impl Host {
         if let Some(runner) = session.take_runner() {
             let _ = runner.await;
         }
+        // The cancelled task's record is completed before the process goes.
+        session.records.flush().await;
         crate::extensions::close(self.tools.as_ref()).await;
         let Ok(backends) = self.backends() else {
             return;
@@ -85,7 +87,12 @@ impl Host {
                     .unwrap_or(u64::MAX),
             }),
         );
-        if let Err(error) = backends.sessions.cancel_session(session.id(), reason).await {
+        // Only a session whose task was cut short is cancelled at the service (INTEROP.md
+        // §8): the real service refuses to resume a cancelled session and has no
+        // "complete" call, so cancelling an idle one would make the conversation
+        // impossible to continue from the app's sidebar.
+        if had_task && let Err(error) = backends.sessions.cancel_session(session.id(), reason).await
+        {
             tracing::warn!(%error, "could not tell the Session Service that the session ended");
         }
         backends.checkpoints.delete(session.id());

@@ -133,7 +133,7 @@ async fn rpc(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Body)
     };
     let outcome = handle_line(&state.host, &bytes).await;
     if outcome.shutdown_requested {
-        state.host.begin_shutdown("shutdown_requested");
+        state.host.begin_shutdown("shutdown");
     }
     match outcome.reply {
         Some(reply) => match serde_json::to_string(&reply) {

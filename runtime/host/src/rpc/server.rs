@@ -37,7 +37,7 @@ where
                         outbound.send(&reply);
                     }
                     if outcome.shutdown_requested {
-                        host.begin_shutdown("shutdown_requested");
+                        host.begin_shutdown("shutdown");
                     }
                 });
             }

@@ -1,8 +1,10 @@
 //! One session: its identity, policy, thread, events and the state of both levels of the
 //! state machine. One runtime process serves one session (local-agent-host.md §1).
 
+pub mod history;
 pub mod machine;
 pub mod patches;
+pub mod records;
 
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -72,6 +74,8 @@ pub struct Session {
     pub events: EventSink,
     pub approvals: ApprovalBroker,
     pub started: Instant,
+    /// Task records and the name at the Session Service (INTEROP.md §8).
+    pub records: records::Records,
     policy: RwLock<Arc<PolicyEnforcer>>,
     inner: Mutex<Inner>,
     runner: Mutex<Option<JoinHandle<()>>>,
@@ -104,6 +108,7 @@ impl Session {
             events,
             approvals: ApprovalBroker::default(),
             started: Instant::now(),
+            records: records::Records::default(),
             policy: RwLock::new(Arc::new(enforcer)),
             inner: Mutex::new(Inner {
                 machine: SessionMachine::new(),
@@ -163,6 +168,19 @@ impl Session {
     pub fn continue_conversation(&self, history: Vec<ConversationMessage>) {
         self.lock()
             .replace_thread(&self.identity.session_id, history);
+    }
+
+    /// Seeds the thread of this same session from its uploaded history (ResumeSession with
+    /// no checkpoint, INTEROP.md §8): its tasks count as this session's, none is resumable.
+    pub fn reopen(&self, history: Vec<ConversationMessage>) {
+        let mut inner = self.lock();
+        inner.task_count = history
+            .iter()
+            .filter(|message| message.session_id == self.identity.session_id)
+            .filter_map(|message| message.task_id.as_deref())
+            .collect::<HashSet<_>>()
+            .len() as u64;
+        inner.replace_thread(&self.identity.session_id, history);
     }
 
     pub fn id(&self) -> &str {

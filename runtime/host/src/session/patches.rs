@@ -2,6 +2,7 @@
 //! task's tools reported, folded into one entry per file.
 
 use std::collections::HashMap;
+use std::path::Path;
 
 use agent_protocol::FileChange;
 use agent_protocol::methods::{FileChangeStatus, FilePatch};
@@ -29,8 +30,10 @@ impl Patches {
     /// One entry per file, in the order files were first touched. The status is the net
     /// effect (added then modified is added; added then deleted disappears; deleted then
     /// written again is modified); the hunks of successive changes follow each other, each
-    /// against the content before it.
-    pub fn preview(&self, task_id: &str) -> Vec<FilePatch> {
+    /// against the content before it. A file inside `root` (the project folder) is named
+    /// relative to it, as the model named it; `hunks` ends without an empty line (the app
+    /// draws one per line break, INTEROP.md §8).
+    pub fn preview(&self, task_id: &str, root: Option<&Path>) -> Vec<FilePatch> {
         let mut files: Vec<FilePatch> = Vec::new();
         let mut vanished: Vec<String> = Vec::new();
         for change in self.by_task.get(task_id).into_iter().flatten() {
@@ -62,6 +65,25 @@ impl Patches {
             }
         }
         files.retain(|file| !vanished.contains(&file.file_path));
+        // The tools report resolved paths: the project folder is matched as given and as
+        // resolved (a symlinked temp folder, say).
+        let roots: Vec<std::path::PathBuf> = root
+            .into_iter()
+            .flat_map(|root| [Some(root.to_path_buf()), root.canonicalize().ok()])
+            .flatten()
+            .collect();
+        for file in &mut files {
+            while file.hunks.ends_with('\n') {
+                file.hunks.pop();
+            }
+            if let Some(relative) = roots
+                .iter()
+                .find_map(|root| Path::new(&file.file_path).strip_prefix(root).ok())
+                .filter(|relative| !relative.as_os_str().is_empty())
+            {
+                file.file_path = relative.to_string_lossy().into_owned();
+            }
+        }
         files
     }
 }
@@ -109,13 +131,40 @@ mod tests {
             )],
         );
         patches.record("t2", &[change("/d", FileChangeStatus::Deleted, "")]);
-        let preview = patches.preview("t1");
+        let preview = patches.preview("t1", None);
         assert_eq!(preview.len(), 2, "{preview:?}");
         assert_eq!(preview[0].file_path, "/a");
         assert_eq!(preview[0].status, FileChangeStatus::Added);
         assert!(preview[0].hunks.contains("+x") && preview[0].hunks.contains("+w"));
         assert_eq!(preview[1].status, FileChangeStatus::Modified);
-        assert_eq!(patches.preview("t2")[0].status, FileChangeStatus::Deleted);
-        assert!(patches.preview("unknown").is_empty());
+        assert_eq!(
+            patches.preview("t2", None)[0].status,
+            FileChangeStatus::Deleted
+        );
+        assert!(patches.preview("unknown", None).is_empty());
+    }
+
+    #[test]
+    fn paths_inside_the_project_are_relative_and_hunks_end_without_an_empty_line() {
+        let mut patches = Patches::default();
+        patches.record(
+            "t1",
+            &[
+                change(
+                    "/p/src/a.rs",
+                    FileChangeStatus::Added,
+                    "@@ -0,0 +1 @@\n+x\n",
+                ),
+                change(
+                    "/elsewhere/b",
+                    FileChangeStatus::Added,
+                    "@@ -0,0 +1 @@\n+y\n",
+                ),
+            ],
+        );
+        let preview = patches.preview("t1", Some(Path::new("/p")));
+        assert_eq!(preview[0].file_path, "src/a.rs");
+        assert_eq!(preview[0].hunks, "@@ -0,0 +1 @@\n+x");
+        assert_eq!(preview[1].file_path, "/elsewhere/b");
     }
 }

@@ -442,21 +442,39 @@ def add(a: int, b: int) -> int:
 server.run(transport="streamable-http")
 "#;
 
+/// The interpreter with the `mcp` package for the Python interop test: the one
+/// `AGENT_RUNTIME_MCP_PYTHON` names (CI sets it to its venv, so the test runs there and
+/// fails if it breaks), else `python3` when it has the package. `None` means skip.
+fn python_with_mcp() -> Option<String> {
+    let named = std::env::var("AGENT_RUNTIME_MCP_PYTHON")
+        .ok()
+        .filter(|path| !path.trim().is_empty());
+    let python = named.clone().unwrap_or_else(|| "python3".to_owned());
+    let probe = std::process::Command::new(&python)
+        .args(["-c", "import mcp.server.fastmcp"])
+        .output();
+    let usable = matches!(&probe, Ok(output) if output.status.success());
+    match (usable, named) {
+        (true, _) => Some(python),
+        (false, Some(named)) => panic!(
+            "AGENT_RUNTIME_MCP_PYTHON={named} cannot import mcp.server.fastmcp ({probe:?}); install it with `{named} -m pip install \"mcp<2\"`"
+        ),
+        (false, None) if std::env::var_os("CI").is_some() => panic!(
+            "in CI the Python MCP interop test must run: set AGENT_RUNTIME_MCP_PYTHON to a Python with the `mcp` package (.ci/run does)"
+        ),
+        (false, None) => None,
+    }
+}
+
 /// A third-party server: the Python SDK's FastMCP over streamable HTTP.
 #[tokio::test]
 async fn a_python_sdk_server_interoperates() {
-    let probe = std::process::Command::new("python3")
-        .args(["-c", "import mcp.server.fastmcp"])
-        .output();
-    match probe {
-        Ok(output) if output.status.success() => {}
-        _ => {
-            eprintln!(
-                "SKIPPED a_python_sdk_server_interoperates: needs python3 with the `mcp` package (pip install \"mcp<2\")"
-            );
-            return;
-        }
-    }
+    let Some(python) = python_with_mcp() else {
+        eprintln!(
+            "SKIPPED a_python_sdk_server_interoperates: needs python3 with the `mcp` package (pip install \"mcp<2\"), or AGENT_RUNTIME_MCP_PYTHON naming such a Python"
+        );
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("server.py");
     std::fs::write(&script, PYTHON_SERVER).unwrap();
@@ -465,7 +483,7 @@ async fn a_python_sdk_server_interoperates() {
         .local_addr()
         .unwrap()
         .port();
-    let mut child = tokio::process::Command::new("python3")
+    let mut child = tokio::process::Command::new(&python)
         .arg(&script)
         .arg(port.to_string())
         .stderr(std::process::Stdio::piped())
