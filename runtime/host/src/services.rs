@@ -10,7 +10,8 @@ use bytes::Bytes;
 use agent_protocol::message::ConversationMessage;
 use agent_protocol::services::{
     ArtifactUploadRequest, ArtifactUploadResponse, CancelSessionRequest, CreateSessionRequest,
-    CreateSessionResponse, ResumeSessionRequest, ResumeSessionResponse,
+    CreateSessionResponse, ResumeSessionRequest, ResumeSessionResponse, SandboxRegistrationRequest,
+    SandboxRegistrationResponse,
 };
 use agent_protocol::{ErrorCode, ErrorShape};
 
@@ -359,6 +360,17 @@ impl SessionServiceClient {
         let body = ResumeSessionRequest { checkpoint_cursor };
         self.client
             .post(&format!("/sessions/{session_id}/resume"), &body)
+            .await
+    }
+
+    /// INTEROP.md §9: the sandbox registers itself and receives its session.
+    pub async fn register_sandbox(
+        &self,
+        session_id: &str,
+        request: &SandboxRegistrationRequest,
+    ) -> Result<SandboxRegistrationResponse, ServiceError> {
+        self.client
+            .post(&format!("/sessions/{session_id}/register"), request)
             .await
     }
 

@@ -2,9 +2,13 @@
 //! this process.
 
 mod create;
+mod register;
 mod resume;
+mod sync;
 mod task;
 mod teardown;
+
+pub use register::{RegistrationError, SandboxRegistration};
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -47,6 +51,9 @@ pub struct Host {
     backends: OnceLock<Arc<Backends>>,
     shutdown_started: AtomicBool,
     shutdown_done: watch::Sender<bool>,
+    /// Set in sandbox mode (INTEROP.md §9): the session comes from the registration, and
+    /// requests without `sessionId` mean it.
+    sandbox: OnceLock<register::SandboxBinding>,
 }
 
 fn to_value<T: Serialize>(value: T) -> Result<Value, RpcError> {
@@ -98,6 +105,7 @@ impl Host {
             backends: OnceLock::new(),
             shutdown_started: AtomicBool::new(false),
             shutdown_done: watch::Sender::new(false),
+            sandbox: OnceLock::new(),
         })
     }
 
@@ -160,6 +168,7 @@ impl Host {
     }
 
     pub async fn handle(self: &Arc<Self>, method: &str, params: Value) -> Result<Value, RpcError> {
+        let params = self.default_session_id(method, params);
         if self.shutdown_started.load(Ordering::SeqCst)
             && !matches!(
                 method,
@@ -183,6 +192,9 @@ impl Host {
                 status: "shutting_down".to_owned(),
             }),
             m::GET_EVENTS => self.events(parse(method, params)?),
+            m::WORKSPACE_SYNC if self.sandbox.get().is_some() => {
+                self.workspace_sync(parse(method, params)?).await
+            }
             other => Err(RpcError::method_not_found(other)),
         }
     }
