@@ -141,6 +141,8 @@ pub struct ConformanceWorld {
     pub backend_tools: Option<agent_mocks::BackendToolServiceFake>,
     /// The web server fake HttpRequest scenarios call (`${WEB}` in arguments).
     pub web: Option<agent_mocks::WebFake>,
+    /// Sandbox transport: the session the kit, as the Session Service, provisioned.
+    pub sandbox_launch: Option<agent_mocks::SandboxLaunch>,
 }
 
 impl std::fmt::Debug for ConformanceWorld {
@@ -186,6 +188,11 @@ impl ConformanceWorld {
         self.config
             .as_deref()
             .context("the kit's configuration was not handed to this scenario")
+    }
+
+    /// The transport of this run, once configured.
+    pub fn transport(&self) -> Option<Transport> {
+        self.config.as_ref().map(|config| config.transport)
     }
 
     /// The default bound for every wait in a step.
@@ -253,6 +260,12 @@ impl ConformanceWorld {
     /// for the scenario's verdict. The next step that needs a runtime starts a new process
     /// with the same environment, fakes and directories (so the same CHECKPOINT_DIR).
     pub async fn crash_runtime(&mut self) -> anyhow::Result<()> {
+        if self.transport() == Some(Transport::Sandbox) {
+            bail!(
+                "{} a sandbox registers once per provisioned session (INTEROP.md §9); a restarted sandbox process is a new launch, not the desktop app's restart with the old sessionId",
+                crate::runtime_manifest::NOT_APPLICABLE
+            );
+        }
         let mut runtime = self
             .runtime
             .take()
@@ -295,6 +308,26 @@ impl ConformanceWorld {
         let (env, remove_env) = contract_env(fakes, dirs, &manifest, &self.env_overrides);
         // Short on purpose: Unix socket paths are limited to ~104 bytes.
         let socket = (transport == Transport::Socket).then(|| dirs.root().join("rt.sock"));
+        let sandbox = if transport == Transport::Sandbox {
+            // The kit as the Session Service: a cloud_sandbox session waits for its sandbox.
+            let launch = fakes.session.provision_sandbox(
+                crate::steps::session::TENANT_ID,
+                crate::steps::session::USER_ID,
+            );
+            fakes
+                .session
+                .set_sandbox_workspace_service_url(&fakes.workspace.url());
+            let spec = crate::driver::SandboxSpec {
+                session_id: launch.session_id.clone(),
+                registration_token: launch.registration_token.clone(),
+                workspace_dir: dirs.workspace.clone(),
+                registered: fakes.session.watch_registrations(),
+            };
+            self.sandbox_launch = Some(launch);
+            Some(spec)
+        } else {
+            None
+        };
         Ok(LaunchSpec {
             command,
             env,
@@ -302,6 +335,7 @@ impl ConformanceWorld {
             cwd: None,
             socket,
             http: transport == Transport::Http,
+            sandbox,
         })
     }
 
