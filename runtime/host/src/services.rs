@@ -128,6 +128,22 @@ impl ServiceClient {
         self.send(Method::POST, path, Some(body)).await
     }
 
+    /// POSTs a body whose purpose is to carry one of the runtime's own credentials (the
+    /// sandbox's registration token), so it skips the exact-value backstop that would
+    /// replace it. Nothing else may go through here.
+    pub async fn post_credential<B: Serialize, T: DeserializeOwned>(
+        &self,
+        path: &str,
+        body: &B,
+    ) -> Result<T, ServiceError> {
+        let json = serde_json::to_vec(body).map_err(|error| ServiceError::InvalidRequest {
+            service: self.service,
+            detail: error.to_string(),
+        })?;
+        self.send_payload(Method::POST, path, Some(Payload::Whole(Bytes::from(json))))
+            .await
+    }
+
     /// GETs `path` and returns the parsed JSON answer.
     pub async fn get<T: DeserializeOwned>(&self, path: &str) -> Result<T, ServiceError> {
         self.send::<(), T>(Method::GET, path, None).await
@@ -370,7 +386,7 @@ impl SessionServiceClient {
         request: &SandboxRegistrationRequest,
     ) -> Result<SandboxRegistrationResponse, ServiceError> {
         self.client
-            .post(&format!("/sessions/{session_id}/register"), request)
+            .post_credential(&format!("/sessions/{session_id}/register"), request)
             .await
     }
 
