@@ -25,6 +25,8 @@ pub struct ScenarioId {
     pub feature_path: Option<PathBuf>,
     pub name: String,
     pub line: usize,
+    /// The feature's, rule's and scenario's tags, without `@`.
+    pub tags: Vec<String>,
 }
 
 /// The per-scenario directories, all under one temp root removed when the scenario ends.
@@ -143,6 +145,8 @@ pub struct ConformanceWorld {
     pub web: Option<agent_mocks::WebFake>,
     /// Sandbox transport: the session the kit, as the Session Service, provisioned.
     pub sandbox_launch: Option<agent_mocks::SandboxLaunch>,
+    /// What the sandbox steps keep between them.
+    pub sandbox: crate::steps::sandbox_host::SandboxScratch,
 }
 
 impl std::fmt::Debug for ConformanceWorld {
@@ -249,6 +253,12 @@ impl ConformanceWorld {
     /// pointed at this scenario's fakes and dirs.
     pub async fn runtime(&mut self) -> anyhow::Result<&mut RuntimeDriver> {
         if self.runtime.is_none() {
+            if self.transport() == Some(Transport::Sandbox)
+                && let Some(reason) =
+                    crate::driver::sandbox::not_applicable(&self.scenario.tags, &self.scenario.name)
+            {
+                bail!("{} {reason}", crate::runtime_manifest::NOT_APPLICABLE);
+            }
             let spec = self.launch_spec().await?;
             let timeout = self.timeout();
             self.runtime = Some(RuntimeDriver::start(&spec, timeout).await?);
@@ -319,7 +329,11 @@ impl ConformanceWorld {
                 .set_sandbox_workspace_service_url(&fakes.workspace.url());
             let spec = crate::driver::SandboxSpec {
                 session_id: launch.session_id.clone(),
-                registration_token: launch.registration_token.clone(),
+                registration_token: self
+                    .sandbox
+                    .token_override
+                    .clone()
+                    .unwrap_or_else(|| launch.registration_token.clone()),
                 workspace_dir: dirs.workspace.clone(),
                 registered: fakes.session.watch_registrations(),
             };

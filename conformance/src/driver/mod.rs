@@ -22,7 +22,7 @@
 mod http;
 mod launch;
 mod reader;
-mod sandbox;
+pub(crate) mod sandbox;
 mod state;
 #[cfg(test)]
 mod tests;

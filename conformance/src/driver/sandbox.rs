@@ -366,6 +366,45 @@ pub(crate) fn judge(frame: &Frame, last_id: Option<u64>) -> Judged {
     }
 }
 
+/// Requirements whose scenarios cannot run against a sandbox, and why: the sandbox's session
+/// comes from its registration (INTEROP.md §9), so what CreateSession decides at the Session
+/// Service — compatibility, the bundle's checks, retries, a second session — never happens.
+const NOT_APPLICABLE_REQUIREMENTS: &[(&str, &str)] = &[
+    ("REQ-SES-001", "the runtime does not ask for a session: it registers"),
+    ("REQ-SES-002", "the session's ids and flags come from the registration"),
+    ("REQ-SES-005", "compatibility is decided when the service creates the sandbox's session"),
+    ("REQ-SES-011", "CreateSession's failures at the Session Service do not arise"),
+    ("REQ-SES-020", "CreateSession's retries do not arise; registration has its own"),
+    ("REQ-SES-021", "CreateSession never waits on the Session Service"),
+    ("REQ-SES-103", "the Session Service's CreateSession errors do not arise"),
+    ("REQ-SES-300", "the bundle is checked at registration, before the sandbox serves"),
+    ("REQ-SES-302", "no POST /sessions is sent"),
+    ("REQ-LOOP-005", "a proxied CreateSession is answered with the registered session"),
+    ("REQ-POL-102", "a sandbox always has its workspace folder (--workspace-dir)"),
+];
+
+/// Scenario names (outline rows) whose premise the sandbox contract reverses.
+const NOT_APPLICABLE_SCENARIOS: &[(&str, &str)] = &[(
+    "(sessionId is missing)",
+    "requests without sessionId mean the sandbox's one session",
+)];
+
+/// Why a scenario with these tags and this name is not applicable over the sandbox
+/// transport, if it is not.
+pub(crate) fn not_applicable(tags: &[String], name: &str) -> Option<String> {
+    let by_tag = NOT_APPLICABLE_REQUIREMENTS.iter().find_map(|(id, why)| {
+        tags.iter()
+            .any(|tag| tag.trim_start_matches('@') == *id)
+            .then(|| format!("over the sandbox transport (INTEROP.md §9): {id}: {why}"))
+    });
+    by_tag.or_else(|| {
+        NOT_APPLICABLE_SCENARIOS.iter().find_map(|(part, why)| {
+            name.contains(part)
+                .then(|| format!("over the sandbox transport (INTEROP.md §9): {why}"))
+        })
+    })
+}
+
 /// Requests a sandbox cannot be asked for (its session comes from the registration, not
 /// from CreateSession): the scenario is not applicable over this transport.
 pub(super) fn applicable(method: &str, params: Option<&Value>) -> anyhow::Result<()> {

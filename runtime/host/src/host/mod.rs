@@ -54,6 +54,8 @@ pub struct Host {
     /// Set in sandbox mode (INTEROP.md §9): the session comes from the registration, and
     /// requests without `sessionId` mean it.
     sandbox: OnceLock<register::SandboxBinding>,
+    /// True once the sandbox's registration has ended (its session open, or failed).
+    registration_ended: watch::Sender<bool>,
 }
 
 fn to_value<T: Serialize>(value: T) -> Result<Value, RpcError> {
@@ -106,6 +108,7 @@ impl Host {
             shutdown_started: AtomicBool::new(false),
             shutdown_done: watch::Sender::new(false),
             sandbox: OnceLock::new(),
+            registration_ended: watch::Sender::new(false),
         })
     }
 
@@ -168,6 +171,8 @@ impl Host {
     }
 
     pub async fn handle(self: &Arc<Self>, method: &str, params: Value) -> Result<Value, RpcError> {
+        // A request that reaches a sandbox while it registers waits for its session.
+        self.registration_settled().await;
         let params = self.default_session_id(method, params);
         if self.shutdown_started.load(Ordering::SeqCst)
             && !matches!(

@@ -127,11 +127,13 @@ impl Host {
         {
             let mut slot = self.slot();
             if !matches!(*slot, Slot::Empty) {
+                self.registration_ended.send_replace(true);
                 return Err(RegistrationError::AlreadyBound);
             }
             *slot = Slot::Creating;
         }
         let outcome = self.register_and_open(&registration).await;
+        self.registration_ended.send_replace(true);
         if outcome.is_err() {
             let mut slot = self.slot();
             if matches!(*slot, Slot::Creating) {
@@ -230,6 +232,15 @@ impl Host {
         .map_err(|error| Failure::Open(error.into_object().message))?;
         tracing::info!(session_id = %answer.session_id, "sandbox registered");
         Ok(())
+    }
+
+    /// In sandbox mode, waits until the registration has ended; at once otherwise.
+    pub(super) async fn registration_settled(&self) {
+        if self.sandbox.get().is_none() {
+            return;
+        }
+        let mut ended = self.registration_ended.subscribe();
+        let _ = ended.wait_for(|ended| *ended).await;
     }
 
     /// Requests without `sessionId` (the web app's StartTask, CancelTask, …) mean the
