@@ -42,11 +42,7 @@ fn segments(request: &Request) -> Vec<String> {
     request
         .url
         .path_segments()
-        .map(|parts| {
-            parts
-                .map(percent_decode)
-                .collect()
-        })
+        .map(|parts| parts.map(percent_decode).collect())
         .unwrap_or_default()
 }
 
@@ -91,7 +87,10 @@ pub(crate) fn list(files: &mut FileMap, request: &Request) -> ResponseTemplate {
 pub(crate) fn download(files: &mut FileMap, request: &Request) -> ResponseTemplate {
     let parts = segments(request);
     let workspace = parts.get(1).cloned().unwrap_or_default();
-    let path = parts.get(3..).map(|rest| rest.join("/")).unwrap_or_default();
+    let path = parts
+        .get(3..)
+        .map(|rest| rest.join("/"))
+        .unwrap_or_default();
     let path = match valid(&path) {
         Ok(path) => path,
         Err(answer) => return answer,
@@ -100,7 +99,11 @@ pub(crate) fn download(files: &mut FileMap, request: &Request) -> ResponseTempla
         Some(content) => ResponseTemplate::new(200)
             .insert_header("content-type", "application/octet-stream")
             .set_body_bytes(content.clone()),
-        None => error(404, "ARTIFACT_NOT_FOUND", &format!("Artifact not found: {path}")),
+        None => error(
+            404,
+            "ARTIFACT_NOT_FOUND",
+            &format!("Artifact not found: {path}"),
+        ),
     }
 }
 

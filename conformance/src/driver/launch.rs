@@ -80,8 +80,8 @@ impl Transport {
             Transport::Http,
             Transport::Sandbox,
         ]
-            .into_iter()
-            .find(|t| t.label() == label)
+        .into_iter()
+        .find(|t| t.label() == label)
     }
 
     pub fn label(self) -> &'static str {
@@ -144,8 +144,14 @@ pub(super) struct Launched {
 enum Channel {
     Stdio,
     Socket(PathBuf),
-    Http { base: String, token: String },
-    Sandbox { port: u16, spec: sandbox::SandboxSpec },
+    Http {
+        base: String,
+        token: String,
+    },
+    Sandbox {
+        port: u16,
+        spec: sandbox::SandboxSpec,
+    },
 }
 
 impl Channel {

@@ -38,8 +38,8 @@ use tokio::sync::oneshot;
 use tokio::time::Instant;
 
 pub use launch::{LISTEN_ARG, LaunchSpec, RuntimeCommand, Transport};
-pub use sandbox::SandboxSpec;
 pub use reader::kind;
+pub use sandbox::SandboxSpec;
 use state::{Direction, SentRequest, Shared, State};
 pub use state::{Inbound, ReceivedEvent, Violation, excerpt, id_key};
 

@@ -307,11 +307,17 @@ impl FrameReader {
 #[derive(Debug)]
 pub(crate) enum Judged {
     /// A SessionEvent, as the notification line the rest of the kit reads.
-    Event { id: u64, line: Vec<u8> },
+    Event {
+        id: u64,
+        line: Vec<u8>,
+    },
     Gap(String),
     /// A frame with nothing to judge (a retry hint).
     Ignored,
-    Broken { problem: String, text: String },
+    Broken {
+        problem: String,
+        text: String,
+    },
 }
 
 /// Checks a frame against §9 and turns a SessionEvent into a notification line.
@@ -332,7 +338,11 @@ pub(crate) fn judge(frame: &Frame, last_id: Option<u64>) -> Judged {
             ));
         }
     }
-    let Some(id) = frame.id.as_deref().and_then(|id| id.trim().parse::<u64>().ok()) else {
+    let Some(id) = frame
+        .id
+        .as_deref()
+        .and_then(|id| id.trim().parse::<u64>().ok())
+    else {
         return broken(
             "a session_event frame carries no numeric `id:` line (INTEROP.md §9: Last-Event-ID replay needs it)"
                 .to_owned(),
@@ -370,17 +380,47 @@ pub(crate) fn judge(frame: &Frame, last_id: Option<u64>) -> Judged {
 /// comes from its registration (INTEROP.md §9), so what CreateSession decides at the Session
 /// Service — compatibility, the bundle's checks, retries, a second session — never happens.
 const NOT_APPLICABLE_REQUIREMENTS: &[(&str, &str)] = &[
-    ("REQ-SES-001", "the runtime does not ask for a session: it registers"),
-    ("REQ-SES-002", "the session's ids and flags come from the registration"),
-    ("REQ-SES-005", "compatibility is decided when the service creates the sandbox's session"),
-    ("REQ-SES-011", "CreateSession's failures at the Session Service do not arise"),
-    ("REQ-SES-020", "CreateSession's retries do not arise; registration has its own"),
-    ("REQ-SES-021", "CreateSession never waits on the Session Service"),
-    ("REQ-SES-103", "the Session Service's CreateSession errors do not arise"),
-    ("REQ-SES-300", "the bundle is checked at registration, before the sandbox serves"),
+    (
+        "REQ-SES-001",
+        "the runtime does not ask for a session: it registers",
+    ),
+    (
+        "REQ-SES-002",
+        "the session's ids and flags come from the registration",
+    ),
+    (
+        "REQ-SES-005",
+        "compatibility is decided when the service creates the sandbox's session",
+    ),
+    (
+        "REQ-SES-011",
+        "CreateSession's failures at the Session Service do not arise",
+    ),
+    (
+        "REQ-SES-020",
+        "CreateSession's retries do not arise; registration has its own",
+    ),
+    (
+        "REQ-SES-021",
+        "CreateSession never waits on the Session Service",
+    ),
+    (
+        "REQ-SES-103",
+        "the Session Service's CreateSession errors do not arise",
+    ),
+    (
+        "REQ-SES-300",
+        "the bundle is checked at registration, before the sandbox serves",
+    ),
     ("REQ-SES-302", "no POST /sessions is sent"),
-    ("REQ-LOOP-005", "a proxied CreateSession is answered with the registered session"),
-    ("REQ-POL-102", "a sandbox always has its workspace folder (--workspace-dir)"),
+    (
+        "REQ-LOOP-005",
+        "a proxied CreateSession is answered with the registered session",
+    ),
+    (
+        "REQ-POL-102",
+        "a sandbox always has its workspace folder (--workspace-dir)",
+    ),
 ];
 
 /// Scenario names (outline rows) whose premise the sandbox contract reverses.
@@ -424,10 +464,7 @@ pub(super) fn applicable(method: &str, params: Option<&Value>) -> anyhow::Result
         _ => None,
     };
     match reason {
-        Some(reason) => bail!(
-            "{} {reason}",
-            crate::runtime_manifest::NOT_APPLICABLE
-        ),
+        Some(reason) => bail!("{} {reason}", crate::runtime_manifest::NOT_APPLICABLE),
         None => Ok(()),
     }
 }

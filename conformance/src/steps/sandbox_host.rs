@@ -140,7 +140,10 @@ async fn start_without_session(world: &mut ConformanceWorld, prompt: String) -> 
     let asked = app_task_id();
     let runtime = world.started_runtime_mut()?;
     let response = runtime
-        .request("StartTask", Some(json!({"taskId": asked, "prompt": prompt})))
+        .request(
+            "StartTask",
+            Some(json!({"taskId": asked, "prompt": prompt})),
+        )
         .await?;
     let response_seq = runtime.last_response_seq();
     let task_id = response
@@ -304,7 +307,10 @@ async fn remember(world: &mut ConformanceWorld, response: reqwest::Response) -> 
         .and_then(|value| value.to_str().ok())
         .unwrap_or_default()
         .to_owned();
-    let body = response.bytes().await.context("reading the answer failed")?;
+    let body = response
+        .bytes()
+        .await
+        .context("reading the answer failed")?;
     world.sandbox.answer = Some((status, kind, body.to_vec()));
     Ok(())
 }
@@ -343,7 +349,9 @@ async fn state_names_session(world: &mut ConformanceWorld) -> StepResult {
         .started_runtime_mut()?
         .request("GetSessionState", Some(json!({})))
         .await?;
-    let named = response.pointer("/result/sessionId").and_then(Value::as_str);
+    let named = response
+        .pointer("/result/sessionId")
+        .and_then(Value::as_str);
     check!(
         named == Some(session_id.as_str()),
         "GetSessionState named {named:?}, not the registered session {session_id}: {response}"
@@ -366,7 +374,10 @@ async fn one_session(world: &mut ConformanceWorld) -> StepResult {
 async fn create_answer(world: &mut ConformanceWorld) -> StepResult {
     let session_id = world.session()?.session_id.clone();
     let response = world.last_response()?.clone();
-    if let Some(named) = response.pointer("/result/sessionId").and_then(Value::as_str) {
+    if let Some(named) = response
+        .pointer("/result/sessionId")
+        .and_then(Value::as_str)
+    {
         check!(
             named == session_id,
             "CreateSession answered session {named}, not the registered {session_id}"
@@ -480,7 +491,9 @@ async fn replayed(world: &mut ConformanceWorld) -> StepResult {
         .filter_map(|e| e.params.get("eventId").and_then(Value::as_u64))
         .filter(|id| *id > after)
         .collect();
-    let last = *all.last().context("no event followed the reconnect point")?;
+    let last = *all
+        .last()
+        .context("no event followed the reconnect point")?;
     readers_reach(world, last).await?;
     let frames = world
         .sandbox
@@ -589,7 +602,11 @@ async fn zip_holds(world: &mut ConformanceWorld, name: String) -> StepResult {
 }
 
 #[then(expr = "the sandbox's workspace holds {string} containing {string}")]
-async fn workspace_holds(world: &mut ConformanceWorld, path: String, content: String) -> StepResult {
+async fn workspace_holds(
+    world: &mut ConformanceWorld,
+    path: String,
+    content: String,
+) -> StepResult {
     let file = world.dirs()?.workspace.join(&path);
     let found = std::fs::read_to_string(&file).unwrap_or_default();
     check!(

@@ -388,7 +388,10 @@ impl SessionServiceFake {
     pub fn sandbox_registration(&self, session_id: &str) -> Option<(String, String)> {
         let state = lock(&self.state);
         let registration = state.registrations.get(session_id)?;
-        Some((registration.endpoint.clone()?, registration.task_arn.clone()?))
+        Some((
+            registration.endpoint.clone()?,
+            registration.task_arn.clone()?,
+        ))
     }
 
     /// Registration attempts that reached the service for a sandbox session.

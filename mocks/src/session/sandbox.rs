@@ -82,7 +82,11 @@ pub(super) fn register(state: &mut State, request: &Request) -> ResponseTemplate
         return error(500, "INTERNAL_ERROR", "Internal server error");
     };
     if !(endpoint.starts_with("http://") || endpoint.starts_with("https://")) {
-        return error(422, "VALIDATION_ERROR", "sandboxEndpoint must match ^https?://.+");
+        return error(
+            422,
+            "VALIDATION_ERROR",
+            "sandboxEndpoint must match ^https?://.+",
+        );
     }
     let session_id = session_id_of(request);
     let Some(status) = state.session(&session_id).map(|s| s.status.clone()) else {

@@ -114,7 +114,8 @@ fn main() -> ExitCode {
                 "@REQ-HARD-052",
                 "@REQ-HARD-053",
                 "@REQ-HARD-054",
-            ].map(str::to_owned),
+            ]
+            .map(str::to_owned),
         );
         sandbox.tags = Some(tags.join(" or "));
         runs.push((
