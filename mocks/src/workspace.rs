@@ -99,17 +99,17 @@ impl WorkspaceFake {
             faults.route(
                 Mock::given(method("POST")).and(path_regex(format!("{workspace}/files$"))),
                 &files,
-                |files, request| crate::workspace_files::upload(files, request),
+                crate::workspace_files::upload,
             ),
             faults.route(
                 Mock::given(method("GET")).and(path_regex(format!("{workspace}/files$"))),
                 &files,
-                |files, request| crate::workspace_files::list(files, request),
+                crate::workspace_files::list,
             ),
             faults.route(
                 Mock::given(method("GET")).and(path_regex(format!("{workspace}/files/.+$"))),
                 &files,
-                |files, request| crate::workspace_files::download(files, request),
+                crate::workspace_files::download,
             ),
             faults.route(
                 Mock::given(method("POST")).and(path_regex(format!("{workspace}/artifacts$"))),

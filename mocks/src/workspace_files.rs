@@ -21,19 +21,27 @@ fn error(status: u16, code: &str, message: &str) -> ResponseTemplate {
     json_template(status, &service_error(code, message, status >= 500))
 }
 
-fn valid(path: &str) -> Result<String, ResponseTemplate> {
+fn valid(path: &str) -> Result<String, Box<ResponseTemplate>> {
     if path.trim().is_empty() {
-        return Err(error(400, "INVALID_REQUEST", "File path must not be empty"));
+        return Err(Box::new(error(
+            400,
+            "INVALID_REQUEST",
+            "File path must not be empty",
+        )));
     }
     if path.starts_with('/') {
-        return Err(error(400, "INVALID_REQUEST", "File path must be relative"));
+        return Err(Box::new(error(
+            400,
+            "INVALID_REQUEST",
+            "File path must be relative",
+        )));
     }
     if path.split('/').any(|part| part == "..") {
-        return Err(error(
+        return Err(Box::new(error(
             400,
             "INVALID_REQUEST",
             "File path must not contain '..' components",
-        ));
+        )));
     }
     Ok(path.trim_start_matches("./").to_owned())
 }
@@ -93,7 +101,7 @@ pub(crate) fn download(files: &mut FileMap, request: &Request) -> ResponseTempla
         .unwrap_or_default();
     let path = match valid(&path) {
         Ok(path) => path,
-        Err(answer) => return answer,
+        Err(answer) => return *answer,
     };
     match files.get(&workspace).and_then(|entries| entries.get(&path)) {
         Some(content) => ResponseTemplate::new(200)
@@ -119,7 +127,7 @@ pub(crate) fn upload(files: &mut FileMap, request: &Request) -> ResponseTemplate
     };
     let path = match valid(&path) {
         Ok(path) => path,
-        Err(answer) => return answer,
+        Err(answer) => return *answer,
     };
     let content_type = request
         .headers

@@ -86,7 +86,7 @@ fn main() -> ExitCode {
         }
     }
     if options.transport == Transport::Stdio {
-        let mut http = options;
+        let mut http = options.clone();
         http.transport = Transport::Http;
         http.report_dir = http.report_dir.map(|dir| dir.join("http"));
         tags.push("@REQ-EVT-001".to_owned());
