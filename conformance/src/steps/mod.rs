@@ -47,6 +47,7 @@ pub mod prompt;
 pub mod recovery;
 pub mod redaction;
 pub mod rpc;
+pub mod sandbox_files;
 pub mod sandbox_host;
 pub mod session;
 pub mod shutdown_history;
