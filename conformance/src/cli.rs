@@ -23,7 +23,10 @@ pub struct Cli {
     /// How to speak to the runtime: `stdio`, `socket` (Unix only: the kit appends
     /// `--listen <path>` to the command and connects to that Unix domain socket; stdout must
     /// then stay empty) or `http` (the kit appends `--listen http://127.0.0.1:PORT`, sets
-    /// AGENT_RUNTIME_HTTP_TOKEN, POSTs requests to /rpc and reads events from GET /events).
+    /// AGENT_RUNTIME_HTTP_TOKEN, POSTs requests to /rpc and reads events from GET /events) or
+    /// `sandbox` (INTEROP.md §9: the kit plays the Session Service — launches the runtime with
+    /// SESSION_ID/REGISTRATION_TOKEN and `--transport http --port P --workspace-dir D`, answers
+    /// its registration and proxies /rpc and /events without credentials).
     #[arg(long, value_enum, default_value_t = Transport::Stdio, value_name = "TRANSPORT")]
     pub transport: Transport,
 

@@ -179,6 +179,7 @@ impl Run<'_> {
             cwd: None,
             socket: None,
             http: false,
+            sandbox: None,
         };
         RuntimeDriver::start(&spec, self.options.timeout).await
     }

@@ -256,12 +256,19 @@ pub async fn run(options: RunOptions) -> anyhow::Result<Outcome> {
         // Undefined steps are skipped by default and the run still passes: a certification
         // must never pass while checking nothing (CRATES.md).
         .fail_on_skipped()
-        .before(move |feature, _rule, scenario, world| {
+        .before(move |feature, rule, scenario, world| {
             let config = Arc::clone(&before_config);
             let id = ScenarioId {
                 feature_path: feature.path.clone(),
                 name: scenario.name.clone(),
                 line: scenario.position.line,
+                tags: feature
+                    .tags
+                    .iter()
+                    .chain(rule.map(|rule| &rule.tags).into_iter().flatten())
+                    .chain(&scenario.tags)
+                    .cloned()
+                    .collect(),
             };
             async move { world.prepare(config, id) }.boxed_local()
         })

@@ -164,7 +164,7 @@ impl RuntimeManifest {
                 .iter()
                 .map(|t| {
                     Transport::parse(t).with_context(|| {
-                        format!("unknown transport {t:?} (known: stdio, socket, http)")
+                        format!("unknown transport {t:?} (known: stdio, socket, http, sandbox)")
                     })
                 })
                 .collect::<anyhow::Result<_>>()?,
@@ -235,7 +235,7 @@ mod tests {
     fn the_reference_manifest_declares_every_profile_transport_and_knob() {
         let manifest = RuntimeManifest::load(&reference_manifest_path()).unwrap();
         assert_eq!(manifest.profiles.len(), Profile::ALL.len());
-        assert_eq!(manifest.transports.len(), 3);
+        assert_eq!(manifest.transports.len(), 4);
         let missing: Vec<_> = KNOBS
             .iter()
             .filter(|k| !manifest.knobs.contains_key(**k))

@@ -25,6 +25,8 @@ pub struct ScenarioId {
     pub feature_path: Option<PathBuf>,
     pub name: String,
     pub line: usize,
+    /// The feature's, rule's and scenario's tags, without `@`.
+    pub tags: Vec<String>,
 }
 
 /// The per-scenario directories, all under one temp root removed when the scenario ends.
@@ -141,6 +143,10 @@ pub struct ConformanceWorld {
     pub backend_tools: Option<agent_mocks::BackendToolServiceFake>,
     /// The web server fake HttpRequest scenarios call (`${WEB}` in arguments).
     pub web: Option<agent_mocks::WebFake>,
+    /// Sandbox transport: the session the kit, as the Session Service, provisioned.
+    pub sandbox_launch: Option<agent_mocks::SandboxLaunch>,
+    /// What the sandbox steps keep between them.
+    pub sandbox: crate::steps::sandbox_host::SandboxScratch,
 }
 
 impl std::fmt::Debug for ConformanceWorld {
@@ -186,6 +192,11 @@ impl ConformanceWorld {
         self.config
             .as_deref()
             .context("the kit's configuration was not handed to this scenario")
+    }
+
+    /// The transport of this run, once configured.
+    pub fn transport(&self) -> Option<Transport> {
+        self.config.as_ref().map(|config| config.transport)
     }
 
     /// The default bound for every wait in a step.
@@ -242,6 +253,12 @@ impl ConformanceWorld {
     /// pointed at this scenario's fakes and dirs.
     pub async fn runtime(&mut self) -> anyhow::Result<&mut RuntimeDriver> {
         if self.runtime.is_none() {
+            if self.transport() == Some(Transport::Sandbox)
+                && let Some(reason) =
+                    crate::driver::sandbox::not_applicable(&self.scenario.tags, &self.scenario.name)
+            {
+                bail!("{} {reason}", crate::runtime_manifest::NOT_APPLICABLE);
+            }
             let spec = self.launch_spec().await?;
             let timeout = self.timeout();
             self.runtime = Some(RuntimeDriver::start(&spec, timeout).await?);
@@ -253,6 +270,12 @@ impl ConformanceWorld {
     /// for the scenario's verdict. The next step that needs a runtime starts a new process
     /// with the same environment, fakes and directories (so the same CHECKPOINT_DIR).
     pub async fn crash_runtime(&mut self) -> anyhow::Result<()> {
+        if self.transport() == Some(Transport::Sandbox) {
+            bail!(
+                "{} a sandbox registers once per provisioned session (INTEROP.md §9); a restarted sandbox process is a new launch, not the desktop app's restart with the old sessionId",
+                crate::runtime_manifest::NOT_APPLICABLE
+            );
+        }
         let mut runtime = self
             .runtime
             .take()
@@ -295,6 +318,30 @@ impl ConformanceWorld {
         let (env, remove_env) = contract_env(fakes, dirs, &manifest, &self.env_overrides);
         // Short on purpose: Unix socket paths are limited to ~104 bytes.
         let socket = (transport == Transport::Socket).then(|| dirs.root().join("rt.sock"));
+        let sandbox = if transport == Transport::Sandbox {
+            // The kit as the Session Service: a cloud_sandbox session waits for its sandbox.
+            let launch = fakes.session.provision_sandbox(
+                crate::steps::session::TENANT_ID,
+                crate::steps::session::USER_ID,
+            );
+            fakes
+                .session
+                .set_sandbox_workspace_service_url(&fakes.workspace.url());
+            let spec = crate::driver::SandboxSpec {
+                session_id: launch.session_id.clone(),
+                registration_token: self
+                    .sandbox
+                    .token_override
+                    .clone()
+                    .unwrap_or_else(|| launch.registration_token.clone()),
+                workspace_dir: dirs.workspace.clone(),
+                registered: fakes.session.watch_registrations(),
+            };
+            self.sandbox_launch = Some(launch);
+            Some(spec)
+        } else {
+            None
+        };
         Ok(LaunchSpec {
             command,
             env,
@@ -302,6 +349,7 @@ impl ConformanceWorld {
             cwd: None,
             socket,
             http: transport == Transport::Http,
+            sandbox,
         })
     }
 

@@ -37,6 +37,7 @@ mod streaming;
 mod util;
 mod web;
 mod workspace;
+mod workspace_files;
 
 #[cfg(test)]
 mod tests;
@@ -50,7 +51,7 @@ pub use mcp::{McpServerFake, PAGES_IMAGE_BYTES};
 pub use nulls::Nulls;
 pub use policy::default_policy_template;
 pub use recording::RecordedRequest;
-pub use session::SessionServiceFake;
+pub use session::{SandboxLaunch, SessionServiceFake};
 pub use sse::{GatewayReply, ScriptedToolCall, Usage};
 pub use streaming::{Responder, StreamStep, StreamingGateway};
 pub use util::rfc3339_micros;

@@ -74,6 +74,7 @@ type Shared = Arc<Mutex<State>>;
 pub struct WorkspaceFake {
     host: WiremockHost,
     state: Shared,
+    files: crate::workspace_files::Files,
     faults: Arc<FaultQueue>,
 }
 
@@ -93,7 +94,23 @@ impl WorkspaceFake {
         }));
         let faults = Arc::new(FaultQueue::default());
         let workspace = r"^/workspaces/[^/]+";
+        let files: crate::workspace_files::Files = Arc::default();
         let routes = vec![
+            faults.route(
+                Mock::given(method("POST")).and(path_regex(format!("{workspace}/files$"))),
+                &files,
+                crate::workspace_files::upload,
+            ),
+            faults.route(
+                Mock::given(method("GET")).and(path_regex(format!("{workspace}/files$"))),
+                &files,
+                crate::workspace_files::list,
+            ),
+            faults.route(
+                Mock::given(method("GET")).and(path_regex(format!("{workspace}/files/.+$"))),
+                &files,
+                crate::workspace_files::download,
+            ),
             faults.route(
                 Mock::given(method("POST")).and(path_regex(format!("{workspace}/artifacts$"))),
                 &state,
@@ -115,8 +132,24 @@ impl WorkspaceFake {
         Ok(Self {
             host,
             state,
+            files,
             faults,
         })
+    }
+
+    /// Stores a file of a cloud workspace, as an upload through the service would.
+    pub fn put_file(&self, workspace_id: &str, path: &str, content: &[u8]) {
+        lock(&self.files)
+            .entry(workspace_id.to_owned())
+            .or_default()
+            .insert(path.to_owned(), content.to_vec());
+    }
+
+    /// A file of a cloud workspace, if stored.
+    pub fn file(&self, workspace_id: &str, path: &str) -> Option<Vec<u8>> {
+        lock(&self.files)
+            .get(workspace_id)
+            .and_then(|files| files.get(path).cloned())
     }
 
     /// The service's base URL (no trailing slash), for `WORKSPACE_SERVICE_URL`.

@@ -14,7 +14,7 @@ use tokio::sync::oneshot;
 use tokio::time::Instant;
 
 use super::state::{Direction, Shared};
-use super::{http, indent, reader};
+use super::{http, indent, reader, sandbox};
 
 /// How to start a runtime: the program and its arguments, split like a shell would but
 /// without a shell (so no expansion, no pipes, no surprises across platforms).
@@ -65,14 +65,23 @@ pub enum Transport {
     /// an HTTP listener (`--listen http://127.0.0.1:PORT`, bearer token in
     /// `AGENT_RUNTIME_HTTP_TOKEN`): the web design's sandbox shape.
     Http,
+    /// The Sandbox Agent Host behind the Session Service (INTEROP.md §9): the kit plays the
+    /// service — launches the runtime with the launcher's env and flags, answers its
+    /// registration, proxies `/rpc` and `/events` as the real proxy does (see [`sandbox`]).
+    Sandbox,
 }
 
 impl Transport {
-    /// The transport a label names (`stdio`, `socket`, `http`).
+    /// The transport a label names (`stdio`, `socket`, `http`, `sandbox`).
     pub fn parse(label: &str) -> Option<Transport> {
-        [Transport::Stdio, Transport::Socket, Transport::Http]
-            .into_iter()
-            .find(|t| t.label() == label)
+        [
+            Transport::Stdio,
+            Transport::Socket,
+            Transport::Http,
+            Transport::Sandbox,
+        ]
+        .into_iter()
+        .find(|t| t.label() == label)
     }
 
     pub fn label(self) -> &'static str {
@@ -80,6 +89,7 @@ impl Transport {
             Transport::Stdio => "stdio",
             Transport::Socket => "socket",
             Transport::Http => "http",
+            Transport::Sandbox => "sandbox",
         }
     }
 }
@@ -107,6 +117,9 @@ pub struct LaunchSpec {
     /// HTTP transport (takes precedence over `socket`): the runtime is started with
     /// `--listen http://127.0.0.1:<free port>` and a fresh `AGENT_RUNTIME_HTTP_TOKEN`.
     pub http: bool,
+    /// Sandbox transport (takes precedence over the others): the session the kit, as the
+    /// Session Service, provisioned for the sandbox.
+    pub sandbox: Option<sandbox::SandboxSpec>,
 }
 
 /// Where requests go: the child's stdin, the socket's write half or the HTTP bridge.
@@ -131,12 +144,25 @@ pub(super) struct Launched {
 enum Channel {
     Stdio,
     Socket(PathBuf),
-    Http { base: String, token: String },
+    Http {
+        base: String,
+        token: String,
+    },
+    Sandbox {
+        port: u16,
+        spec: sandbox::SandboxSpec,
+    },
 }
 
 impl Channel {
     /// Checks what can be checked before spawning (a socket path's length, a free port).
     fn for_spec(spec: &LaunchSpec) -> anyhow::Result<Self> {
+        if let Some(sandbox) = &spec.sandbox {
+            return Ok(Channel::Sandbox {
+                port: http::free_port()?,
+                spec: sandbox.clone(),
+            });
+        }
         if spec.http {
             let port = http::free_port()?;
             return Ok(Channel::Http {
@@ -167,6 +193,7 @@ impl Channel {
             Channel::Stdio => Transport::Stdio,
             Channel::Socket(_) => Transport::Socket,
             Channel::Http { .. } => Transport::Http,
+            Channel::Sandbox { .. } => Transport::Sandbox,
         }
     }
 
@@ -176,12 +203,14 @@ impl Channel {
             Channel::Stdio => Vec::new(),
             Channel::Socket(path) => vec![LISTEN_ARG.to_owned(), path.display().to_string()],
             Channel::Http { base, .. } => vec![LISTEN_ARG.to_owned(), base.clone()],
+            Channel::Sandbox { port, spec } => spec.args(*port),
         }
     }
 
     fn extra_env(&self) -> Vec<(String, String)> {
         match self {
             Channel::Http { token, .. } => vec![(http::TOKEN_ENV.to_owned(), token.clone())],
+            Channel::Sandbox { spec, .. } => spec.env(),
             Channel::Stdio | Channel::Socket(_) => Vec::new(),
         }
     }
@@ -225,6 +254,11 @@ pub(super) async fn launch(spec: &LaunchSpec, timeout: Duration) -> anyhow::Resu
             tokio::spawn(reader::read_stray_stdout(stdout, Arc::clone(&shared)));
             let (requests, lines) = http::connect(base, token, &shared, timeout).await?;
             shared.update(|s| s.note(Direction::Note, &format!("connected to {base}/events")));
+            (Box::new(requests), Box::new(lines), Some(stdin))
+        }
+        Channel::Sandbox { spec, .. } => {
+            tokio::spawn(reader::read_stray_stdout(stdout, Arc::clone(&shared)));
+            let (requests, lines) = sandbox::connect(spec, pid, &shared, timeout).await?;
             (Box::new(requests), Box::new(lines), Some(stdin))
         }
     };

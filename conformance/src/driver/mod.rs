@@ -10,6 +10,9 @@
 //!   violation. stdin is a pipe the kit keeps open and never writes to.
 //! - **http**: `--listen http://127.0.0.1:PORT` and a bearer token; requests are `POST /rpc`
 //!   bodies, responses and events are bridged back into lines (see [`http`]).
+//! - **sandbox**: the kit plays the Session Service of INTEROP.md §9: the runtime registers
+//!   itself and the kit proxies `/rpc` and `/events` to it as the real proxy does (see
+//!   [`sandbox`]).
 //!
 //! Every wait is bounded by a timeout and wakes on a `Notify` fired by the reader task, so a
 //! hung or silent runtime fails the step that waits for it instead of hanging the run, and
@@ -19,6 +22,7 @@
 mod http;
 mod launch;
 mod reader;
+pub(crate) mod sandbox;
 mod state;
 #[cfg(test)]
 mod tests;
@@ -35,6 +39,7 @@ use tokio::time::Instant;
 
 pub use launch::{LISTEN_ARG, LaunchSpec, RuntimeCommand, Transport};
 pub use reader::kind;
+pub use sandbox::SandboxSpec;
 use state::{Direction, SentRequest, Shared, State};
 pub use state::{Inbound, ReceivedEvent, Violation, excerpt, id_key};
 
@@ -127,6 +132,9 @@ impl RuntimeDriver {
         method: &str,
         params: Option<Value>,
     ) -> anyhow::Result<Value> {
+        if self.transport == Transport::Sandbox {
+            sandbox::applicable(method, params.as_ref())?;
+        }
         let mut request = json!({"jsonrpc": "2.0", "id": id.clone(), "method": method});
         if let (Some(params), Value::Object(map)) = (params, &mut request) {
             map.insert("params".to_owned(), params);
@@ -298,6 +306,9 @@ impl RuntimeDriver {
             Transport::Http => {
                 "the kit's requests ended: event stream closed after the last answer (end of input)"
             }
+            Transport::Sandbox => {
+                "the kit's requests ended: SIGTERM to the sandbox after the last answer (a sandbox ends on Shutdown or SIGTERM)"
+            }
         };
         self.shared.update(|s| s.note(Direction::Note, note));
         Ok(())
@@ -427,6 +438,9 @@ impl RuntimeDriver {
                         (None, Transport::Stdio) => "the process closed its stdout".to_owned(),
                         (None, Transport::Socket) => "the runtime closed the socket".to_owned(),
                         (None, Transport::Http) => "the runtime ended its event stream".to_owned(),
+                        (None, Transport::Sandbox) => {
+                            "the sandbox's event stream ended for good".to_owned()
+                        }
                     };
                     bail!(
                         "{exit} while the kit was waiting for {what}\n      last stderr:\n{}",

@@ -19,6 +19,7 @@ async fn spawn(script: &str, timeout_ms: u64) -> RuntimeDriver {
         cwd: None,
         socket: None,
         http: false,
+        sandbox: None,
     };
     RuntimeDriver::start(&spec, Duration::from_millis(timeout_ms))
         .await
@@ -131,6 +132,7 @@ async fn over_the_socket_a_runtime_that_exits_without_listening_fails_fast() {
         cwd: None,
         socket: Some(dir.path().join("rt.sock")),
         http: false,
+        sandbox: None,
     };
     let started = Instant::now();
     let error = RuntimeDriver::start(&spec, Duration::from_secs(5))

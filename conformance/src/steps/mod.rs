@@ -48,6 +48,8 @@ pub mod recovery;
 pub mod redaction;
 pub mod restarts;
 pub mod rpc;
+pub mod sandbox_files;
+pub mod sandbox_host;
 pub mod session;
 pub mod shutdown_history;
 pub mod spec_gaps;

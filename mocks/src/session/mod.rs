@@ -6,7 +6,10 @@
 //! in resume answers, the version gate.
 
 mod routes;
+mod sandbox;
 mod tasks;
+
+pub use sandbox::SandboxLaunch;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -42,6 +45,12 @@ pub(crate) struct State {
     /// A local workspace is reused by every session on the same project (the Workspace
     /// Service's `localPath` lookup): the first local path → its workspace id.
     workspaces: std::collections::HashMap<String, String>,
+    /// Sandbox sessions by id: their token and what their registration sent.
+    registrations: std::collections::HashMap<String, sandbox::Registration>,
+    /// `workspaceServiceUrl` of registration answers (the real service's own setting).
+    sandbox_workspace_service_url: String,
+    /// Told the endpoint of each sandbox that registered.
+    registered: Option<tokio::sync::watch::Sender<Option<String>>>,
 }
 
 pub(crate) struct SessionRecord {
@@ -144,6 +153,9 @@ impl SessionServiceFake {
             sessions: Vec::new(),
             tasks: Vec::new(),
             workspaces: std::collections::HashMap::new(),
+            registrations: std::collections::HashMap::new(),
+            sandbox_workspace_service_url: String::new(),
+            registered: None,
         }));
         let faults = Arc::new(FaultQueue::default());
         let route = |matcher: MockBuilder,
@@ -159,6 +171,10 @@ impl SessionServiceFake {
             route(
                 Mock::given(method("POST")).and(path_regex(format!("{session}/resume$"))),
                 routes::resume,
+            ),
+            route(
+                Mock::given(method("POST")).and(path_regex(format!("{session}/register$"))),
+                sandbox::register,
             ),
             route(
                 Mock::given(method("POST")).and(path_regex(format!("{session}/cancel$"))),
@@ -339,5 +355,50 @@ impl SessionServiceFake {
         if let Some(session) = lock(&self.state).session_mut(session_id) {
             session.expires_at = OffsetDateTime::now_utc() - time::Duration::SECOND;
         }
+    }
+
+    /// Creates a `cloud_sandbox` session waiting for its sandbox (`SANDBOX_PROVISIONING`),
+    /// as the real service does before it launches one: the launch's env carries the ids
+    /// and the registration token.
+    pub fn provision_sandbox(&self, tenant_id: &str, user_id: &str) -> SandboxLaunch {
+        sandbox::provision(&mut lock(&self.state), tenant_id, user_id)
+    }
+
+    /// Registrations must name this task (the real service checks the ARN it launched).
+    pub fn expect_task_arn(&self, session_id: &str, task_arn: &str) {
+        if let Some(registration) = lock(&self.state).registrations.get_mut(session_id) {
+            registration.expected_task_arn = Some(task_arn.to_owned());
+        }
+    }
+
+    /// `workspaceServiceUrl` in registration answers.
+    pub fn set_sandbox_workspace_service_url(&self, url: &str) {
+        lock(&self.state).sandbox_workspace_service_url = url.to_owned();
+    }
+
+    /// Watches registrations: the `sandboxEndpoint` of the latest sandbox that registered.
+    /// Each call starts a fresh watch (registrations before it are not seen).
+    pub fn watch_registrations(&self) -> tokio::sync::watch::Receiver<Option<String>> {
+        let (sender, receiver) = tokio::sync::watch::channel(None);
+        lock(&self.state).registered = Some(sender);
+        receiver
+    }
+
+    /// `(sandboxEndpoint, taskArn)` a sandbox registered with, once it has.
+    pub fn sandbox_registration(&self, session_id: &str) -> Option<(String, String)> {
+        let state = lock(&self.state);
+        let registration = state.registrations.get(session_id)?;
+        Some((
+            registration.endpoint.clone()?,
+            registration.task_arn.clone()?,
+        ))
+    }
+
+    /// Registration attempts that reached the service for a sandbox session.
+    pub fn registration_attempts(&self, session_id: &str) -> u32 {
+        lock(&self.state)
+            .registrations
+            .get(session_id)
+            .map_or(0, |registration| registration.attempts)
     }
 }

@@ -5,6 +5,7 @@ mod audit;
 mod backend_tools;
 mod gateway;
 mod render;
+mod sandbox;
 mod services_down;
 mod session;
 mod shape_check;

@@ -24,6 +24,22 @@ pub struct Cli {
     /// AGENT_RUNTIME_HTTP_TOKEN.
     #[arg(long, value_name = "PATH|URL")]
     pub listen: Option<PathBuf>,
+    /// Serve as the Sandbox Agent Host the Session Service launches (INTEROP.md §9):
+    /// register with SESSION_SERVICE_URL as SESSION_ID using REGISTRATION_TOKEN, then serve
+    /// HTTP without a bearer token. Implied when SESSION_ID and REGISTRATION_TOKEN are set.
+    #[arg(long)]
+    pub sandbox_host: bool,
+    /// The sandbox launcher's transport flag; only `http` is served (sandbox mode).
+    #[arg(long, value_name = "http")]
+    pub transport: Option<String>,
+    /// The sandbox's HTTP port [default: 8080] (sandbox mode; on 127.0.0.1 when
+    /// SANDBOX_LOCAL_MODE=true, else 0.0.0.0).
+    #[arg(long)]
+    pub port: Option<u16>,
+    /// The sandbox's workspace folder [default: WORKSPACE_DIR, else the current directory]
+    /// (sandbox mode): policy paths, files and workspace.sync are relative to it.
+    #[arg(long, value_name = "DIR")]
+    pub workspace_dir: Option<PathBuf>,
     /// OpenAI-style base URL of the LLM Gateway, including /v1 (required).
     #[arg(long, env = "LLM_GATEWAY_ENDPOINT")]
     llm_gateway_endpoint: Option<String>,

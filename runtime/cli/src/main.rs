@@ -6,6 +6,7 @@
 mod audit_args;
 mod config;
 mod logging;
+mod sandbox_host;
 mod stdio;
 
 use std::sync::Arc;
@@ -74,9 +75,29 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
+    let sandbox_host = if sandbox_host::selected(cli.sandbox_host) {
+        match sandbox_host::settings(&cli) {
+            Ok(settings) => Some(settings),
+            Err(error) => {
+                eprintln!("agent-runtime: {error:#}");
+                return std::process::ExitCode::from(2);
+            }
+        }
+    } else {
+        if cli.transport.is_some() || cli.port.is_some() || cli.workspace_dir.is_some() {
+            eprintln!(
+                "agent-runtime: --transport, --port and --workspace-dir belong to sandbox mode (SESSION_ID and REGISTRATION_TOKEN set, or --sandbox-host)"
+            );
+            return std::process::ExitCode::from(2);
+        }
+        None
+    };
     agent_tools::sandbox::install(cli.sandbox());
     let tools = Arc::new(LocalToolRouter::with_options(tool_options));
-    let outcome = runtime.block_on(run(host_config, tools, cli.listen.clone()));
+    let outcome = match sandbox_host {
+        Some(settings) => runtime.block_on(sandbox_host::serve(host_config, tools, settings)),
+        None => runtime.block_on(run(host_config, tools, cli.listen.clone())),
+    };
     // A fallback stdin reader sits in a blocking read that only the client can end; do
     // not wait for it (the client may keep stdin open after Shutdown).
     runtime.shutdown_background();
@@ -202,7 +223,7 @@ async fn serve_socket(
 }
 
 /// SIGTERM (and Ctrl-C) take the same path as Shutdown.
-fn spawn_signal_handler(host: Arc<Host>) {
+pub(crate) fn spawn_signal_handler(host: Arc<Host>) {
     tokio::spawn(async move {
         #[cfg(unix)]
         {

@@ -16,7 +16,9 @@
 //! and the end of input (REQ-SES-017) over the socket transport, so the `--listen` path stays
 //! certified without doubling the time of `cargo test` (the full suite over the socket is
 //! `conformance --transport socket`). A third light run does the same, plus the SessionEvent
-//! envelope (REQ-EVT-001), over the HTTP transport (`--listen http://…`).
+//! envelope (REQ-EVT-001), over the HTTP transport (`--listen http://…`). A fourth runs the
+//! sandbox transport (INTEROP.md §9: the kit as the Session Service): §9's scenarios
+//! (REQ-SBX-*), a task, the event envelope, cancellation and the OS sandbox's status.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -84,7 +86,7 @@ fn main() -> ExitCode {
         }
     }
     if options.transport == Transport::Stdio {
-        let mut http = options;
+        let mut http = options.clone();
         http.transport = Transport::Http;
         http.report_dir = http.report_dir.map(|dir| dir.join("http"));
         tags.push("@REQ-EVT-001".to_owned());
@@ -95,6 +97,32 @@ fn main() -> ExitCode {
         ));
     }
 
+    if options.transport == Transport::Stdio {
+        // The runtime as the Session Service's sandbox (INTEROP.md §9), the kit playing the
+        // service: §9's own scenarios, plus a task, the event envelope and the OS sandbox of
+        // commands through the proxy (the full suite: `conformance --transport sandbox`).
+        let mut sandbox = options.clone();
+        sandbox.transport = Transport::Sandbox;
+        sandbox.report_dir = sandbox.report_dir.map(|dir| dir.join("sandbox"));
+        let mut tags: Vec<String> = (1..=13).map(|n| format!("@REQ-SBX-{n:03}")).collect();
+        tags.extend(
+            [
+                "@REQ-EVT-001",
+                "@REQ-TASK-001",
+                "@REQ-CAN-001",
+                "@REQ-HARD-050",
+                "@REQ-HARD-052",
+                "@REQ-HARD-053",
+                "@REQ-HARD-054",
+            ]
+            .map(str::to_owned),
+        );
+        sandbox.tags = Some(tags.join(" or "));
+        runs.push((
+            "the Sandbox Agent Host behind the Session Service (sandbox transport)",
+            sandbox,
+        ));
+    }
     let tokio = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -51,6 +51,14 @@ struct Ring {
     bytes: usize,
 }
 
+/// See [`EventSink::replay`].
+#[derive(Debug, Default)]
+pub struct Replay {
+    pub events: Vec<(u64, String)>,
+    pub gap_detected: bool,
+    pub latest_id: u64,
+}
+
 pub struct EventSink {
     session_id: String,
     workspace_id: String,
@@ -164,6 +172,27 @@ impl EventSink {
         drop(ring);
         if let Some(warning) = warning {
             self.emit(warning_scope, warning);
+        }
+    }
+
+    /// The kept events after `since_id` as the JSON they were sent as, and whether some
+    /// after `since_id` were dropped: the sandbox's event stream replays these.
+    pub fn replay(&self, since_id: u64) -> Replay {
+        let ring = match self.ring.lock() {
+            Ok(ring) => ring,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        let latest_id = ring.next_id.saturating_sub(1);
+        let oldest_kept = ring.events.front().map_or(ring.next_id, |(id, _)| *id);
+        Replay {
+            events: ring
+                .events
+                .iter()
+                .filter(|(id, _)| *id > since_id)
+                .map(|(id, json)| (*id, json.to_string()))
+                .collect(),
+            gap_detected: since_id + 1 < oldest_kept && since_id < latest_id,
+            latest_id,
         }
     }
 

@@ -26,6 +26,7 @@ pub mod session;
 pub mod state;
 pub mod thread;
 mod time;
+pub mod workspace_files;
 
 pub use config::HostConfig;
 pub use host::Host;

@@ -10,7 +10,8 @@ use bytes::Bytes;
 use agent_protocol::message::ConversationMessage;
 use agent_protocol::services::{
     ArtifactUploadRequest, ArtifactUploadResponse, CancelSessionRequest, CreateSessionRequest,
-    CreateSessionResponse, ResumeSessionRequest, ResumeSessionResponse,
+    CreateSessionResponse, ResumeSessionRequest, ResumeSessionResponse, SandboxRegistrationRequest,
+    SandboxRegistrationResponse,
 };
 use agent_protocol::{ErrorCode, ErrorShape};
 
@@ -125,6 +126,22 @@ impl ServiceClient {
         body: &B,
     ) -> Result<T, ServiceError> {
         self.send(Method::POST, path, Some(body)).await
+    }
+
+    /// POSTs a body whose purpose is to carry one of the runtime's own credentials (the
+    /// sandbox's registration token), so it skips the exact-value backstop that would
+    /// replace it. Nothing else may go through here.
+    pub async fn post_credential<B: Serialize, T: DeserializeOwned>(
+        &self,
+        path: &str,
+        body: &B,
+    ) -> Result<T, ServiceError> {
+        let json = serde_json::to_vec(body).map_err(|error| ServiceError::InvalidRequest {
+            service: self.service,
+            detail: error.to_string(),
+        })?;
+        self.send_payload(Method::POST, path, Some(Payload::Whole(Bytes::from(json))))
+            .await
     }
 
     /// GETs `path` and returns the parsed JSON answer.
@@ -436,6 +453,17 @@ impl SessionServiceClient {
             )
             .await?;
         Ok(())
+    }
+
+    /// INTEROP.md §9: the sandbox registers itself and receives its session.
+    pub async fn register_sandbox(
+        &self,
+        session_id: &str,
+        request: &SandboxRegistrationRequest,
+    ) -> Result<SandboxRegistrationResponse, ServiceError> {
+        self.client
+            .post_credential(&format!("/sessions/{session_id}/register"), request)
+            .await
     }
 
     pub async fn cancel_session(&self, session_id: &str, reason: &str) -> Result<(), ServiceError> {

@@ -19,6 +19,8 @@ pub const GET_PATCH_PREVIEW: &str = "GetPatchPreview";
 pub const APPROVE_ACTION: &str = "ApproveAction";
 pub const SHUTDOWN: &str = "Shutdown";
 pub const GET_EVENTS: &str = "GetEvents";
+/// Sandbox mode only (INTEROP.md §9): sent by the Session Service after a file upload.
+pub const WORKSPACE_SYNC: &str = "workspace.sync";
 
 pub const ALL: &[&str] = &[
     CREATE_SESSION,
@@ -305,4 +307,38 @@ pub struct GetEventsResult {
     /// Events after `sinceId` were dropped from the ring before this call.
     pub gap_detected: bool,
     pub latest_id: u64,
+}
+
+/// `workspace.sync` (INTEROP.md §9): `pull` copies the Workspace Service's files into the
+/// sandbox's workspace folder, `push` the folder's files to the service. No `paths` (or an
+/// empty list) means every file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkspaceSyncParams {
+    pub direction: SyncDirection,
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub paths: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SyncDirection {
+    Pull,
+    Push,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkspaceSyncResult {
+    pub direction: SyncDirection,
+    /// Workspace-relative paths copied.
+    pub synced: Vec<String>,
+    pub failed: Vec<SyncFailure>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SyncFailure {
+    pub path: String,
+    pub message: String,
 }

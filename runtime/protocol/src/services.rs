@@ -127,3 +127,36 @@ pub struct ApprovalDecisionRecord {
     pub risk_level: RiskLevel,
     pub client_timestamp: String,
 }
+
+/// `POST /sessions/{id}/register` (INTEROP.md §9): the sandbox announces where it listens.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SandboxRegistrationRequest {
+    /// `http://IP:PORT`, where the Session Service's proxy reaches the sandbox.
+    pub sandbox_endpoint: String,
+    /// `local:<pid>` for a local process, the ECS task ARN in the cloud.
+    pub task_arn: String,
+    pub registration_token: String,
+}
+
+/// The registration's 200 body: the session the sandbox serves, built from this answer
+/// (no CreateSession follows).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SandboxRegistrationResponse {
+    pub session_id: String,
+    pub workspace_id: String,
+    /// The Workspace Service the session's files live in; the environment's when absent.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::serde_util::empty_string_as_none"
+    )]
+    pub workspace_service_url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy_bundle: Option<PolicyBundle>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feature_flags: Option<Map<String, Value>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}

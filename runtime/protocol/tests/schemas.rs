@@ -1314,6 +1314,43 @@ fn approval_policy_checkpoint_and_audit_satisfy_their_schemas() {
 #[test]
 fn service_bodies_satisfy_their_schemas() {
     check(
+        "services/session/SandboxRegistrationRequest",
+        &SandboxRegistrationRequest {
+            sandbox_endpoint: "http://127.0.0.1:8080".into(),
+            task_arn: "local:42".into(),
+            registration_token: "token".into(),
+        },
+    );
+    check(
+        "services/session/SandboxRegistrationResponse",
+        &SandboxRegistrationResponse {
+            session_id: "sess_789".into(),
+            workspace_id: "ws_456".into(),
+            workspace_service_url: Some("http://workspace".into()),
+            policy_bundle: Some(policy_bundle()),
+            feature_flags: None,
+            name: None,
+        },
+    );
+    check(
+        "methods/workspace.sync.params",
+        &WorkspaceSyncParams {
+            direction: SyncDirection::Pull,
+            paths: vec!["a.txt".into()],
+        },
+    );
+    check(
+        "methods/workspace.sync.result",
+        &WorkspaceSyncResult {
+            direction: SyncDirection::Push,
+            synced: vec!["a.txt".into()],
+            failed: vec![SyncFailure {
+                path: "../b".into(),
+                message: "not inside the workspace".into(),
+            }],
+        },
+    );
+    check(
         "services/session/CreateSessionRequest",
         &CreateSessionRequest {
             tenant_id: "tenant_abc".into(),
@@ -1505,6 +1542,14 @@ const MAPPED: &[(&str, Parse)] = &[
     ("methods/Shutdown.result", parse::<ShutdownResult>),
     ("methods/StartTask.params", parse::<StartTaskParams>),
     ("methods/StartTask.result", parse::<StartTaskResult>),
+    (
+        "methods/workspace.sync.params",
+        parse::<WorkspaceSyncParams>,
+    ),
+    (
+        "methods/workspace.sync.result",
+        parse::<WorkspaceSyncResult>,
+    ),
     ("policy/PolicyBundle", parse::<PolicyBundle>),
     (
         "services/approval/ApprovalDecisionRecord",
@@ -1525,6 +1570,14 @@ const MAPPED: &[(&str, Parse)] = &[
     (
         "services/session/ResumeSessionRequest",
         parse::<ResumeSessionRequest>,
+    ),
+    (
+        "services/session/SandboxRegistrationRequest",
+        parse::<SandboxRegistrationRequest>,
+    ),
+    (
+        "services/session/SandboxRegistrationResponse",
+        parse::<SandboxRegistrationResponse>,
     ),
     (
         "services/session/ResumeSessionResponse",
@@ -1765,6 +1818,12 @@ fn schema_enums_equal_the_rust_enums() {
         .filter_map(|n| n.strip_prefix("methods/"))
         .filter_map(|n| n.rsplit_once('.').map(|(m, _)| m.to_owned()))
         .collect();
-    let rust_methods: BTreeSet<String> = methods::ALL.iter().map(|m| m.to_string()).collect();
+    // workspace.sync exists in sandbox mode only, so it is not among the methods every
+    // runtime offers.
+    let rust_methods: BTreeSet<String> = methods::ALL
+        .iter()
+        .chain([&methods::WORKSPACE_SYNC])
+        .map(|m| m.to_string())
+        .collect();
     assert_eq!(methods, rust_methods);
 }

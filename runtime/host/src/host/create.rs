@@ -11,12 +11,29 @@ impl Host {
         {
             let mut slot = self.slot();
             match &*slot {
+                Slot::Empty if self.sandbox.get().is_some() => {
+                    return Err(RpcError::new(
+                        ErrorCode::InvalidRequest,
+                        "This sandbox serves the session it registered with the Session Service and cannot create another; its registration has not completed.",
+                    ));
+                }
                 Slot::Empty => *slot = Slot::Creating,
+                Slot::Creating if self.sandbox.get().is_some() => {
+                    return Err(RpcError::new(
+                        ErrorCode::InvalidRequest,
+                        "This sandbox is still registering with the Session Service; its session is not ready yet. Try again in a moment.",
+                    ));
+                }
                 Slot::Creating => {
                     return Err(RpcError::new(
                         ErrorCode::InvalidRequest,
                         "A session is already being created in this runtime process; one process serves one session.",
                     ));
+                }
+                Slot::Active(session) if self.sandbox.get().is_some() => {
+                    // The sandbox's session came from its registration; a CreateSession
+                    // proxied to it must not open a second one at the Session Service.
+                    return to_value(self.ready(session, "compatible"));
                 }
                 Slot::Active(session) => {
                     return Err(RpcError::new(
@@ -136,6 +153,29 @@ impl Host {
             workspace_root: workspace_hint.local_paths.first().map(PathBuf::from),
             os_family: client_info.os_family.clone().unwrap_or_default(),
         };
+        let session = self
+            .activate(
+                &backends,
+                identity,
+                bundle,
+                response.feature_flags.clone(),
+                history,
+            )
+            .await?;
+        to_value(self.ready(&session, "compatible"))
+    }
+
+    /// Opens the session slot with a validated bundle: the event sink, the first
+    /// checkpoint, `session_started`, the redaction and sandbox notices and the extensions.
+    /// Shared by CreateSession and the sandbox's registration.
+    pub(super) async fn activate(
+        self: &Arc<Self>,
+        backends: &Backends,
+        identity: Identity,
+        bundle: PolicyBundle,
+        feature_flags: serde_json::Map<String, Value>,
+        history: Option<Vec<agent_protocol::message::ConversationMessage>>,
+    ) -> Result<Arc<Session>, RpcError> {
         let events = EventSink::new(
             &identity.session_id,
             &identity.workspace_id,
@@ -148,7 +188,7 @@ impl Host {
         let session = Arc::new(Session::new(
             identity,
             bundle,
-            response.feature_flags.clone(),
+            feature_flags,
             events,
             self.config.checkpoint_dir.clone(),
         ));
@@ -175,7 +215,7 @@ impl Host {
         crate::redact::apply::session_policy(&session);
         crate::sandbox::announce(self.tools.as_ref(), &session);
         crate::extensions::open(self.tools.as_ref(), &session).await;
-        to_value(self.ready(&session, "compatible"))
+        Ok(session)
     }
 
     /// The thread of an ended session to continue (system-design.md §2a), from the

@@ -2,10 +2,14 @@
 //! this process.
 
 mod create;
+mod register;
 mod reopen;
 mod resume;
+mod sync;
 mod task;
 mod teardown;
+
+pub use register::{RegistrationError, SandboxRegistration};
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -48,6 +52,11 @@ pub struct Host {
     backends: OnceLock<Arc<Backends>>,
     shutdown_started: AtomicBool,
     shutdown_done: watch::Sender<bool>,
+    /// Set in sandbox mode (INTEROP.md §9): the session comes from the registration, and
+    /// requests without `sessionId` mean it.
+    sandbox: OnceLock<register::SandboxBinding>,
+    /// True once the sandbox's registration has ended (its session open, or failed).
+    registration_ended: watch::Sender<bool>,
 }
 
 fn to_value<T: Serialize>(value: T) -> Result<Value, RpcError> {
@@ -99,6 +108,8 @@ impl Host {
             backends: OnceLock::new(),
             shutdown_started: AtomicBool::new(false),
             shutdown_done: watch::Sender::new(false),
+            sandbox: OnceLock::new(),
+            registration_ended: watch::Sender::new(false),
         })
     }
 
@@ -161,6 +172,9 @@ impl Host {
     }
 
     pub async fn handle(self: &Arc<Self>, method: &str, params: Value) -> Result<Value, RpcError> {
+        // A request that reaches a sandbox while it registers waits for its session.
+        self.registration_settled().await;
+        let params = self.default_session_id(method, params);
         if self.shutdown_started.load(Ordering::SeqCst)
             && !matches!(
                 method,
@@ -195,6 +209,9 @@ impl Host {
                 status: "shutting_down".to_owned(),
             }),
             m::GET_EVENTS => self.events(parse(method, params)?),
+            m::WORKSPACE_SYNC if self.sandbox.get().is_some() => {
+                self.workspace_sync(parse(method, params)?).await
+            }
             other => Err(RpcError::method_not_found(other)),
         }
     }

@@ -5,6 +5,7 @@ pub mod dispatch;
 pub mod framing;
 pub mod http;
 pub mod outbound;
+pub mod sandbox_host;
 pub mod server;
 
 pub use outbound::Outbound;

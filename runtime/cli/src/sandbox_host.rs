@@ -1,0 +1,215 @@
+//! Sandbox mode (INTEROP.md §9): the runtime as the Sandbox Agent Host the Session Service
+//! launches. Selected by `SESSION_ID` + `REGISTRATION_TOKEN` in the environment or by
+//! `--sandbox-host`; listens on HTTP (`--port`, or `--listen http://IP:PORT`), registers
+//! itself and serves the session of the registration's answer until Shutdown or SIGTERM.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use agent_host::Host;
+use agent_host::host::SandboxRegistration;
+use agent_tools::LocalToolRouter;
+use anyhow::{Context, bail};
+
+/// Everything sandbox mode needs beyond the ordinary configuration.
+#[derive(Debug, Clone)]
+pub struct SandboxSettings {
+    pub session_id: String,
+    pub registration_token: String,
+    pub bind: SocketAddr,
+    pub endpoint: Option<String>,
+    pub workspace_dir: PathBuf,
+    pub task_arn: Option<String>,
+    pub ecs_metadata_uri: Option<String>,
+    pub deadline: Duration,
+    pub retry_delay: Duration,
+}
+
+fn env(name: &str) -> Option<String> {
+    std::env::var(name)
+        .ok()
+        .filter(|value| !value.trim().is_empty())
+}
+
+/// Whether the environment or the flags ask for sandbox mode.
+pub fn selected(flag: bool) -> bool {
+    flag || (env("SESSION_ID").is_some() && env("REGISTRATION_TOKEN").is_some())
+}
+
+/// The settings from the environment and the launcher's flags. Locally
+/// (`SANDBOX_LOCAL_MODE=true`) the sandbox binds loopback; in the cloud it must be reachable
+/// from the service's network, so it binds 0.0.0.0.
+pub fn settings(cli: &crate::config::Cli) -> anyhow::Result<SandboxSettings> {
+    let Some(session_id) = env("SESSION_ID") else {
+        bail!("sandbox mode needs SESSION_ID (the session the Session Service provisioned)");
+    };
+    let Some(registration_token) = env("REGISTRATION_TOKEN") else {
+        bail!("sandbox mode needs REGISTRATION_TOKEN (given by the Session Service at launch)");
+    };
+    if let Some(transport) = cli.transport.as_deref()
+        && transport != "http"
+    {
+        bail!("--transport {transport}: a sandbox serves HTTP only (--transport http)");
+    }
+    let local = env("SANDBOX_LOCAL_MODE").is_some_and(|value| value.eq_ignore_ascii_case("true"));
+    let bind = match (&cli.listen, cli.port) {
+        (Some(listen), _) => {
+            let text = listen.to_string_lossy();
+            let Some(address) = text.strip_prefix("http://") else {
+                bail!("--listen {text}: a sandbox listens on http://IP:PORT");
+            };
+            address
+                .trim_end_matches('/')
+                .parse()
+                .with_context(|| format!("--listen {text}: expected http://IP:PORT"))?
+        }
+        (None, port) => {
+            let ip = if local {
+                IpAddr::V4(Ipv4Addr::LOCALHOST)
+            } else {
+                IpAddr::V4(Ipv4Addr::UNSPECIFIED)
+            };
+            SocketAddr::new(ip, port.unwrap_or(8080))
+        }
+    };
+    let workspace_dir = match cli
+        .workspace_dir
+        .clone()
+        .or_else(|| env("WORKSPACE_DIR").map(PathBuf::from))
+    {
+        Some(dir) => dir,
+        None => std::env::current_dir().context("the current directory cannot be read")?,
+    };
+    std::fs::create_dir_all(&workspace_dir).with_context(|| {
+        format!(
+            "cannot create the workspace folder {}",
+            workspace_dir.display()
+        )
+    })?;
+    let workspace_dir = workspace_dir.canonicalize().with_context(|| {
+        format!(
+            "cannot resolve the workspace folder {}",
+            workspace_dir.display()
+        )
+    })?;
+    let seconds = |name: &str, default: f64| -> anyhow::Result<Duration> {
+        match env(name) {
+            None => Ok(Duration::from_secs_f64(default)),
+            Some(text) => text
+                .trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|value| value.is_finite() && *value >= 0.0)
+                .map(Duration::from_secs_f64)
+                .with_context(|| format!("{name} must be a number of seconds, not \"{text}\"")),
+        }
+    };
+    Ok(SandboxSettings {
+        session_id,
+        registration_token,
+        bind,
+        endpoint: env("SANDBOX_ENDPOINT"),
+        workspace_dir,
+        task_arn: env("SANDBOX_TASK_ARN").or_else(|| {
+            // The local launcher names the process it spawned.
+            local.then(|| format!("local:{}", std::process::id()))
+        }),
+        ecs_metadata_uri: env("ECS_CONTAINER_METADATA_URI_V4"),
+        // The service fails a sandbox that has not registered within 180 s.
+        deadline: seconds("AGENT_RUNTIME_REGISTRATION_TIMEOUT_SECONDS", 150.0)?,
+        retry_delay: seconds("AGENT_RUNTIME_REGISTRATION_RETRY_DELAY_SECONDS", 1.0)?,
+    })
+}
+
+/// The address the Session Service's proxy reaches: `SANDBOX_ENDPOINT`, else the bound
+/// address, with the unspecified address replaced by the interface that routes to the
+/// Session Service.
+async fn endpoint(settings: &SandboxSettings, bound: SocketAddr, service_url: &str) -> String {
+    if let Some(endpoint) = &settings.endpoint {
+        return endpoint.trim_end_matches('/').to_owned();
+    }
+    let ip = if bound.ip().is_unspecified() {
+        routed_ip(service_url).await.unwrap_or(bound.ip())
+    } else {
+        bound.ip()
+    };
+    format!("http://{}", SocketAddr::new(ip, bound.port()))
+}
+
+/// The local address of a (never used) UDP "connection" to the Session Service's host: the
+/// interface the container is reached on.
+async fn routed_ip(service_url: &str) -> Option<IpAddr> {
+    let rest = service_url.split("://").nth(1)?;
+    let authority = rest.split('/').next()?;
+    let target = if authority.contains(':') {
+        authority.to_owned()
+    } else {
+        format!("{authority}:80")
+    };
+    let peer = tokio::net::lookup_host(target).await.ok()?.next()?;
+    let socket = tokio::net::UdpSocket::bind(("0.0.0.0", 0)).await.ok()?;
+    socket.connect(peer).await.ok()?;
+    let ip = socket.local_addr().ok()?.ip();
+    (!ip.is_unspecified()).then_some(ip)
+}
+
+pub async fn serve(
+    config: agent_host::HostConfig,
+    tools: Arc<LocalToolRouter>,
+    settings: SandboxSettings,
+) -> anyhow::Result<()> {
+    let listener = tokio::net::TcpListener::bind(settings.bind)
+        .await
+        .with_context(|| format!("cannot listen on http://{}", settings.bind))?;
+    let bound = listener
+        .local_addr()
+        .context("the listener has no address")?;
+    let endpoint = endpoint(&settings, bound, &config.session_service_url).await;
+    tracing::info!(
+        version = env!("CARGO_PKG_VERSION"),
+        address = %bound,
+        %endpoint,
+        session_id = %settings.session_id,
+        "agent-runtime serving as a sandbox"
+    );
+    let registration = SandboxRegistration {
+        session_id: settings.session_id.clone(),
+        registration_token: settings.registration_token.clone(),
+        endpoint,
+        task_arn: settings.task_arn.clone(),
+        ecs_metadata_uri: settings.ecs_metadata_uri.clone(),
+        workspace_dir: settings.workspace_dir.clone(),
+        deadline: settings.deadline,
+        retry_delay: settings.retry_delay,
+    };
+    let failure: Arc<Mutex<Option<String>>> = Arc::default();
+    let failed = Arc::clone(&failure);
+    agent_host::rpc::sandbox_host::serve_sandbox(
+        listener,
+        settings.workspace_dir.clone(),
+        |outbound| {
+            let host = Host::new(config, tools, outbound);
+            crate::spawn_signal_handler(Arc::clone(&host));
+            host
+        },
+        move |host: Arc<Host>| {
+            Box::pin(async move {
+                if let Err(error) = host.register_sandbox(registration).await {
+                    tracing::error!(%error, "sandbox registration failed; shutting down");
+                    if let Ok(mut slot) = failed.lock() {
+                        *slot = Some(error.to_string());
+                    }
+                    host.begin_shutdown("registration_failed");
+                }
+            })
+        },
+    )
+    .await?;
+    let failure = failure.lock().ok().and_then(|mut slot| slot.take());
+    match failure {
+        Some(message) => bail!("{message}"),
+        None => Ok(()),
+    }
+}

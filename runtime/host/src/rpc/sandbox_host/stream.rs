@@ -1,0 +1,187 @@
+//! The SessionEvent stream of the sandbox: every event as an SSE frame `id: N`,
+//! `event: session_event`, `data: {"id":N, …SessionEvent}`; any number of readers, each
+//! replayed from its `Last-Event-ID` (or from the oldest kept event) out of the session's
+//! event ring, then fed live. `event: gap` tells a reader that events it should have
+//! seen were dropped from the ring.
+
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex};
+
+use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use futures::Stream;
+use serde_json::{Value, json};
+use tokio::io::AsyncBufReadExt;
+use tokio::sync::broadcast;
+
+use super::AppState;
+use crate::host::Host;
+
+/// Live frames a slow reader may fall behind by before it is replayed from the ring.
+const LIVE_BACKLOG: usize = 1024;
+
+/// One event as sent: its id and its SessionEvent JSON.
+struct Frame {
+    id: u64,
+    json: String,
+}
+
+/// Fans the event lines of the outbound pipe out to the open streams.
+pub(super) struct Hub {
+    sender: Arc<Mutex<Option<broadcast::Sender<Arc<Frame>>>>>,
+}
+
+impl Hub {
+    /// Reads the outbound pipe until it closes (teardown has flushed the last event); the
+    /// streams end then.
+    pub(super) fn start(read_end: tokio::io::DuplexStream) -> Self {
+        let (sender, _) = broadcast::channel(LIVE_BACKLOG);
+        let slot = Arc::new(Mutex::new(Some(sender.clone())));
+        let closing = Arc::clone(&slot);
+        tokio::spawn(async move {
+            let mut lines = tokio::io::BufReader::new(read_end).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                if let Some(frame) = frame_of(&line) {
+                    // No reader open is fine: the ring keeps the event for replay.
+                    let _ = sender.send(Arc::new(frame));
+                }
+            }
+            if let Ok(mut slot) = closing.lock() {
+                slot.take();
+            }
+        });
+        Self { sender: slot }
+    }
+
+    fn subscribe(&self) -> Option<broadcast::Receiver<Arc<Frame>>> {
+        let slot = self.sender.lock().ok()?;
+        slot.as_ref().map(broadcast::Sender::subscribe)
+    }
+}
+
+/// The SessionEvent of a `SessionEvent` notification line; `None` for anything else.
+fn frame_of(line: &str) -> Option<Frame> {
+    let mut value: Value = serde_json::from_str(line).ok()?;
+    let params = value.get_mut("params")?.take();
+    let id = params.get("eventId")?.as_u64()?;
+    Some(Frame {
+        id,
+        json: serde_json::to_string(&params).ok()?,
+    })
+}
+
+/// `data:` carries the SessionEvent with `id` (= the frame's id) beside its fields.
+fn session_event(id: u64, json: &str) -> Event {
+    Event::default()
+        .id(id.to_string())
+        .event("session_event")
+        .data(data_of(id, json))
+}
+
+fn data_of(id: u64, json: &str) -> String {
+    match json.strip_prefix('{') {
+        Some(rest) if rest.trim_start().starts_with('}') => format!("{{\"id\":{id}}}"),
+        Some(rest) => format!("{{\"id\":{id},{rest}"),
+        None => json.to_owned(),
+    }
+}
+
+fn gap(since: u64, oldest: Option<u64>, latest: u64) -> Event {
+    Event::default().event("gap").data(
+        json!({
+            "lastEventId": since,
+            "oldestAvailableId": oldest,
+            "latestId": latest,
+            "message": "Some events were dropped from the sandbox's replay buffer before this stream received them."
+        })
+        .to_string(),
+    )
+}
+
+pub(super) async fn events(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+    let since = headers
+        .get("last-event-id")
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.trim().parse::<u64>().ok())
+        .unwrap_or(0);
+    // Subscribed before the replay is read: an event sent in between arrives both ways
+    // and the id filter drops the copy.
+    let live = state.hub.subscribe();
+    let mut reader = Reader {
+        host: Arc::clone(&state.host),
+        live,
+        pending: VecDeque::new(),
+        last: since,
+    };
+    reader.refill();
+    Sse::new(reader.into_stream())
+        .keep_alive(KeepAlive::default())
+        .into_response()
+}
+
+struct Reader {
+    host: Arc<Host>,
+    live: Option<broadcast::Receiver<Arc<Frame>>>,
+    pending: VecDeque<Event>,
+    last: u64,
+}
+
+impl Reader {
+    /// Queues what the ring holds after the last id sent (and a gap when it lost some).
+    fn refill(&mut self) {
+        let replay = self.host.replay_events(self.last);
+        if replay.gap_detected {
+            let oldest = replay.events.first().map(|(id, _)| *id);
+            self.pending
+                .push_back(gap(self.last, oldest, replay.latest_id));
+        }
+        for (id, json) in replay.events {
+            // The same last backstop as every line the runtime sends.
+            let json = crate::redact::global().redact_values(&json).into_owned();
+            self.pending.push_back(session_event(id, &json));
+            self.last = id;
+        }
+    }
+
+    fn into_stream(self) -> impl Stream<Item = Result<Event, Infallible>> {
+        futures::stream::unfold(self, |mut reader| async move {
+            loop {
+                if let Some(event) = reader.pending.pop_front() {
+                    return Some((Ok(event), reader));
+                }
+                let live = reader.live.as_mut()?;
+                match live.recv().await {
+                    Ok(frame) if frame.id > reader.last => {
+                        reader.last = frame.id;
+                        let event = session_event(frame.id, &frame.json);
+                        return Some((Ok(event), reader));
+                    }
+                    Ok(_) => {}
+                    Err(broadcast::error::RecvError::Lagged(_)) => reader.refill(),
+                    Err(broadcast::error::RecvError::Closed) => return None,
+                }
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_carry_the_id_beside_the_event_fields() {
+        let line = r#"{"jsonrpc":"2.0","method":"SessionEvent","params":{"eventId":7,"eventType":"text_chunk","payload":{"text":"hi"}}}"#;
+        let frame = frame_of(line).unwrap();
+        assert_eq!(frame.id, 7);
+        assert!(frame_of(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#).is_none());
+        let data: Value = serde_json::from_str(&data_of(frame.id, &frame.json)).unwrap();
+        assert_eq!(data["id"], json!(7));
+        assert_eq!(data["eventId"], json!(7));
+        assert_eq!(data["payload"]["text"], json!("hi"));
+        assert_eq!(data_of(3, "{}"), r#"{"id":3}"#);
+    }
+}
