@@ -58,7 +58,7 @@ pub(super) async fn list(
                     "attachment; filename=\"workspace.zip\"",
                 ),
             ],
-            archive(&members),
+            archive(&members)?,
         )
             .into_response())
     })
