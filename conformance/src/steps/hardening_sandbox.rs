@@ -25,7 +25,7 @@ const LISTENER: &str = "hardening.listener";
 /// scenario that fails before leaves its socket open until the kit exits.
 static LISTENERS: Mutex<Vec<Option<TcpListener>>> = Mutex::new(Vec::new());
 
-fn listener_port(world: &ConformanceWorld) -> anyhow::Result<u16> {
+pub(super) fn listener_port(world: &ConformanceWorld) -> anyhow::Result<u16> {
     let index = world
         .marks
         .get(LISTENER)
