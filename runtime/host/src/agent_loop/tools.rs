@@ -75,9 +75,11 @@ impl TaskRun {
                         max_file_size_bytes: entry.and_then(|entry| entry.max_file_size_bytes),
                         max_output_bytes: entry.and_then(|entry| entry.max_output_bytes),
                         timeout_ms: Some(millis(tool_timeout)),
-                        url_check: entry
-                            .filter(|_| capability == Some("Network.Http"))
-                            .map(crate::policy::domain::url_check),
+                        url_check: entry.and_then(|entry| match capability {
+                            Some("Network.Http") => Some(crate::policy::domain::url_check(entry)),
+                            Some("Git.Push") => Some(crate::policy::domain::remote_check(entry)),
+                            _ => None,
+                        }),
                     },
                     granted_paths: entry.and_then(|entry| policy.granted_paths(entry)),
                     sandbox: capability
