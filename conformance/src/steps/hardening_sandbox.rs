@@ -124,6 +124,29 @@ async fn never_connected(world: &mut ConformanceWorld) -> StepResult {
     }
 }
 
+#[then(expr = "the runtime warned at session start that {string}")]
+async fn warned_at_start(world: &mut ConformanceWorld, says: String) -> StepResult {
+    let events = world.started_runtime()?.events();
+    let warned = events.iter().any(|event| {
+        event.event_type() == "warning"
+            && event
+                .payload()
+                .get("message")
+                .and_then(serde_json::Value::as_str)
+                .is_some_and(|message| message.contains(&says))
+    });
+    check!(
+        warned,
+        "no warning event says {says:?}; events: {}",
+        events
+            .iter()
+            .map(|event| event.event_type().to_owned())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    Ok(())
+}
+
 #[then("GetSessionState reports that commands are sandboxed")]
 async fn state_reports_sandbox(world: &mut ConformanceWorld) -> StepResult {
     let session_id = world.session()?.session_id.clone();
