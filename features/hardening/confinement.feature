@@ -93,6 +93,23 @@ Feature: Confinement against a hostile model
     Then the tool call fails with errorCode "PERMISSION_DENIED" and a message containing "stash.git"
     And the bare remote "stash.git" beside the workspace has no commits
 
+  @REQ-HARD-010
+  Scenario: GitPush reaches no server off the Git.Push remote allowlist
+    Given the workspace file "notes.txt" contains "first"
+    And the workspace is a git repository with "notes.txt" committed
+    And a TCP listener on loopback
+    And the workspace repository's origin is a git server on the loopback listener
+    And the policy also grants Git.Push
+    And a running session
+    And the model will call GitPush with:
+      """
+      {"remote": "origin", "branch": "main"}
+      """
+    And the model will then answer "I may not push there."
+    When the client starts the task "Push main."
+    Then the tool call fails with errorCode "PERMISSION_DENIED" and a message containing "remote allowlist"
+    And the loopback listener was never connected to
+
   @REQ-HARD-006
   Scenario: a path swapped for a link while the approval waits is judged again
     Given the policy requires approval for File.Read scoped by '{"allowedPaths": ["."]}'
@@ -106,6 +123,22 @@ Feature: Confinement against a hostile model
     And the workspace file "notes.txt" is replaced by a symlink to "../outside.txt"
     And the user approves the action
     Then no model request contains "s3cr3t-value-0815"
+
+  @REQ-HARD-009
+  Scenario: a folder swapped for a link while a write waits for approval receives nothing
+    Given the policy requires approval for File.Write scoped by '{"allowedPaths": ["."]}'
+    And the workspace folder "docs" exists
+    And a running session
+    And the model will call WriteFile with:
+      """
+      {"path": "docs/planted.txt", "content": "written outside"}
+      """
+    And the model will then answer "Done."
+    When the client starts the task "Write the notes."
+    And the runtime asks for approval
+    And the workspace folder "docs" is replaced by a symlink to "../home"
+    And the user approves the action
+    Then the file "planted.txt" outside the workspace does not exist
 
   @REQ-HARD-007
   Scenario: a huge sparse file is called binary without being read into memory

@@ -41,3 +41,9 @@ Feature: Commands are confined by the OS, whatever the command line says
   Scenario: the session state says whether commands are sandboxed
     Given a running session
     Then GetSessionState reports that commands are sandboxed
+
+  @REQ-HARD-055
+  Scenario: a session whose commands run unsandboxed says so when it starts
+    Given the runtime is started with AGENT_RUNTIME_SANDBOX set to "off"
+    And a running session
+    Then the runtime warned at session start that "without an OS sandbox"

@@ -131,6 +131,15 @@ async fn bare_origin(world: &mut ConformanceWorld, name: String) -> StepResult {
     Ok(())
 }
 
+#[given("the workspace repository's origin is a git server on the loopback listener")]
+async fn loopback_origin(world: &mut ConformanceWorld) -> StepResult {
+    let port = super::hardening_sandbox::listener_port(world)?;
+    let url = format!("http://127.0.0.1:{port}/repo.git");
+    let workspace = workspace(world)?;
+    git(world, &workspace, &["remote", "add", "origin", &url]).await?;
+    Ok(())
+}
+
 // ---- Given: files too large to hold ------------------------------------------------------------
 
 #[given(expr = "the workspace file {string} is a sparse file of {int} MiB")]
@@ -168,8 +177,19 @@ async fn numbered_lines(world: &mut ConformanceWorld, name: String, mib: u64) ->
 async fn swapped(world: &mut ConformanceWorld, name: String, target: String) -> StepResult {
     let path = workspace(world)?.join(&name);
     std::fs::remove_file(&path).with_context(|| format!("cannot remove {}", path.display()))?;
+    link(&path, &target)
+}
+
+#[when(expr = "the workspace folder {string} is replaced by a symlink to {string}")]
+async fn folder_swapped(world: &mut ConformanceWorld, name: String, target: String) -> StepResult {
+    let path = workspace(world)?.join(&name);
+    std::fs::remove_dir_all(&path).with_context(|| format!("cannot remove {}", path.display()))?;
+    link(&path, &target)
+}
+
+fn link(path: &Path, target: &str) -> StepResult {
     #[cfg(unix)]
-    std::os::unix::fs::symlink(&target, &path)
+    std::os::unix::fs::symlink(target, path)
         .with_context(|| format!("cannot link {} to {target}", path.display()))?;
     #[cfg(not(unix))]
     fail!("symlinks are made on Unix only (to {target})");

@@ -25,7 +25,7 @@ const LISTENER: &str = "hardening.listener";
 /// scenario that fails before leaves its socket open until the kit exits.
 static LISTENERS: Mutex<Vec<Option<TcpListener>>> = Mutex::new(Vec::new());
 
-fn listener_port(world: &ConformanceWorld) -> anyhow::Result<u16> {
+pub(super) fn listener_port(world: &ConformanceWorld) -> anyhow::Result<u16> {
     let index = world
         .marks
         .get(LISTENER)
@@ -122,6 +122,29 @@ async fn never_connected(world: &mut ConformanceWorld) -> StepResult {
         Err(error) if error.kind() == std::io::ErrorKind::WouldBlock => Ok(()),
         Err(error) => Err(anyhow::anyhow!("the listener failed: {error}").into()),
     }
+}
+
+#[then(expr = "the runtime warned at session start that {string}")]
+async fn warned_at_start(world: &mut ConformanceWorld, says: String) -> StepResult {
+    let events = world.started_runtime()?.events();
+    let warned = events.iter().any(|event| {
+        event.event_type() == "warning"
+            && event
+                .payload()
+                .get("message")
+                .and_then(serde_json::Value::as_str)
+                .is_some_and(|message| message.contains(&says))
+    });
+    check!(
+        warned,
+        "no warning event says {says:?}; events: {}",
+        events
+            .iter()
+            .map(|event| event.event_type().to_owned())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    Ok(())
 }
 
 #[then("GetSessionState reports that commands are sandboxed")]

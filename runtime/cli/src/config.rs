@@ -293,6 +293,7 @@ impl Cli {
         agent_tools::sandbox::SandboxConfig {
             mode: self.sandbox,
             launcher: std::env::current_exe().ok(),
+            allow_loopback: self.allow_loopback_http,
         }
     }
 

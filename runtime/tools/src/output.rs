@@ -18,6 +18,36 @@ pub fn head_share(max_bytes: usize) -> usize {
     max_bytes / 100 * HEAD_PERCENT + max_bytes % 100 * HEAD_PERCENT / 100
 }
 
+/// Longest token a cut moves around: secrets are shorter; a longer run (a blob, a minified
+/// line) is cut where the budget says.
+const MAX_TOKEN_BYTES: usize = 128;
+
+/// Bytes of the tokens secrets are made of (base64, hex, URL-safe keys).
+fn token_byte(byte: u8) -> bool {
+    byte.is_ascii_alphanumeric() || matches!(byte, b'+' | b'/' | b'_' | b'-' | b'=')
+}
+
+/// Where a cut at `at` lies when it must not split a token: a secret cut in two matches no
+/// redaction rule, yet its halves are usable. The head's end moves back to the start of the
+/// token it would split, the tail's start forward past its end. `before`/`after` say whether
+/// bytes already left out continue `text` there (a bounded capture): a token running into
+/// them has an unknown length and is left as the budget cuts it, as for a long run. Token
+/// bytes are ASCII, so the result is a character boundary when `at` is.
+fn token_boundary(text: &str, at: usize, before: bool, after: bool, is_head: bool) -> usize {
+    let bytes = text.as_bytes();
+    let left = bytes[..at]
+        .iter()
+        .rev()
+        .take_while(|b| token_byte(**b))
+        .count();
+    let right = bytes[at..].iter().take_while(|b| token_byte(**b)).count();
+    let unknown = (left == at && before) || (at + right == bytes.len() && after);
+    if left == 0 || right == 0 || unknown || left + right > MAX_TOKEN_BYTES {
+        return at;
+    }
+    if is_head { at - left } else { at + right }
+}
+
 /// The marker that stands for the bytes removed from the middle (§7.1).
 pub fn truncation_marker(omitted: u64) -> String {
     format!("\n[... truncated {omitted} bytes ...]\n")
@@ -70,8 +100,10 @@ impl Clipped {
         let head_budget = head_share(max_bytes);
         let tail_budget = max_bytes - head_budget;
         let head_end = floor_char_boundary(&self.head, head_budget);
+        let head_end = token_boundary(&self.head, head_end, false, true, true);
         let tail_start =
             ceil_char_boundary(&self.tail, self.tail.len().saturating_sub(tail_budget));
+        let tail_start = token_boundary(&self.tail, tail_start, true, false, false);
         let omitted =
             len_u64(&self.head[head_end..]) + self.omitted + len_u64(&self.tail[..tail_start]);
         let mut out = String::with_capacity(max_bytes + 64);
@@ -91,7 +123,9 @@ pub fn truncate(text: &str, max_bytes: usize) -> std::borrow::Cow<'_, str> {
     let head_budget = head_share(max_bytes);
     let tail_budget = max_bytes - head_budget;
     let head_end = floor_char_boundary(text, head_budget);
+    let head_end = token_boundary(text, head_end, false, false, true);
     let tail_start = ceil_char_boundary(text, text.len() - tail_budget).max(head_end);
+    let tail_start = token_boundary(text, tail_start, false, false, false);
     let omitted = len_u64(&text[head_end..tail_start]);
     let mut out = String::with_capacity(max_bytes + 64);
     out.push_str(&text[..head_end]);
@@ -229,6 +263,31 @@ mod tests {
         assert_eq!(
             cut,
             format!("{}{}{}", &text[..5], truncation_marker(193), &text[198..])
+        );
+    }
+
+    /// A key cut in two would leave usable halves no redaction rule recognises: cuts move
+    /// to the token's edges, unless the run is too long to be a secret.
+    #[test]
+    fn cuts_never_split_a_token() {
+        let key = "sk_live_qWERtyuIoPAsdFghJKLzxcVBNmqwERtyUIop";
+        let text = format!("{} {key} {}", "word ".repeat(20), "more ".repeat(20));
+        let cut = truncate(&text, 150);
+        assert!(!cut.contains("sk_live"), "{cut}");
+        assert!(!cut.contains("Nmqw"), "{cut}");
+        assert!(cut.contains("[... truncated "), "{cut}");
+        let clipped = Clipped {
+            head: format!("{}{key} and more words", "a ".repeat(30)),
+            omitted: 10,
+            tail: format!("w {key} {}", "b ".repeat(3)),
+        };
+        let cut = clipped.truncate(100);
+        assert!(!cut.contains("sk_") && !cut.contains("Iop"), "{cut}");
+        // A blob longer than any secret is cut where the budget says.
+        let blob = "x".repeat(2000);
+        assert_eq!(
+            truncate(&blob, 100).len(),
+            100 + truncation_marker(1900).len()
         );
     }
 

@@ -75,9 +75,15 @@ impl TaskRun {
                         max_file_size_bytes: entry.and_then(|entry| entry.max_file_size_bytes),
                         max_output_bytes: entry.and_then(|entry| entry.max_output_bytes),
                         timeout_ms: Some(millis(tool_timeout)),
-                        url_check: entry
-                            .filter(|_| capability == Some("Network.Http"))
-                            .map(crate::policy::domain::url_check),
+                        // HttpRequest's redirect hops, the push's remote allowlist, and
+                        // what a started process asks the egress proxy for: the domain
+                        // rules of Network.Http.
+                        url_check: match capability {
+                            Some("Git.Push") => entry.map(crate::policy::domain::remote_check),
+                            _ => policy
+                                .capability("Network.Http")
+                                .map(crate::policy::domain::url_check),
+                        },
                     },
                     granted_paths: entry.and_then(|entry| policy.granted_paths(entry)),
                     sandbox: capability

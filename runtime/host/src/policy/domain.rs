@@ -102,6 +102,40 @@ pub fn url_check(entry: &CapabilityEntry) -> UrlCheck {
     })
 }
 
+/// Git.Push's remote allowlist (system-design.md §9: "Repo path and remote allowlist"),
+/// written in the entry's own `allowedDomains`/`blockedDomains`, for the tool runtime to
+/// apply to the server a push goes to. `url` is the remote's URL of any scheme (`https`,
+/// `ssh`, `git`; scp-like remotes arrive as `ssh://`): only its host counts. Unlike
+/// `Network.Http`, an entry without `allowedDomains` lists no server, so a push reaches
+/// only the granted folders on this machine.
+pub fn remote_check(entry: &CapabilityEntry) -> UrlCheck {
+    let allowed = entry.allowed_domains.clone();
+    let blocked = entry.blocked_domains.clone();
+    UrlCheck::new(move |url| {
+        let Some(allowed) = allowed.as_deref() else {
+            return Err(
+                "the Git.Push entry of the policy has no allowedDomains, so no server is on its remote allowlist"
+                    .to_owned(),
+            );
+        };
+        let host = Url::parse(url.trim())
+            .ok()
+            .and_then(|parsed| parsed.host_str().map(str::to_owned))
+            .ok_or_else(|| format!("the remote URL {url} names no server"))?;
+        check(&format!("https://{host}/"), Some(allowed), blocked.as_deref())
+            .map(drop)
+            .map_err(|denial| match denial {
+                DomainDenial::NotAllowed(host) => format!(
+                    "the server {host} is not on the remote allowlist (the Git.Push entry's allowedDomains)"
+                ),
+                DomainDenial::Blocked(host) => format!(
+                    "the server {host} is blocked (the Git.Push entry's blockedDomains)"
+                ),
+                DomainDenial::BadUrl(reason) => reason,
+            })
+    })
+}
+
 fn target(url: &str) -> Result<Target, DomainDenial> {
     let parsed = Url::parse(url.trim())
         .map_err(|error| DomainDenial::BadUrl(format!("URL is not valid ({error}): {url}")))?;

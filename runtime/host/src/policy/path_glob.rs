@@ -10,7 +10,8 @@
 //! - Case folds where the platform's file systems do ([`path_match::FOLDS_CASE`]).
 //!
 //! A pattern that does not compile matches nothing here; [`invalid`] lets session start
-//! report it.
+//! report it, and lets the enforcer fail closed on it: such a `blockedPaths` entry blocks
+//! every path of its capability (a mistyped block must not open what it meant to close).
 
 use std::path::Path;
 
@@ -45,14 +46,18 @@ pub fn problems(bundle: &agent_protocol::policy::PolicyBundle) -> Vec<String> {
     let mut found = Vec::new();
     for entry in &bundle.capabilities {
         let lists = [
-            ("allowedPaths", &entry.allowed_paths),
-            ("blockedPaths", &entry.blocked_paths),
+            ("allowedPaths", &entry.allowed_paths, "it matches nothing"),
+            (
+                "blockedPaths",
+                &entry.blocked_paths,
+                "it blocks every path until the policy is corrected",
+            ),
         ];
-        for (field, list) in lists {
+        for (field, list, effect) in lists {
             for pattern in list.iter().flatten() {
                 if let Some(error) = invalid(pattern) {
                     found.push(format!(
-                        "{} {field} entry {pattern:?} is not a usable glob pattern ({error}); it matches nothing.",
+                        "{} {field} entry {pattern:?} is not a usable glob pattern ({error}); {effect}.",
                         entry.name
                     ));
                 }

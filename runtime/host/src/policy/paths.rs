@@ -20,10 +20,20 @@ impl PolicyEnforcer {
             return Err("Path contains a NUL byte".to_owned());
         }
         let path = resolve(&self.absolute(Path::new(raw)));
-        if let Some(blocked) = &entry.blocked_paths
-            && blocked.iter().any(|prefix| self.matches(&path, prefix))
-        {
-            return Err(format!("Path is blocked: {}", path.display()));
+        if let Some(blocked) = &entry.blocked_paths {
+            // A blocked pattern that cannot be read fails closed: it blocks every path.
+            if let Some(unusable) = blocked
+                .iter()
+                .find(|entry| path_glob::invalid(entry).is_some())
+            {
+                return Err(format!(
+                    "Path is blocked: {} (the blockedPaths entry {unusable:?} is not a usable pattern, so it blocks every path until the policy is corrected)",
+                    path.display()
+                ));
+            }
+            if blocked.iter().any(|prefix| self.matches(&path, prefix)) {
+                return Err(format!("Path is blocked: {}", path.display()));
+            }
         }
         if let Some(allowed) = &entry.allowed_paths
             && !allowed.iter().any(|prefix| self.matches(&path, prefix))

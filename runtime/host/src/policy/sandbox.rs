@@ -10,7 +10,10 @@
 //! - reads: unconfined when `File.Read` is granted without `allowedPaths`; else its
 //!   `allowedPaths` (none when not granted) plus the write roots;
 //! - network: `Network.Http` granted and not switched off by `taskOptions.allowNetwork`;
-//! - GitPush: unconfined for now (see `push_grant`).
+//!   for GitPush, a remote allowlist (the Git.Push entry's `allowedDomains`) instead of
+//!   `Network.Http`, plus reads of `~/.ssh` for the keys of an ssh remote. A push to a folder
+//!   on this machine reaches it only when it lies in the write paths (the entry's
+//!   `allowedPaths`), as the tool runtime checks first.
 
 use std::path::{Path, PathBuf};
 
@@ -30,16 +33,11 @@ fn writes_git_dir(capability: &str) -> bool {
     matches!(capability, "Git.Commit" | "Git.Push")
 }
 
-/// A push writes into its remote, which may be a local folder anywhere, and needs the
-/// network for any other: until a remote allowlist says which remotes
-/// are allowed, GitPush runs with writes, reads and network unconfined.
-fn push_grant() -> SandboxGrant {
-    SandboxGrant {
-        write_paths: vec!["/".to_owned()],
-        read_paths: None,
-        blocked_paths: Vec::new(),
-        network: true,
-    }
+/// Whether a push may reach servers: the Git.Push entry lists some (its remote allowlist).
+fn push_reaches_servers(entry: Option<&agent_protocol::policy::CapabilityEntry>) -> bool {
+    entry
+        .and_then(|entry| entry.allowed_domains.as_ref())
+        .is_some_and(|allowed| !allowed.is_empty())
 }
 
 impl PolicyEnforcer {
@@ -48,9 +46,6 @@ impl PolicyEnforcer {
     pub fn sandbox_grant(&self, capability: &str, options: &TaskOptions) -> Option<SandboxGrant> {
         if !starts_processes(capability) {
             return None;
-        }
-        if capability == "Git.Push" {
-            return Some(push_grant());
         }
         let entry = self.capability(capability);
         let absolute = |raw: &String| -> Option<PathBuf> {
@@ -88,17 +83,27 @@ impl PolicyEnforcer {
         if !writes_git_dir(capability) {
             blocked.extend(write.iter().map(|root| root.join(".git")));
         }
+        let pushes_to_servers = capability == "Git.Push" && push_reaches_servers(entry);
+        // ssh reads its keys and known hosts there; git's own config stays ignored.
+        let ssh = pushes_to_servers
+            .then(|| absolute(&"~/.ssh".to_owned()))
+            .flatten();
         let read = match self.capability("File.Read") {
             Some(entry) => entry.allowed_paths.as_ref().map(|allowed| {
                 allowed
                     .iter()
                     .filter_map(absolute)
                     .chain(write.iter().cloned())
+                    .chain(ssh.clone())
                     .collect::<Vec<_>>()
             }),
-            None => Some(write.clone()),
+            None => Some(write.iter().cloned().chain(ssh.clone()).collect()),
         };
-        let network = self.grants("Network.Http") && options.allow_network != Some(false);
+        let network = if capability == "Git.Push" {
+            pushes_to_servers
+        } else {
+            self.grants("Network.Http")
+        } && options.allow_network != Some(false);
         let text = |paths: Vec<PathBuf>| -> Vec<String> {
             let mut paths: Vec<String> = paths
                 .into_iter()
@@ -207,10 +212,40 @@ mod tests {
         let commit = policy.sandbox_grant("Git.Commit", &offline).unwrap();
         assert!(commit.blocked_paths.is_empty(), "{commit:?}");
         assert!(!commit.network);
-        let push = policy.sandbox_grant("Git.Push", &offline).unwrap();
-        assert_eq!(
-            (push.write_paths, push.network),
-            (vec!["/".to_owned()], true)
+    }
+
+    #[test]
+    fn a_push_is_confined_and_reaches_servers_only_through_its_remote_allowlist() {
+        let root = root();
+        let here = root.display().to_string();
+        let local = enforcer(
+            &root,
+            json!([{"name": "Git.Push"}, {"name": "Network.Http"}]),
         );
+        let push = local
+            .sandbox_grant("Git.Push", &TaskOptions::default())
+            .unwrap();
+        assert_eq!(push.write_paths, std::slice::from_ref(&here));
+        assert!(push.blocked_paths.is_empty(), "a push writes .git");
+        assert_eq!(push.read_paths, Some(vec![here.clone()]));
+        assert!(!push.network, "Network.Http is not a remote allowlist");
+        let servers = enforcer(
+            &root,
+            json!([{"name": "Git.Push", "allowedPaths": ["."], "allowedDomains": ["github.com"]}]),
+        );
+        let push = servers
+            .sandbox_grant("Git.Push", &TaskOptions::default())
+            .unwrap();
+        assert!(push.network);
+        let reads = push.read_paths.unwrap();
+        assert!(
+            reads.iter().any(|path| path.ends_with("/.ssh")),
+            "{reads:?}"
+        );
+        let offline = TaskOptions {
+            allow_network: Some(false),
+            ..TaskOptions::default()
+        };
+        assert!(!servers.sandbox_grant("Git.Push", &offline).unwrap().network);
     }
 }

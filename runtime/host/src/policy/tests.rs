@@ -60,6 +60,35 @@ fn relative_entries_resolve_against_the_workspace_and_blocked_wins() {
     );
 }
 
+/// A blocked pattern that does not compile must not block nothing: it blocks everything of
+/// its capability, saying which entry; an unusable allowed pattern admits nothing.
+#[test]
+fn an_unusable_blocked_pattern_fails_closed() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("key.pem"), "x").unwrap();
+    let policy = enforcer(
+        dir.path(),
+        json!([
+            {"name": "File.Read", "allowedPaths": ["."], "blockedPaths": ["[*.pem"]},
+            {"name": "File.Write", "allowedPaths": ["[unclosed"]}
+        ]),
+    );
+    for path in ["key.pem", "a.txt"] {
+        assert!(
+            matches!(policy.check_tool("File.Read", &args(path)), Verdict::Denied(r) if r.contains("\"[*.pem\" is not a usable pattern")),
+            "{path}"
+        );
+    }
+    assert!(
+        matches!(policy.check_tool("File.Write", &args("a.txt")), Verdict::Denied(r) if r.contains("not in allowed"))
+    );
+    let bundle = policy.bundle();
+    let problems = super::path_glob::problems(bundle);
+    assert_eq!(problems.len(), 2, "{problems:?}");
+    assert!(problems[0].contains("blocks every path"), "{problems:?}");
+    assert!(problems[1].contains("matches nothing"), "{problems:?}");
+}
+
 #[test]
 fn without_a_workspace_relative_entries_admit_nothing() {
     let dir = tempfile::tempdir().unwrap();

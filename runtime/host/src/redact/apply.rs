@@ -84,9 +84,10 @@ const MARKER_TAIL: &str = " bytes ...]\n";
 const MIN_FRAGMENT: usize = 8;
 
 /// A secret cut in two by output truncation matches no rule, yet its halves are usable:
-/// a run of key-like characters touching a truncation marker, long enough and holding both
-/// letters and digits (a cut identifier or word has no digits), becomes
-/// `[REDACTED:fragment]`. True when something was replaced.
+/// a run of key-like characters touching a truncation marker, long enough and looking
+/// random — letters and digits, or letters whose case changes as in random text rather than
+/// in words (`aBcDxYZqRs…`, not `HttpRequestError`) — becomes `[REDACTED:fragment]`. True when
+/// something was replaced.
 pub fn cut_fragments(text: &mut String) -> bool {
     let mut cuts = Vec::new();
     let mut from = 0;
@@ -131,6 +132,32 @@ fn run_forward(text: &str) -> usize {
 
 fn fragment(run: &str) -> bool {
     run.len() >= MIN_FRAGMENT
-        && run.bytes().any(|b| b.is_ascii_digit())
         && run.bytes().any(|b| b.is_ascii_alphabetic())
+        && (run.bytes().any(|b| b.is_ascii_digit()) || random_case(run))
+}
+
+/// Shortest letters-only run judged by its case pattern: shorter ones are too often words.
+const MIN_CASE_FRAGMENT: usize = 12;
+
+/// Whether the letters' case changes like random text: in a random key about half the
+/// neighbouring letter pairs change case and both upper-upper and lower-lower pairs occur;
+/// words and identifiers (camelCase, acronyms, SNAKE_CASE) change case rarely.
+fn random_case(run: &str) -> bool {
+    if run.len() < MIN_CASE_FRAGMENT {
+        return false;
+    }
+    let (mut upper_pairs, mut lower_pairs, mut changes, mut pairs) = (0, 0, 0, 0);
+    for pair in run.as_bytes().windows(2) {
+        let [a, b] = [pair[0], pair[1]];
+        if !(a.is_ascii_alphabetic() && b.is_ascii_alphabetic()) {
+            continue;
+        }
+        pairs += 1;
+        match (a.is_ascii_uppercase(), b.is_ascii_uppercase()) {
+            (true, true) => upper_pairs += 1,
+            (false, false) => lower_pairs += 1,
+            _ => changes += 1,
+        }
+    }
+    upper_pairs >= 2 && lower_pairs >= 2 && changes * 3 >= pairs
 }

@@ -108,4 +108,22 @@ fn a_secret_cut_by_truncation_leaves_no_fragment() {
     // A cut word or identifier (no digits) stays.
     let mut words = "compiling agent_host_module\n[... truncated 9 bytes ...]\nfinished".to_owned();
     assert!(!cut_fragments(&mut words));
+    // A key without digits is cut too: its random-looking case gives it away.
+    let mut letters =
+        "sk_live_qWERtyuIoPAsdFgh\n[... truncated 40 bytes ...]\nGhJKLzxcVBNmqwERty end".to_owned();
+    assert!(cut_fragments(&mut letters));
+    assert_eq!(
+        letters,
+        "[REDACTED:fragment]\n[... truncated 40 bytes ...]\n[REDACTED:fragment] end"
+    );
+    for identifier in [
+        "HttpRequestErrorHandler",
+        "XMLHttpRequestFactory",
+        "SCREAMING_SNAKE_CONSTANT",
+        "some_long_identifier_name",
+        "ThisIsAVeryLongClassName",
+    ] {
+        let mut text = format!("{identifier}\n[... truncated 9 bytes ...]\n{identifier}");
+        assert!(!cut_fragments(&mut text), "{text}");
+    }
 }

@@ -1,8 +1,8 @@
 //! WriteFile (local-tool-runtime.md §4.2): an atomic replacement of the file's content, with
 //! a `file_diff` artifact of the change and a file-change record for the patch preview.
 
-use std::fs::{self, Permissions};
-use std::io::{ErrorKind, Write as _};
+use std::fs;
+use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
 use agent_protocol::methods::FileChangeStatus;
@@ -12,14 +12,11 @@ use async_trait::async_trait;
 use serde_json::json;
 
 use super::diff::{self, FileDiff, MAX_DIFF_INPUT_BYTES, Side};
-use super::{io_failure, resolve_path};
+use super::{io_failure, open_failure, resolve_path};
 use crate::args::Args;
 use crate::output;
+use crate::platform::replace::{self, Folder, Found};
 use crate::router::Tool;
-
-/// Longest part of the file name reused in the temporary file's name, which must stay within
-/// the 255-byte name limit of common file systems after the prefix and random suffix.
-const TEMP_NAME_STEM_BYTES: usize = 100;
 
 pub struct WriteFile;
 
@@ -103,6 +100,7 @@ fn write(
             format!("WriteFile: {} does not name a file", path.display()),
         );
     };
+    let root = request.workspace_root.as_deref().map(Path::new);
     match fs::metadata(parent) {
         Ok(metadata) if metadata.is_dir() => {}
         Ok(_) => {
@@ -113,8 +111,8 @@ fn write(
             );
         }
         Err(error) if error.kind() == ErrorKind::NotFound && create_directories => {
-            if let Err(error) = fs::create_dir_all(parent) {
-                return io_failure(request, parent, &error);
+            if let Err(error) = replace::create_folders(root, parent) {
+                return open_failure(request, "WriteFile", parent, &error);
             }
         }
         Err(error) if error.kind() == ErrorKind::NotFound => {
@@ -133,8 +131,14 @@ fn write(
         Ok(target) => target,
         Err(error) => return io_failure(request, path, &error),
     };
-    let existing = match fs::metadata(&target) {
-        Ok(metadata) if metadata.is_dir() => {
+    // From here on everything happens in a handle of the folder, opened beneath the project
+    // folder: a folder swapped for a link since the policy check cannot redirect the write.
+    let (folder, name) = match Folder::of(root, path, &target) {
+        Ok(opened) => opened,
+        Err(error) => return open_failure(request, "WriteFile", path, &error),
+    };
+    let existing = match folder.find(&name) {
+        Ok(Found::Directory) => {
             return ToolResult::failed(
                 request,
                 ErrorCode::InvalidRequest,
@@ -142,7 +146,7 @@ fn write(
             );
         }
         // Reading a FIFO for the diff would block forever; replacing a device is no write.
-        Ok(metadata) if !metadata.is_file() => {
+        Ok(Found::Special) => {
             return ToolResult::failed(
                 request,
                 ErrorCode::InvalidRequest,
@@ -152,30 +156,39 @@ fn write(
                 ),
             );
         }
+        // The path was resolved to a file, not a link: one appeared since.
+        Ok(Found::Link) => {
+            return ToolResult::failed(
+                request,
+                ErrorCode::PermissionDenied,
+                format!(
+                    "WriteFile: {} became a symbolic link while the write was prepared; nothing was written",
+                    path.display()
+                ),
+            );
+        }
         // Replacing by rename would succeed on a read-only file; writing to it must not.
-        Ok(metadata) if metadata.permissions().readonly() => {
+        Ok(Found::File { readonly: true, .. }) => {
             return ToolResult::failed(
                 request,
                 ErrorCode::PermissionDenied,
                 format!("{} is read-only", path.display()),
             );
         }
-        Ok(metadata) => Some(metadata),
-        Err(error) if error.kind() == ErrorKind::NotFound => None,
+        Ok(Found::File { len, mode, .. }) => Some((len, mode)),
+        Ok(Found::Absent) => None,
         Err(error) => return io_failure(request, path, &error),
     };
-    let old_bytes = match &existing {
-        Some(metadata) if metadata.len() <= MAX_DIFF_INPUT_BYTES => match fs::read(&target) {
-            Ok(bytes) => Some(bytes),
-            Err(error) => return io_failure(request, path, &error),
-        },
+    let old_bytes = match existing {
+        Some((len, _)) if len <= MAX_DIFF_INPUT_BYTES => {
+            match folder.read(&name, MAX_DIFF_INPUT_BYTES) {
+                Ok(bytes) => Some(bytes),
+                Err(error) => return io_failure(request, path, &error),
+            }
+        }
         _ => None,
     };
-    if let Err(error) = replace_atomically(
-        &target,
-        content.as_bytes(),
-        existing.as_ref().map(fs::Metadata::permissions),
-    ) {
+    if let Err(error) = folder.replace(&name, content.as_bytes(), existing.map(|(_, mode)| mode)) {
         return io_failure(request, path, &error);
     }
 
@@ -183,9 +196,7 @@ fn write(
     let old = match (&existing, &old_bytes) {
         (None, _) => Side::Absent,
         (Some(_), Some(bytes)) => Side::of(bytes),
-        (Some(metadata), None) => Side::Opaque {
-            bytes: metadata.len(),
-        },
+        (Some((len, _)), None) => Side::Opaque { bytes: *len },
     };
     let new = if u64::try_from(content.len()).unwrap_or(u64::MAX) > MAX_DIFF_INPUT_BYTES {
         Side::Opaque {
@@ -236,54 +247,13 @@ fn real_target(
     }
 }
 
-/// Writes `bytes` to a temporary file beside `target`, flushes it to disk and renames it over
-/// `target`: readers, and the file after a crash, see the old content or the new, never a
-/// mix. An existing file keeps its permissions; a new one gets the usual `0666 & !umask`.
-fn replace_atomically(
-    target: &Path,
-    bytes: &[u8],
-    keep: Option<Permissions>,
-) -> std::io::Result<()> {
-    let dir = target
-        .parent()
-        .ok_or_else(|| std::io::Error::other("the file has no parent directory"))?;
-    let name = target
-        .file_name()
-        .map(|name| name.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let stem = &name[..output::floor_char_boundary(&name, TEMP_NAME_STEM_BYTES)];
-    let prefix = format!(".{stem}.");
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(&prefix).suffix(".tmp");
-    #[cfg(unix)]
-    if keep.is_none() {
-        use std::os::unix::fs::PermissionsExt;
-        builder.permissions(Permissions::from_mode(0o666));
-    }
-    let mut file = builder.tempfile_in(dir)?;
-    #[cfg(unix)]
-    if let Some(permissions) = keep {
-        file.as_file().set_permissions(permissions)?;
-    }
-    #[cfg(not(unix))]
-    let _ = keep;
-    file.write_all(bytes)?;
-    file.as_file().sync_all()?;
-    file.persist(target).map_err(|error| error.error)?;
-    // The rename itself is durable only once the directory is flushed (unix; best effort).
-    #[cfg(unix)]
-    if let Err(error) = fs::File::open(dir).and_then(|dir| dir.sync_all()) {
-        tracing::debug!(%error, dir = %dir.display(), "could not flush the directory");
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::testing::{decoded, request};
     use agent_protocol::ToolStatus;
     use serde_json::{Value, json};
+    use std::fs::Permissions;
     #[cfg(unix)]
     use std::os::unix::fs::FileTypeExt;
 
@@ -412,6 +382,32 @@ mod tests {
         let link = fs::symlink_metadata(dir.path().join("link.txt")).unwrap();
         assert!(link.file_type().is_symlink());
         assert_eq!(result.file_changes[0].status, FileChangeStatus::Modified);
+    }
+
+    /// A folder (or file) in the project folder that is a link leading out is not followed:
+    /// the write is refused and nothing outside changes, whether or not the file exists.
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn a_link_out_of_the_project_folder_is_not_written_through() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        fs::write(outside.path().join("precious"), "keep").unwrap();
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("out")).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("precious"), dir.path().join("p")).unwrap();
+        for path in ["out/precious", "out/new.txt", "out/deep/new.txt", "p"] {
+            let result = run(dir.path(), json!({"path": path, "content": "pwned"})).await;
+            crate::testing::assert_failed(
+                &result,
+                ErrorCode::PermissionDenied,
+                "leads out of the project folder",
+            );
+        }
+        assert_eq!(
+            fs::read_to_string(outside.path().join("precious")).unwrap(),
+            "keep"
+        );
+        let names: Vec<_> = fs::read_dir(outside.path()).unwrap().collect();
+        assert_eq!(names.len(), 1, "nothing was created outside");
     }
 
     #[tokio::test]

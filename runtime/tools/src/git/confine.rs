@@ -274,6 +274,23 @@ pub(crate) fn local_destination(url: &str) -> Option<&str> {
     }
 }
 
+/// A server remote as a URL with its host where a URL parser finds it: `scheme://…` as it
+/// is, scp-like `[user@]host:path` as `ssh://[user@]host/path`.
+pub(crate) fn server_url(url: &str) -> String {
+    if url.contains("://") {
+        return url.to_owned();
+    }
+    // An IPv6 host is bracketed, and its colons are not the separator.
+    let split = match url.find("]:") {
+        Some(end) => Some((&url[..=end], &url[end + 2..])),
+        None => url.split_once(':'),
+    };
+    match split {
+        Some((host, path)) => format!("ssh://{host}/{}", path.trim_start_matches('/')),
+        None => format!("ssh://{url}/"),
+    }
+}
+
 #[cfg(test)]
 #[path = "confine_tests.rs"]
 mod tests;

@@ -112,3 +112,17 @@ fn a_dot_git_link_out_of_the_granted_folder_is_refused() {
         "{error}"
     );
 }
+
+#[test]
+fn server_remotes_become_urls_with_their_host() {
+    assert_eq!(
+        server_url("git@github.com:o/r.git"),
+        "ssh://git@github.com/o/r.git"
+    );
+    assert_eq!(server_url("host:/srv/r"), "ssh://host/srv/r");
+    assert_eq!(server_url("git@[::1]:o/r"), "ssh://git@[::1]/o/r");
+    assert_eq!(
+        server_url("https://github.com/o/r"),
+        "https://github.com/o/r"
+    );
+}

@@ -270,15 +270,20 @@ async fn run(
 
 /// The same git command inside the OS sandbox the host granted this call (see
 /// `crate::sandbox`): the repository's own config cannot name a program that escapes it.
-fn sandboxed(request: &ToolRequest, plain: Command) -> Result<Command, Box<ToolResult>> {
+fn sandboxed(
+    request: &ToolRequest,
+    plain: Command,
+) -> Result<crate::sandbox::Confined, Box<ToolResult>> {
     let plain = plain.as_std();
-    let mut wrapped = crate::sandbox::command(plain.get_program(), request).map_err(|message| {
-        Box::new(ToolResult::failed(
-            request,
-            ErrorCode::PermissionDenied,
-            message,
-        ))
-    })?;
+    let mut confined =
+        crate::sandbox::command(plain.get_program(), request).map_err(|message| {
+            Box::new(ToolResult::failed(
+                request,
+                ErrorCode::PermissionDenied,
+                message,
+            ))
+        })?;
+    let wrapped = &mut confined.command;
     wrapped.args(plain.get_args());
     for (name, value) in plain.get_envs() {
         match value {
@@ -289,7 +294,7 @@ fn sandboxed(request: &ToolRequest, plain: Command) -> Result<Command, Box<ToolR
     if let Some(dir) = plain.get_current_dir() {
         wrapped.current_dir(dir);
     }
-    Ok(wrapped)
+    Ok(confined)
 }
 
 async fn spawn(
@@ -303,7 +308,11 @@ async fn spawn(
     let timeout = request.limits.timeout_ms.map_or(settings.timeout, |limit| {
         settings.timeout.min(Duration::from_millis(limit))
     });
-    let builder = sandboxed(request, builder)?;
+    // The egress proxy, if any, lives until git has ended.
+    let crate::sandbox::Confined {
+        command: builder,
+        egress: _egress,
+    } = sandboxed(request, builder)?;
     let run_settings = Settings {
         kill_grace: settings.kill_grace,
         capture_bytes: settings.capture_bytes,

@@ -406,18 +406,16 @@ async fn push_remote(
     Ok(if named.is_empty() { "origin" } else { named }.to_owned())
 }
 
-/// A push reaches a server, or a folder the policy grants (`grantedPaths`; any folder when
-/// it names none): never a folder elsewhere on this machine, whatever the repository's config
-/// (or the `remote` argument) says the remote is.
+/// A push reaches a server on the policy's remote allowlist (the host's check in
+/// `limits.urlCheck`), or a folder the policy grants (`grantedPaths`; any folder when it
+/// names none): never a folder elsewhere on this machine nor another server, whatever the
+/// repository's config (or the `remote` argument) says the remote is.
 async fn check_destination(
     request: &ToolRequest,
     settings: GitSettings,
     dir: &std::path::Path,
     remote: &str,
 ) -> Result<(), Box<ToolResult>> {
-    let Some(granted) = &request.granted_paths else {
-        return Ok(());
-    };
     let url = git(
         request,
         settings,
@@ -425,13 +423,27 @@ async fn check_destination(
         &["remote", "get-url", "--push", remote],
     )
     .await?;
-    // Not a configured remote: git reads the argument itself as the URL.
+    // Not a configured remote: git reads the argument itself as the URL. `get-url` applies
+    // the repository's `insteadOf`/`pushInsteadOf` rewrites, as the push will.
     let url = if url.ok() {
         url.stdout.trim().to_owned()
     } else {
         remote.to_owned()
     };
     let Some(local) = confine::local_destination(&url) else {
+        let Some(check) = &request.limits.url_check else {
+            return Ok(());
+        };
+        let server = confine::server_url(&url);
+        return check.check(&server).map_err(|reason| {
+            Box::new(ToolResult::failed(
+                request,
+                ErrorCode::PermissionDenied,
+                format!("GitPush: the remote \"{remote}\" ({url}) may not be pushed to: {reason}"),
+            ))
+        });
+    };
+    let Some(granted) = &request.granted_paths else {
         return Ok(());
     };
     let target = crate::platform::normalize(&dir.join(local));

@@ -6,6 +6,7 @@ pub mod child_env;
 pub mod encoding;
 pub mod paths;
 pub mod process;
+pub mod replace;
 pub mod shell;
 
 pub use shell::Os;

@@ -6,10 +6,15 @@
 //!    over themselves in a private mount namespace (in a user namespace of its own, so no
 //!    privilege is needed);
 //! 2. Landlock: writes only under the plan's writable trees; reads, when confined, under
-//!    the plan's readable ones; with no network, no TCP connect or bind (ABI ≥ 4). A
+//!    the plan's readable ones; with no network, no TCP connect or bind (ABI ≥ 4); with the
+//!    network through the egress proxy, TCP connect to the proxy's port only. A
 //!    Landlock-confined process can no longer change mounts, so it cannot undo step 1;
 //! 3. seccomp, with no network: `socket()` of any family but `AF_UNIX` fails (UDP, raw,
-//!    netlink…), and so does `io_uring_setup` (its own way to open sockets).
+//!    netlink…), and so does `io_uring_setup` (its own way to open sockets); through the
+//!    proxy, TCP sockets are allowed too, nothing else.
+//!
+//! Landlock's port rule does not name an address: a server elsewhere listening on the
+//! proxy's port number could be reached directly. The port is a random one of the moment.
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -19,8 +24,8 @@ use std::process::ExitCode;
 
 use agent_protocol::sandbox::{SandboxMode, SandboxStatus};
 use landlock::{
-    ABI, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, Ruleset, RulesetAttr,
-    RulesetCreatedAttr, RulesetStatus, path_beneath_rules,
+    ABI, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, NetPort, Ruleset,
+    RulesetAttr, RulesetCreatedAttr, RulesetStatus, path_beneath_rules,
 };
 use nix::libc;
 use seccompiler::{
@@ -68,7 +73,11 @@ pub fn probe(mode: SandboxMode) -> SandboxStatus {
     } else {
         "; without a network grant no socket but a Unix one (seccomp; this kernel has no Landlock TCP rules)"
     });
-    detail.push_str("; with one, the network is unrestricted (no egress proxy yet)");
+    detail.push_str(if tcp {
+        "; with one, TCP only, to the runtime's egress proxy only, which applies the policy's domain and address rules"
+    } else {
+        "; with one, TCP only, pointed at the runtime's egress proxy (which applies the policy's domain and address rules) but not held to it: this kernel has no Landlock TCP rules"
+    });
     SandboxStatus {
         mode,
         enforced: true,
@@ -142,6 +151,8 @@ pub fn confine(plan: &Plan) -> Result<(), String> {
     note(landlock(plan));
     if !plan.network {
         note(no_sockets());
+    } else if plan.proxy_port.is_some() {
+        note(tcp_only());
     }
     first.map_or(Ok(()), Err)
 }
@@ -154,7 +165,8 @@ fn landlock(plan: &Plan) -> Result<(), String> {
         AccessFs::from_write(FS_ABI)
     };
     let mut ruleset = Ruleset::default().handle_access(handled).map_err(error)?;
-    if !plan.network {
+    let proxy = plan.proxy_port.filter(|_| plan.network);
+    if !plan.network || proxy.is_some() {
         ruleset = ruleset
             .handle_access(AccessNet::from_all(NET_ABI))
             .map_err(error)?;
@@ -175,6 +187,11 @@ fn landlock(plan: &Plan) -> Result<(), String> {
             AccessFs::from_all(FS_ABI) & handled,
         ))
         .map_err(error)?;
+    if let Some(port) = proxy {
+        created = created
+            .add_rule(NetPort::new(port, AccessNet::ConnectTcp))
+            .map_err(error)?;
+    }
     let status = created.restrict_self().map_err(error)?;
     if status.ruleset == RulesetStatus::NotEnforced {
         return Err("Landlock is unavailable in this kernel".to_owned());
@@ -182,22 +199,68 @@ fn landlock(plan: &Plan) -> Result<(), String> {
     Ok(())
 }
 
-fn no_sockets() -> Result<(), String> {
-    fn error(error: impl std::fmt::Display) -> String {
-        format!("seccomp: {error}")
-    }
-    let not_unix = SeccompCondition::new(
-        0,
+fn seccomp_error(error: impl std::fmt::Display) -> String {
+    format!("seccomp: {error}")
+}
+
+/// `socket()`'s argument `index` compared with `value`.
+fn socket_arg(index: u8, op: SeccompCmpOp, value: i32) -> Result<SeccompCondition, String> {
+    SeccompCondition::new(
+        index,
         SeccompCmpArgLen::Dword,
-        SeccompCmpOp::Ne,
-        libc::AF_UNIX as u64,
+        op,
+        u64::try_from(value).unwrap_or_default(),
     )
-    .map_err(error)?;
+    .map_err(seccomp_error)
+}
+
+fn no_sockets() -> Result<(), String> {
+    let not_unix = socket_arg(0, SeccompCmpOp::Ne, libc::AF_UNIX)?;
+    deny_sockets(vec![
+        SeccompRule::new(vec![not_unix]).map_err(seccomp_error)?,
+    ])
+}
+
+/// With the egress proxy: Unix sockets and TCP over IPv4/IPv6 only (Landlock holds TCP to
+/// the proxy's port); no UDP (so no DNS of its own), raw, netlink or other family.
+fn tcp_only() -> Result<(), String> {
+    let not_unix = || socket_arg(0, SeccompCmpOp::Ne, libc::AF_UNIX);
+    let rule = |conditions| SeccompRule::new(conditions).map_err(seccomp_error);
+    deny_sockets(vec![
+        rule(vec![
+            not_unix()?,
+            socket_arg(0, SeccompCmpOp::Ne, libc::AF_INET)?,
+            socket_arg(0, SeccompCmpOp::Ne, libc::AF_INET6)?,
+        ])?,
+        // The type carries SOCK_NONBLOCK/SOCK_CLOEXEC in its high bits.
+        rule(vec![
+            not_unix()?,
+            socket_arg(1, SeccompCmpOp::MaskedEq(0xf), libc::SOCK_DGRAM)?,
+        ])?,
+        rule(vec![
+            not_unix()?,
+            socket_arg(1, SeccompCmpOp::MaskedEq(0xf), libc::SOCK_RAW)?,
+        ])?,
+        rule(vec![
+            not_unix()?,
+            socket_arg(1, SeccompCmpOp::MaskedEq(0xf), libc::SOCK_SEQPACKET)?,
+        ])?,
+        // A stream socket of another protocol (SCTP, MPTCP) escapes Landlock's TCP rules.
+        rule(vec![
+            not_unix()?,
+            socket_arg(2, SeccompCmpOp::Ne, 0)?,
+            socket_arg(2, SeccompCmpOp::Ne, libc::IPPROTO_TCP)?,
+        ])?,
+    ])
+}
+
+/// A filter failing `socket()` when any of `rules` matches, and `io_uring_setup` always.
+fn deny_sockets(rules: Vec<SeccompRule>) -> Result<(), String> {
+    fn error(error: impl std::fmt::Display) -> String {
+        seccomp_error(error)
+    }
     let rules = BTreeMap::from([
-        (
-            libc::SYS_socket,
-            vec![SeccompRule::new(vec![not_unix]).map_err(error)?],
-        ),
+        (libc::SYS_socket, rules),
         // An empty rule list matches the call whatever its arguments.
         (libc::SYS_io_uring_setup, Vec::new()),
     ]);

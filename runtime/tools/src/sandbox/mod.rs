@@ -16,6 +16,7 @@
 //! git) reaches them without threading them through each tool. Not installed (the tool
 //! runtime as a library, its unit tests), processes run unconfined.
 
+pub mod egress;
 #[cfg(target_os = "linux")]
 pub mod linux;
 mod plan;
@@ -40,6 +41,25 @@ pub struct SandboxConfig {
     pub mode: SandboxMode,
     /// The `agent-runtime` binary, started with [`LAUNCHER_FLAG`] (Linux).
     pub launcher: Option<PathBuf>,
+    /// Whether the egress proxy may reach loopback (the kit's fakes), as HttpRequest may.
+    pub allow_loopback: bool,
+}
+
+/// A command ready to start, and the egress proxy it reaches the network through (kept
+/// alive while the process runs).
+#[derive(Debug)]
+pub(crate) struct Confined {
+    pub command: Command,
+    pub egress: Option<egress::Egress>,
+}
+
+impl Confined {
+    fn plain(program: &OsStr) -> Self {
+        Confined {
+            command: Command::new(program),
+            egress: None,
+        }
+    }
 }
 
 struct Installed {
@@ -126,13 +146,22 @@ fn probe(config: &SandboxConfig) -> SandboxStatus {
 /// A command that runs `program` confined to what `request` grants, or the refusal when
 /// the sandbox is required and unavailable. The caller adds the program's arguments,
 /// environment and working directory as usual.
-pub(crate) fn command(program: &OsStr, request: &ToolRequest) -> Result<Command, String> {
-    let Some(installed) = INSTALLED.get() else {
-        return Ok(Command::new(program));
+pub(crate) fn command(program: &OsStr, request: &ToolRequest) -> Result<Confined, String> {
+    command_under(INSTALLED.get(), program, request)
+}
+
+/// [`command`] under an explicit configuration (`None`: nothing installed).
+fn command_under(
+    installed: Option<&Installed>,
+    program: &OsStr,
+    request: &ToolRequest,
+) -> Result<Confined, String> {
+    let Some(installed) = installed else {
+        return Ok(Confined::plain(program));
     };
     let mode = installed.config.mode;
     if mode == SandboxMode::Off {
-        return Ok(Command::new(program));
+        return Ok(Confined::plain(program));
     }
     if !installed.status.enforced {
         return if mode == SandboxMode::Required {
@@ -143,21 +172,56 @@ pub(crate) fn command(program: &OsStr, request: &ToolRequest) -> Result<Command,
                 installed.status.detail
             ))
         } else {
-            Ok(Command::new(program))
+            Ok(Confined::plain(program))
         };
     }
-    let plan = Plan::for_request(
+    let mut plan = Plan::for_request(
         request,
         installed.tmp.as_ref().map(tempfile::TempDir::path),
         mode == SandboxMode::Required,
     );
+    // A push reaches its remote over ssh as often as over https, which no HTTP proxy
+    // carries; its destination was judged against the remote allowlist before it started.
+    let egress = if plan.network && request.tool_name != "GitPush" {
+        let rules = egress::Rules {
+            check: request.limits.url_check.clone(),
+            addresses: crate::network::ssrf::AddressPolicy {
+                allow_loopback: installed.config.allow_loopback,
+            },
+        };
+        let proxy = egress::Egress::start(rules)
+            .map_err(|error| format!("the egress proxy could not start: {error}"))?;
+        plan.proxy_port = Some(proxy.port());
+        Some(proxy)
+    } else {
+        None
+    };
     let mut builder = wrap(program, &plan, installed.config.launcher.as_deref())?;
     if let Some(tmp) = &installed.tmp {
         for name in ["TMPDIR", "TMP", "TEMP"] {
             builder.env(name, tmp.path());
         }
     }
-    Ok(builder)
+    if let Some(proxy) = &egress {
+        let url = proxy.url();
+        for name in [
+            "HTTP_PROXY",
+            "HTTPS_PROXY",
+            "ALL_PROXY",
+            "http_proxy",
+            "https_proxy",
+            "all_proxy",
+        ] {
+            builder.env(name, &url);
+        }
+        for name in ["NO_PROXY", "no_proxy"] {
+            builder.env_remove(name);
+        }
+    }
+    Ok(Confined {
+        command: builder,
+        egress,
+    })
 }
 
 #[cfg(target_os = "linux")]
@@ -197,6 +261,7 @@ mod tests {
         let status = probe(&SandboxConfig {
             mode: SandboxMode::Off,
             launcher: None,
+            allow_loopback: false,
         });
         assert!(!status.enforced);
         assert!(status.detail.contains("AGENT_RUNTIME_SANDBOX=off"));
@@ -208,9 +273,45 @@ mod tests {
         let status = probe(&SandboxConfig {
             mode: SandboxMode::Required,
             launcher: None,
+            allow_loopback: false,
         });
         assert!(!status.enforced, "{status:?}");
         assert_eq!(status.mechanism, "none");
+    }
+
+    fn unavailable(mode: SandboxMode) -> Installed {
+        Installed {
+            config: SandboxConfig {
+                mode,
+                launcher: None,
+                allow_loopback: false,
+            },
+            status: off(mode, "Landlock is not offered by this kernel"),
+            tmp: None,
+        }
+    }
+
+    /// `required` never lets a process start unconfined; `best-effort` does (the session
+    /// start said so), and so does `off`.
+    #[test]
+    fn required_refuses_to_start_a_process_when_no_sandbox_is_available() {
+        let dir = tempfile::tempdir().unwrap();
+        let request = crate::testing::request("RunCommand", dir.path(), serde_json::json!({}));
+        let program = OsStr::new("/bin/sh");
+        let error = command_under(Some(&unavailable(SandboxMode::Required)), program, &request)
+            .unwrap_err();
+        assert_eq!(
+            error,
+            "RunCommand refused to start /bin/sh: AGENT_RUNTIME_SANDBOX=required and the OS sandbox is unavailable (Landlock is not offered by this kernel)"
+        );
+        for mode in [SandboxMode::BestEffort, SandboxMode::Off] {
+            let started = command_under(Some(&unavailable(mode)), program, &request).unwrap();
+            assert_eq!(
+                started.command.as_std().get_program(),
+                "/bin/sh",
+                "{mode:?}"
+            );
+        }
     }
 
     #[cfg(target_os = "linux")]

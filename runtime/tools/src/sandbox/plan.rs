@@ -52,6 +52,10 @@ pub struct Plan {
     /// Trees inside `write` kept read-only.
     pub read_only: Vec<PathBuf>,
     pub network: bool,
+    /// With `network`: the loopback port of the egress proxy, the only TCP destination
+    /// ([`super::egress`]); `None`: the network is not confined further.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proxy_port: Option<u16>,
     /// AGENT_RUNTIME_SANDBOX=required: a part that cannot be applied stops the launch.
     pub required: bool,
 }
@@ -109,6 +113,7 @@ impl Plan {
             read,
             read_only,
             network: grant.network,
+            proxy_port: None,
             required,
         }
     }

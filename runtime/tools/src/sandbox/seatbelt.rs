@@ -46,7 +46,12 @@ pub fn profile(plan: &Plan) -> String {
         profile.push_str(&subpaths(&plan.read_only));
         profile.push_str(")\n");
     }
-    if plan.network {
+    if let (true, Some(port)) = (plan.network, plan.proxy_port) {
+        // Through the egress proxy only: TCP to its loopback port, and Unix sockets.
+        profile.push_str(&format!(
+            "(allow network* (remote unix-socket) (local unix-socket))\n(allow network-outbound (remote tcp \"localhost:{port}\"))\n"
+        ));
+    } else if plan.network {
         profile.push_str("(allow network*)\n");
     } else {
         profile.push_str("(allow network* (remote unix-socket) (local unix-socket))\n");
@@ -65,8 +70,18 @@ mod tests {
             read,
             read_only: vec![PathBuf::from("/w/.git")],
             network,
+            proxy_port: None,
             required: false,
         }
+    }
+
+    #[test]
+    fn through_the_egress_proxy_only_its_port_is_reachable() {
+        let mut proxied = plan(true, None);
+        proxied.proxy_port = Some(4711);
+        let text = profile(&proxied);
+        assert!(text.contains("(allow network-outbound (remote tcp \"localhost:4711\"))"));
+        assert!(!text.contains("(allow network*)\n"), "{text}");
     }
 
     #[test]

@@ -79,8 +79,10 @@ pub(crate) async fn run(
     timeout: Duration,
     settings: Settings,
 ) -> std::io::Result<Outcome> {
-    let mut builder = crate::sandbox::command(shell.program().as_os_str(), request)
+    let confined = crate::sandbox::command(shell.program().as_os_str(), request)
         .map_err(|message| std::io::Error::new(std::io::ErrorKind::PermissionDenied, message))?;
+    // The proxy lives until the command has ended.
+    let (mut builder, _egress) = (confined.command, confined.egress);
     let arguments = shell_arguments(shell, command);
     #[cfg(windows)]
     if matches!(shell, Shell::Cmd(_)) {

@@ -184,3 +184,47 @@ fn denials_read_as_the_spec_words_them() {
         "Domain is blocked: 10.0.0.5"
     );
 }
+
+#[test]
+fn the_push_remote_allowlist_is_the_git_push_entrys_domains_and_empty_means_none() {
+    let entry = |allowed: Option<&[&str]>, blocked: Option<&[&str]>| CapabilityEntry {
+        name: "Git.Push".to_owned(),
+        allowed_domains: allowed.map(list),
+        blocked_domains: blocked.map(list),
+        ..CapabilityEntry::default()
+    };
+    let listed = remote_check(&entry(Some(&["github.com"]), Some(&["evil.github.com"])));
+    for url in [
+        "https://github.com/o/r.git",
+        "ssh://git@GitHub.com:22/o/r.git",
+        "git://api.github.com/o/r",
+    ] {
+        assert_eq!(listed.check(url), Ok(()), "{url}");
+    }
+    let refused = |check: &UrlCheck, url: &str, says: &str| {
+        let reason = check.check(url).unwrap_err();
+        assert!(reason.contains(says), "{url}: {reason}");
+    };
+    refused(
+        &listed,
+        "ssh://git@gitlab.com/o/r.git",
+        "gitlab.com is not on the remote allowlist",
+    );
+    refused(
+        &listed,
+        "https://evil.github.com/o/r",
+        "evil.github.com is blocked",
+    );
+    refused(
+        &listed,
+        "ssh://git@[::1]/o/r",
+        "[::1] is not on the remote allowlist",
+    );
+    refused(&listed, "not a url", "names no server");
+    let unlisted = remote_check(&entry(None, None));
+    refused(
+        &unlisted,
+        "https://github.com/o/r.git",
+        "has no allowedDomains",
+    );
+}

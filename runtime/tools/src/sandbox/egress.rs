@@ -1,0 +1,277 @@
+//! The egress proxy: the only way out for a sandboxed process granted the network. A
+//! command sees `HTTP_PROXY`/`HTTPS_PROXY` pointing at a loopback port of the runtime, and
+//! the OS sandbox lets it open TCP connections to that port only (Landlock TCP rules, no
+//! UDP or other families by seccomp). Every destination is judged like an `HttpRequest` URL:
+//! the host's domain rules (`allowedDomains`/`blockedDomains`, via the request's
+//! [`UrlCheck`]), then the address rules (no loopback, private, link-local, … address,
+//! literally or after resolution, [`crate::network::ssrf`]). So `curl`, `pip` and
+//! `git fetch` obey the same policy as HttpRequest.
+//!
+//! Two forms are served: `CONNECT host:port` (a TLS tunnel; the proxy never sees inside) and
+//! plain HTTP in absolute form (`GET http://host/path`), forwarded in origin form. A refusal
+//! is a `403` whose body says which rule refused. The proxy lives as long as its [`Egress`]
+//! handle, one per started process.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use agent_protocol::UrlCheck;
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::net::{TcpListener, TcpStream};
+use url::Url;
+
+use crate::network::ssrf::{self, AddressPolicy, VettingResolver};
+
+/// Longest request head read before the destination is known.
+const MAX_HEAD_BYTES: usize = 16 * 1024;
+
+/// What the proxy applies to every destination.
+#[derive(Clone, Default)]
+pub struct Rules {
+    /// The host's domain rules; `None`: only the address rules apply.
+    pub check: Option<UrlCheck>,
+    pub addresses: AddressPolicy,
+}
+
+/// A running proxy; dropping it stops it (open tunnels end with their process anyway).
+#[derive(Debug)]
+pub struct Egress {
+    port: u16,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Egress {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl Egress {
+    /// Starts a proxy on a free loopback port. Needs a Tokio runtime.
+    pub fn start(rules: Rules) -> std::io::Result<Egress> {
+        let listener = std::net::TcpListener::bind(("127.0.0.1", 0))?;
+        listener.set_nonblocking(true)?;
+        let port = listener.local_addr()?.port();
+        let listener = TcpListener::from_std(listener)?;
+        let rules = Arc::new(rules);
+        let task = tokio::spawn(async move {
+            while let Ok((client, _)) = listener.accept().await {
+                let rules = Arc::clone(&rules);
+                tokio::spawn(async move {
+                    if let Err(error) = serve(client, &rules).await {
+                        tracing::debug!(%error, "egress proxy connection ended");
+                    }
+                });
+            }
+        });
+        Ok(Egress { port, task })
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// The proxy URL for `HTTP_PROXY` and friends.
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+}
+
+/// The request line and headers, and any bytes read past them.
+struct Head {
+    method: String,
+    target: String,
+    version: String,
+    headers: Vec<String>,
+    rest: Vec<u8>,
+}
+
+/// Why a request is not forwarded: the status and the sentence for the client.
+struct Refused(u16, String);
+
+async fn serve(mut client: TcpStream, rules: &Rules) -> std::io::Result<()> {
+    let head = match read_head(&mut client).await? {
+        Ok(head) => head,
+        Err(Refused(status, reason)) => return refuse(&mut client, status, &reason).await,
+    };
+    let tunnel = head.method.eq_ignore_ascii_case("CONNECT");
+    let url = match destination(&head, tunnel) {
+        Ok(url) => url,
+        Err(Refused(status, reason)) => return refuse(&mut client, status, &reason).await,
+    };
+    let addresses = match judge(&url, rules).await {
+        Ok(addresses) => addresses,
+        Err(Refused(status, reason)) => return refuse(&mut client, status, &reason).await,
+    };
+    let mut upstream = match connect(&addresses).await {
+        Ok(upstream) => upstream,
+        Err(error) => {
+            let reason = format!("could not connect to {}: {error}", display_host(&url));
+            return refuse(&mut client, 502, &reason).await;
+        }
+    };
+    if tunnel {
+        client
+            .write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
+            .await?;
+    } else {
+        upstream.write_all(&origin_form(&head, &url)).await?;
+    }
+    upstream.write_all(&head.rest).await?;
+    tokio::io::copy_bidirectional(&mut client, &mut upstream).await?;
+    Ok(())
+}
+
+async fn read_head(client: &mut TcpStream) -> std::io::Result<Result<Head, Refused>> {
+    let mut buffer = Vec::with_capacity(1024);
+    let mut chunk = [0u8; 4096];
+    let end = loop {
+        if let Some(at) = buffer.windows(4).position(|window| window == b"\r\n\r\n") {
+            break at;
+        }
+        if buffer.len() > MAX_HEAD_BYTES {
+            return Ok(Err(Refused(
+                431,
+                "the request head is too large".to_owned(),
+            )));
+        }
+        let read = client.read(&mut chunk).await?;
+        if read == 0 {
+            return Ok(Err(Refused(400, "the request ended early".to_owned())));
+        }
+        buffer.extend_from_slice(&chunk[..read]);
+    };
+    let rest = buffer.split_off(end + 4);
+    let text = String::from_utf8_lossy(&buffer[..end]).into_owned();
+    let mut lines = text.split("\r\n");
+    let line = lines.next().unwrap_or_default();
+    let mut parts = line.split(' ');
+    let (Some(method), Some(target), Some(version), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
+        return Ok(Err(Refused(
+            400,
+            format!("the request line {line:?} is not \"METHOD target HTTP/1.x\""),
+        )));
+    };
+    Ok(Ok(Head {
+        method: method.to_owned(),
+        target: target.to_owned(),
+        version: version.to_owned(),
+        headers: lines.map(str::to_owned).collect(),
+        rest,
+    }))
+}
+
+/// The URL the request goes to: `https://host:port/` for a tunnel, the absolute URL else.
+fn destination(head: &Head, tunnel: bool) -> Result<Url, Refused> {
+    let text = if tunnel {
+        format!("https://{}/", head.target)
+    } else {
+        head.target.clone()
+    };
+    let url = Url::parse(&text).map_err(|error| {
+        Refused(
+            400,
+            format!(
+                "{} is not a destination this proxy serves ({error}); send CONNECT host:port or an absolute http:// URL",
+                head.target
+            ),
+        )
+    })?;
+    if !tunnel && url.scheme() != "http" {
+        return Err(Refused(
+            400,
+            format!(
+                "only http:// URLs are forwarded in plain form, not {}; use CONNECT for https",
+                head.target
+            ),
+        ));
+    }
+    Ok(url)
+}
+
+/// The policy's verdict: the addresses a connection may use, or the refusal naming its rule.
+async fn judge(url: &Url, rules: &Rules) -> Result<Vec<SocketAddr>, Refused> {
+    let forbidden = |reason: String| Refused(403, format!("the policy refuses {url}: {reason}"));
+    if let Some(check) = &rules.check {
+        check.check(url.as_str()).map_err(forbidden)?;
+    }
+    ssrf::check_url(url, rules.addresses).map_err(|refusal| forbidden(refusal.to_string()))?;
+    let host = url.host_str().unwrap_or_default();
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    let port = url.port_or_known_default().unwrap_or(443);
+    let resolver = VettingResolver {
+        policy: rules.addresses,
+    };
+    let found = resolver
+        .vetted(host)
+        .await
+        .map_err(|error| forbidden(error.to_string()))?;
+    if found.is_empty() {
+        return Err(Refused(502, format!("{host} has no address")));
+    }
+    Ok(found
+        .into_iter()
+        .map(|address| SocketAddr::new(address.ip(), port))
+        .collect())
+}
+
+async fn connect(addresses: &[SocketAddr]) -> std::io::Result<TcpStream> {
+    let mut last = None;
+    for address in addresses {
+        match TcpStream::connect(address).await {
+            Ok(stream) => return Ok(stream),
+            Err(error) => last = Some(error),
+        }
+    }
+    Err(last.unwrap_or_else(|| std::io::Error::other("no address to connect to")))
+}
+
+/// The request as the server expects it: origin form, without the proxy's own headers.
+fn origin_form(head: &Head, url: &Url) -> Vec<u8> {
+    let path = match url.query() {
+        Some(query) => format!("{}?{query}", url.path()),
+        None => url.path().to_owned(),
+    };
+    let mut text = format!("{} {path} {}\r\n", head.method, head.version);
+    for header in &head.headers {
+        let name = header.split(':').next().unwrap_or_default().trim();
+        if name.eq_ignore_ascii_case("proxy-connection")
+            || name.eq_ignore_ascii_case("proxy-authorization")
+        {
+            continue;
+        }
+        text.push_str(header);
+        text.push_str("\r\n");
+    }
+    text.push_str("\r\n");
+    text.into_bytes()
+}
+
+fn display_host(url: &Url) -> String {
+    match url.port_or_known_default() {
+        Some(port) => format!("{}:{port}", url.host_str().unwrap_or_default()),
+        None => url.host_str().unwrap_or_default().to_owned(),
+    }
+}
+
+async fn refuse(client: &mut TcpStream, status: u16, reason: &str) -> std::io::Result<()> {
+    let phrase = match status {
+        403 => "Forbidden",
+        431 => "Request Header Fields Too Large",
+        502 => "Bad Gateway",
+        _ => "Bad Request",
+    };
+    let body = format!("agent-runtime egress proxy: {reason}\n");
+    let response = format!(
+        "HTTP/1.1 {status} {phrase}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    client.write_all(response.as_bytes()).await?;
+    client.shutdown().await
+}
+
+#[cfg(test)]
+#[path = "egress_tests.rs"]
+mod tests;

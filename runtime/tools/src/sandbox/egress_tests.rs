@@ -1,0 +1,149 @@
+use super::*;
+
+/// A one-shot upstream on loopback: answers `reply` to whatever arrives first and reports
+/// what it received.
+async fn upstream(reply: &'static [u8]) -> (u16, tokio::sync::oneshot::Receiver<Vec<u8>>) {
+    let listener = TcpListener::bind(("127.0.0.1", 0)).await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (sender, receiver) = tokio::sync::oneshot::channel();
+    tokio::spawn(async move {
+        let (mut stream, _) = listener.accept().await.unwrap();
+        let mut buffer = vec![0u8; 4096];
+        let read = stream.read(&mut buffer).await.unwrap();
+        buffer.truncate(read);
+        stream.write_all(reply).await.unwrap();
+        stream.shutdown().await.unwrap();
+        let _ = sender.send(buffer);
+    });
+    (port, receiver)
+}
+
+/// Sends `request` through the proxy and returns everything it answered.
+async fn through(proxy: &Egress, request: &str) -> String {
+    let mut stream = TcpStream::connect(("127.0.0.1", proxy.port()))
+        .await
+        .unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    // Nothing more to send: a tunnel then ends when the upstream has answered.
+    stream.shutdown().await.unwrap();
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer).await.unwrap();
+    String::from_utf8_lossy(&answer).into_owned()
+}
+
+fn loopback_rules(check: Option<UrlCheck>) -> Rules {
+    Rules {
+        check,
+        addresses: AddressPolicy {
+            allow_loopback: true,
+        },
+    }
+}
+
+fn only(host: &'static str) -> UrlCheck {
+    UrlCheck::new(move |url| {
+        let parsed = Url::parse(url).map_err(|error| error.to_string())?;
+        match parsed.host_str() {
+            Some(found) if found == host => Ok(()),
+            other => Err(format!("Domain not allowed: {}", other.unwrap_or_default())),
+        }
+    })
+}
+
+#[tokio::test]
+async fn plain_http_is_forwarded_in_origin_form_without_proxy_headers() {
+    let (port, received) = upstream(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi").await;
+    let proxy = Egress::start(loopback_rules(Some(only("127.0.0.1")))).unwrap();
+    let answer = through(
+        &proxy,
+        &format!(
+            "GET http://127.0.0.1:{port}/a?b=1 HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nProxy-Connection: keep-alive\r\n\r\n"
+        ),
+    )
+    .await;
+    assert!(answer.ends_with("\r\n\r\nhi"), "{answer}");
+    let sent = String::from_utf8(received.await.unwrap()).unwrap();
+    assert!(sent.starts_with("GET /a?b=1 HTTP/1.1\r\n"), "{sent}");
+    assert!(sent.contains(&format!("Host: 127.0.0.1:{port}")), "{sent}");
+    assert!(
+        !sent.to_ascii_lowercase().contains("proxy-connection"),
+        "{sent}"
+    );
+}
+
+#[tokio::test]
+async fn connect_opens_a_tunnel_to_an_allowed_destination() {
+    let (port, received) = upstream(b"server bytes").await;
+    let proxy = Egress::start(loopback_rules(None)).unwrap();
+    let answer = through(
+        &proxy,
+        &format!("CONNECT 127.0.0.1:{port} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\nclient bytes"),
+    )
+    .await;
+    assert_eq!(
+        answer,
+        "HTTP/1.1 200 Connection established\r\n\r\nserver bytes"
+    );
+    assert_eq!(received.await.unwrap(), b"client bytes");
+}
+
+#[tokio::test]
+async fn a_domain_the_policy_does_not_admit_is_refused_and_never_reached() {
+    let (port, mut received) = upstream(b"must not be read").await;
+    let proxy = Egress::start(loopback_rules(Some(only("example.com")))).unwrap();
+    for request in [
+        format!("CONNECT 127.0.0.1:{port} HTTP/1.1\r\n\r\n"),
+        format!("GET http://127.0.0.1:{port}/ HTTP/1.1\r\n\r\n"),
+    ] {
+        let answer = through(&proxy, &request).await;
+        assert!(answer.starts_with("HTTP/1.1 403 Forbidden\r\n"), "{answer}");
+        assert!(answer.contains("Domain not allowed: 127.0.0.1"), "{answer}");
+    }
+    drop(proxy);
+    assert!(received.try_recv().is_err(), "the upstream was reached");
+}
+
+/// The address rules of HttpRequest: loopback (unless the runtime allows it), private,
+/// link-local, unique-local — as literals or names — never pass.
+#[tokio::test]
+async fn internal_addresses_are_refused_as_httprequest_refuses_them() {
+    let proxy = Egress::start(Rules::default()).unwrap();
+    for target in [
+        "127.0.0.1:80",
+        "localhost:80",
+        "10.0.0.5:443",
+        "192.168.1.1:443",
+        "169.254.169.254:80",
+        "[::1]:443",
+        "[fe80::1]:443",
+        "[fd00::1]:443",
+        "[::ffff:10.0.0.5]:443",
+    ] {
+        let answer = through(&proxy, &format!("CONNECT {target} HTTP/1.1\r\n\r\n")).await;
+        assert!(
+            answer.starts_with("HTTP/1.1 403 Forbidden\r\n"),
+            "{target}: {answer}"
+        );
+        assert!(
+            answer.contains("requests to local and internal networks are blocked"),
+            "{target}: {answer}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn malformed_requests_are_answered_with_the_reason() {
+    let proxy = Egress::start(Rules::default()).unwrap();
+    let answer = through(&proxy, "GARBAGE\r\n\r\n").await;
+    assert!(
+        answer.starts_with("HTTP/1.1 400 Bad Request\r\n"),
+        "{answer}"
+    );
+    let answer = through(&proxy, "GET https://example.com/ HTTP/1.1\r\n\r\n").await;
+    assert!(answer.contains("use CONNECT for https"), "{answer}");
+    let answer = through(&proxy, "GET /relative HTTP/1.1\r\n\r\n").await;
+    assert!(
+        answer.contains("not a destination this proxy serves"),
+        "{answer}"
+    );
+}
