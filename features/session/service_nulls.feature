@@ -8,10 +8,10 @@ Feature: Service answers that write unset members as null or leave them out
   Scenario Outline: a session whose services write unset members <style> runs a task with a tool
     Given the services write unset members <style>
     And the workspace file "notes.txt" contains "The launch code is 4-8-15-16."
-    And a running session
     And the model will call ReadFile on "notes.txt"
     And the model will then answer "The launch code is 4-8-15-16."
-    When the client starts the task "What is the launch code in notes.txt?"
+    When the client creates a session
+    And the client starts the task "What is the launch code in notes.txt?"
     And the task finishes
     Then the runtime reports tool_completed for ReadFile with a result containing "The launch code is 4-8-15-16."
     And the task_completed result is "The launch code is 4-8-15-16."
