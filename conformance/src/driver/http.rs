@@ -154,18 +154,7 @@ pub(crate) async fn connect(
     tokio::spawn(async move {
         let mut reader = tokio::io::BufReader::with_capacity(256 * 1024, requests_bridge);
         let mut in_flight = JoinSet::new();
-        loop {
-            let mut line = Vec::new();
-            match reader.read_until(b'\n', &mut line).await {
-                Ok(0) | Err(_) => break,
-                Ok(_) => {}
-            }
-            if line.last() == Some(&b'\n') {
-                line.pop();
-            }
-            if line.iter().all(u8::is_ascii_whitespace) {
-                continue;
-            }
+        while let Some(line) = super::http::next_request_line(&mut reader).await {
             let expects_reply = expects_reply(&line);
             let request = client
                 .post(format!("{base}/rpc"))
@@ -208,6 +197,26 @@ pub(crate) async fn connect(
 
 /// Whether a POSTed line can have an answer: a request with an id, a batch holding one, or
 /// anything that is not valid JSON-RPC (which gets an error reply).
+/// The next non-blank line the kit wrote for the runtime, without its newline; `None` at
+/// the end of the kit's input.
+pub(super) async fn next_request_line(
+    reader: &mut tokio::io::BufReader<DuplexStream>,
+) -> Option<Vec<u8>> {
+    loop {
+        let mut line = Vec::new();
+        match reader.read_until(b'\n', &mut line).await {
+            Ok(0) | Err(_) => return None,
+            Ok(_) => {}
+        }
+        if line.last() == Some(&b'\n') {
+            line.pop();
+        }
+        if !line.iter().all(u8::is_ascii_whitespace) {
+            return Some(line);
+        }
+    }
+}
+
 fn expects_reply(line: &[u8]) -> bool {
     let has_id = |value: &serde_json::Value| value.get("id").is_some();
     match serde_json::from_slice::<serde_json::Value>(line) {

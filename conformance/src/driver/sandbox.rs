@@ -23,7 +23,7 @@ use std::time::Duration;
 use anyhow::bail;
 use futures::StreamExt as _;
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, DuplexStream};
+use tokio::io::{AsyncWriteExt, DuplexStream};
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
@@ -109,18 +109,7 @@ pub(super) async fn connect(
     tokio::spawn(async move {
         let mut reader = tokio::io::BufReader::with_capacity(256 * 1024, requests_bridge);
         let mut in_flight = JoinSet::new();
-        loop {
-            let mut line = Vec::new();
-            match reader.read_until(b'\n', &mut line).await {
-                Ok(0) | Err(_) => break,
-                Ok(_) => {}
-            }
-            if line.last() == Some(&b'\n') {
-                line.pop();
-            }
-            if line.iter().all(u8::is_ascii_whitespace) {
-                continue;
-            }
+        while let Some(line) = super::http::next_request_line(&mut reader).await {
             let request = client
                 .post(format!("{endpoint}/rpc"))
                 .header("content-type", "application/json")
