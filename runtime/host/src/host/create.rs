@@ -176,14 +176,7 @@ impl Host {
         feature_flags: serde_json::Map<String, Value>,
         history: Option<Vec<agent_protocol::message::ConversationMessage>>,
     ) -> Result<Arc<Session>, RpcError> {
-        let events = EventSink::new(
-            &identity.session_id,
-            &identity.workspace_id,
-            self.outbound.clone(),
-            self.config.event_ring_size,
-        )
-        .with_byte_budget(self.config.event_ring_bytes)
-        .with_outlets(self.outlets(&identity));
+        let events = self.event_sink(&identity);
         let policy_version = bundle.policy_bundle_version.clone();
         let session = Arc::new(Session::new(
             identity,

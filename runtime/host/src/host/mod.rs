@@ -117,6 +117,33 @@ impl Host {
         &self.config
     }
 
+    /// The event sink of a session this process opens: its ring bounded as configured, its
+    /// events also delivered to audit/telemetry and the run store.
+    fn event_sink(&self, identity: &Identity) -> EventSink {
+        EventSink::new(
+            &identity.session_id,
+            &identity.workspace_id,
+            self.outbound.clone(),
+            self.config.event_ring_size,
+        )
+        .with_byte_budget(self.config.event_ring_bytes)
+        .with_outlets(self.outlets(identity))
+    }
+
+    /// The end of every resume (from a checkpoint or from the Session Service): announce it,
+    /// apply the policy's redaction, report the sandbox and reopen the bundle's extensions
+    /// exactly as CreateSession does (a new process has no extension connections yet).
+    async fn announce_resumed(&self, session: &Arc<Session>) -> Result<Value, RpcError> {
+        session.events.emit(
+            Scope::session(),
+            EventBody::SessionResumed(agent_protocol::events::Empty {}),
+        );
+        crate::redact::apply::session_policy(session);
+        crate::sandbox::announce(self.tools.as_ref(), session);
+        crate::extensions::open(self.tools.as_ref(), session).await;
+        to_value(self.ready(session, "compatible"))
+    }
+
     /// Audit/telemetry delivery and the run store of a session (crate::audit), through the
     /// backends' HTTP client.
     fn outlets(&self, identity: &Identity) -> crate::audit::Outlets {

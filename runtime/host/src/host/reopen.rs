@@ -65,14 +65,7 @@ impl Host {
             workspace_root: backends.checkpoints.project_of(session_id),
             os_family: std::env::consts::OS.to_owned(),
         };
-        let events = EventSink::new(
-            &identity.session_id,
-            &identity.workspace_id,
-            self.outbound.clone(),
-            self.config.event_ring_size,
-        )
-        .with_byte_budget(self.config.event_ring_bytes)
-        .with_outlets(self.outlets(&identity));
+        let events = self.event_sink(&identity);
         let session = Arc::new(Session::new(
             identity,
             bundle,
@@ -90,14 +83,7 @@ impl Host {
             session_id,
             "session resumed from the Session Service and its history"
         );
-        session.events.emit(
-            Scope::session(),
-            EventBody::SessionResumed(agent_protocol::events::Empty {}),
-        );
-        crate::redact::apply::session_policy(&session);
-        crate::sandbox::announce(self.tools.as_ref(), &session);
-        crate::extensions::open(self.tools.as_ref(), &session).await;
-        to_value(self.ready(&session, "compatible"))
+        self.announce_resumed(&session).await
     }
 
     /// The service refused because the session has ended: a new session, of the same

@@ -137,17 +137,7 @@ impl Host {
         crate::agent_loop::checkpoint(&session, &backends.checkpoints).await;
         *self.slot() = Slot::Active(Arc::clone(&session));
         tracing::info!(session_id, "session restored from its checkpoint");
-        session.events.emit(
-            Scope::session(),
-            EventBody::SessionResumed(agent_protocol::events::Empty {}),
-        );
-        // A new process has no extension connections yet: reopen them from the refreshed
-        // bundle exactly as CreateSession does, or the resumed task would lose its MCP and
-        // backend tools.
-        crate::redact::apply::session_policy(&session);
-        crate::sandbox::announce(self.tools.as_ref(), &session);
-        crate::extensions::open(self.tools.as_ref(), &session).await;
-        to_value(self.ready(&session, "compatible"))
+        self.announce_resumed(&session).await
     }
 
     /// The Session Service said no. Expired or unknown: the checkpoint is stale, so it is
