@@ -108,20 +108,7 @@ pub(crate) async fn connect(
         );
     }
 
-    let (requests_kit, requests_bridge) = tokio::io::duplex(1024 * 1024);
-    let (mut lines_bridge, lines_kit) = tokio::io::duplex(1024 * 1024);
-    let (line_tx, mut line_rx) = mpsc::unbounded_channel::<Vec<u8>>();
-
-    // One writer, so response and event lines never interleave.
-    tokio::spawn(async move {
-        while let Some(mut line) = line_rx.recv().await {
-            line.push(b'\n');
-            if lines_bridge.write_all(&line).await.is_err() {
-                break;
-            }
-        }
-        let _ = lines_bridge.shutdown().await;
-    });
+    let (requests_kit, requests_bridge, lines_kit, line_tx) = bridge();
 
     let event_tx = line_tx.clone();
     let sse = tokio::spawn(async move {
@@ -197,6 +184,32 @@ pub(crate) async fn connect(
 
 /// Whether a POSTed line can have an answer: a request with an id, a batch holding one, or
 /// anything that is not valid JSON-RPC (which gets an error reply).
+/// The pipes between the kit's line-based driver and an HTTP transport: the kit writes
+/// requests into `requests_kit` and reads lines from `lines_kit`; the transport reads
+/// `requests_bridge` and sends each response or event line through `line_tx`, which one
+/// writer drains so lines never interleave.
+#[allow(clippy::type_complexity)]
+pub(super) fn bridge() -> (
+    DuplexStream,
+    DuplexStream,
+    DuplexStream,
+    mpsc::UnboundedSender<Vec<u8>>,
+) {
+    let (requests_kit, requests_bridge) = tokio::io::duplex(1024 * 1024);
+    let (mut lines_bridge, lines_kit) = tokio::io::duplex(1024 * 1024);
+    let (line_tx, mut line_rx) = mpsc::unbounded_channel::<Vec<u8>>();
+    tokio::spawn(async move {
+        while let Some(mut line) = line_rx.recv().await {
+            line.push(b'\n');
+            if lines_bridge.write_all(&line).await.is_err() {
+                break;
+            }
+        }
+        let _ = lines_bridge.shutdown().await;
+    });
+    (requests_kit, requests_bridge, lines_kit, line_tx)
+}
+
 /// The next non-blank line the kit wrote for the runtime, without its newline; `None` at
 /// the end of the kit's input.
 pub(super) async fn next_request_line(

@@ -23,7 +23,7 @@ use std::time::Duration;
 use anyhow::bail;
 use futures::StreamExt as _;
 use serde_json::Value;
-use tokio::io::{AsyncWriteExt, DuplexStream};
+use tokio::io::DuplexStream;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
@@ -88,18 +88,7 @@ pub(super) async fn connect(
         .no_proxy()
         .build()
         .map_err(|error| anyhow::anyhow!("cannot build the HTTP client: {error}"))?;
-    let (requests_kit, requests_bridge) = tokio::io::duplex(1024 * 1024);
-    let (mut lines_bridge, lines_kit) = tokio::io::duplex(1024 * 1024);
-    let (line_tx, mut line_rx) = mpsc::unbounded_channel::<Vec<u8>>();
-    tokio::spawn(async move {
-        while let Some(mut line) = line_rx.recv().await {
-            line.push(b'\n');
-            if lines_bridge.write_all(&line).await.is_err() {
-                break;
-            }
-        }
-        let _ = lines_bridge.shutdown().await;
-    });
+    let (requests_kit, requests_bridge, lines_kit, line_tx) = super::http::bridge();
     tokio::spawn(events(
         client.clone(),
         endpoint.clone(),
