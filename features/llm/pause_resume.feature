@@ -39,3 +39,14 @@ Feature: Pausing when the gateway stays down, and resuming
     When the client continues the incomplete task
     Then the continued task completes with "I am here now."
     And the last model request carries the prompt exactly once
+
+  @REQ-RST-007
+  Scenario: a task that fails recoverably is recorded as failed, and as completed once continued
+    When the client starts the task "Are you there?"
+    Then the task fails recoverably with error code "LLM_UNAVAILABLE"
+    And the Session Service holds the task as failed
+    Given the model will answer "I am here."
+    When the client resumes the session
+    And the client continues the incomplete task
+    Then the continued task completes with "I am here."
+    And the Session Service holds the task as completed

@@ -128,3 +128,27 @@ Feature: Sessions across app restarts
     Then the task ended with task_completed
     When the client asks for the patch preview of the task
     Then the patch preview names "summary.md" relative to the project folder, its hunks ending without an empty line
+
+  @REQ-RST-013
+  Scenario: Continue Conversation that can neither resume nor continue says why and the runtime stays usable
+    Given the model will answer "The launch code is 4-8-15-16."
+    And the client has run the task "What is the launch code in notes.txt?" to its end
+    And the client has shut the session down
+    And the Session Service considers the session expired
+    And the Workspace Service is down
+    When the client continues the conversation of the session
+    Then the runtime answers with an error
+    And the error message is a readable sentence
+    When the client creates a session
+    Then the runtime reports session_started for the new session
+
+  @REQ-RST-014
+  Scenario: the session that continues an ended one presents the client the app first sent
+    Given the model will answer "The launch code is 4-8-15-16."
+    And the client has run the task "What is the launch code in notes.txt?" to its end
+    And the client has shut the session down
+    And the Session Service considers the session expired
+    And the Session Service judges the client's versions as the real one does
+    When the client continues the conversation of the session
+    Then the conversation continues in a new session that names the ended one
+    And the new session was created with the client's identity, capabilities and workspace

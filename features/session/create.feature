@@ -80,3 +80,18 @@ Feature: Creating a session
     When the client creates a session
     Then the request fails with error code "SESSION_INCOMPATIBLE"
     And the error message names "desktop app 0.9 is no longer supported"
+
+  @REQ-SES-023
+  Scenario: the runtime asks for the capabilities of its own tools beside the app's
+    Given the workspace file "notes.txt" contains "first"
+    And the workspace is a git repository with "notes.txt" committed
+    And the policy also grants Git.Status
+    And the Policy Service grants only the capabilities the runtime asks for
+    And a running session
+    And the model will call GitStatus with:
+      """
+      {}
+      """
+    And the model will then answer "Nothing changed."
+    When the client starts the task "What changed?"
+    Then the tool call succeeds with a result containing "main"

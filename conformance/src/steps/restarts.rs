@@ -349,6 +349,29 @@ async fn task_recorded(world: &mut ConformanceWorld, status: String) -> StepResu
     Ok(())
 }
 
+/// The record as the service holds it now: a task continued after a recoverable failure
+/// is created and completed again.
+#[then(expr = "the Session Service holds the task as {word}")]
+async fn task_held(world: &mut ConformanceWorld, status: String) -> StepResult {
+    let session_id = world.session()?.session_id.clone();
+    let task_id = world.task()?.task_id.clone();
+    let timeout = world.timeout();
+    let fakes = world.fakes().await?;
+    eventually(timeout, "the task record must reach its status", || async {
+        let tasks = fakes.session.tasks(&session_id);
+        let record = tasks
+            .iter()
+            .find(|task| str_at(task, &["taskId"]) == Some(task_id.as_str()))
+            .ok_or_else(|| format!("the Session Service holds no record of task {task_id}"))?;
+        match str_at(record, &["status"]) {
+            Some(held) if held == status => Ok(()),
+            held => Err(format!("the task record is {held:?}, not {status:?}")),
+        }
+    })
+    .await?;
+    Ok(())
+}
+
 #[then(expr = "the Session Service named the session {string}")]
 async fn named(world: &mut ConformanceWorld, name: String) -> StepResult {
     let session_id = world.session()?.session_id.clone();

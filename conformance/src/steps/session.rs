@@ -162,6 +162,18 @@ async fn feature_flag(world: &mut ConformanceWorld, flag: String) -> StepResult 
 
 // The real service's resume answer has no featureFlags; the spec's "session metadata"
 // (local-agent-host.md §9.5) allows them, so a scenario asks for them.
+#[given("the Policy Service grants only the capabilities the runtime asks for")]
+async fn grant_only_requested(world: &mut ConformanceWorld) -> StepResult {
+    world.fakes().await?.session.set_grant_only_requested(true);
+    Ok(())
+}
+
+#[given("the Session Service judges the client's versions as the real one does")]
+async fn version_gate(world: &mut ConformanceWorld) -> StepResult {
+    world.fakes().await?.session.set_version_gate(true);
+    Ok(())
+}
+
 #[given("the Session Service's resume answers carry its feature flags")]
 async fn resume_feature_flags(world: &mut ConformanceWorld) -> StepResult {
     world.fakes().await?.session.set_resume_feature_flags(true);
@@ -170,21 +182,36 @@ async fn resume_feature_flags(world: &mut ConformanceWorld) -> StepResult {
 
 #[then("the Session Service received the client's identity, capabilities and workspace")]
 async fn session_request_forwarded(world: &mut ConformanceWorld) -> StepResult {
+    forwarded(world, false).await
+}
+
+/// The app sends these only at CreateSession; a session that continues an ended one after
+/// a restart must present them again (INTEROP.md §3, §8).
+#[then("the new session was created with the client's identity, capabilities and workspace")]
+async fn new_session_request_forwarded(world: &mut ConformanceWorld) -> StepResult {
+    forwarded(world, true).await
+}
+
+/// Checks the first (or the `last`) POST /sessions against what the client sent.
+async fn forwarded(world: &mut ConformanceWorld, last: bool) -> StepResult {
     let workspace = world.dirs()?.workspace.display().to_string();
     let requests = world.started_fakes()?.session.requests().await;
-    let create = requests
-        .iter()
-        .find(|r| r.method == "POST" && r.path == "/sessions")
-        .with_context(|| {
-            format!(
-                "the Session Service received no POST /sessions (it saw: {})",
-                requests
-                    .iter()
-                    .map(|r| format!("{} {}", r.method, r.path))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
-        })?;
+    let is_create = |r: &&agent_mocks::RecordedRequest| r.method == "POST" && r.path == "/sessions";
+    let create = if last {
+        requests.iter().rev().find(is_create)
+    } else {
+        requests.iter().find(is_create)
+    };
+    let create = create.with_context(|| {
+        format!(
+            "the Session Service received no POST /sessions (it saw: {})",
+            requests
+                .iter()
+                .map(|r| format!("{} {}", r.method, r.path))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    })?;
     let body = &create.body;
     super::check_service_body(
         "services/session/CreateSessionRequest",

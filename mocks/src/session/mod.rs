@@ -39,6 +39,7 @@ pub(crate) struct State {
     nulls: Nulls,
     resume_feature_flags: bool,
     version_gate: bool,
+    grant_only_requested: bool,
     sessions: Vec<SessionRecord>,
     /// Keyed by `taskId` alone, as the real service keys them (a second create replaces).
     tasks: Vec<tasks::TaskRecord>,
@@ -63,6 +64,8 @@ pub(crate) struct SessionRecord {
     status: String,
     name: String,
     auto_named: bool,
+    /// The `supportedCapabilities` of the create.
+    capabilities: Vec<String>,
     created_at: OffsetDateTime,
     expires_at: OffsetDateTime,
 }
@@ -86,7 +89,7 @@ impl State {
         };
         let ttl = time::Duration::try_from(self.bundle_ttl).unwrap_or(time::Duration::DAY);
         let expires_at = OffsetDateTime::now_utc() + ttl;
-        let bundle = render_bundle(
+        let mut bundle = render_bundle(
             &self.template,
             &BundleValues {
                 session_id: &session.session_id,
@@ -97,8 +100,27 @@ impl State {
                 version: &self.version,
             },
         );
+        if self.grant_only_requested {
+            grant_only(&mut bundle, &session.capabilities);
+        }
         self.last_expiry = Some(expires_at);
         bundle
+    }
+}
+
+/// The real Policy Service's `capability_resolver`: only the capabilities asked for, or all
+/// of them when none were named.
+fn grant_only(bundle: &mut Value, requested: &[String]) {
+    if requested.is_empty() {
+        return;
+    }
+    if let Some(Value::Array(capabilities)) = bundle.get_mut("capabilities") {
+        capabilities.retain(|capability| {
+            capability
+                .get("name")
+                .and_then(Value::as_str)
+                .is_some_and(|name| requested.iter().any(|asked| asked == name))
+        });
     }
 }
 
@@ -150,6 +172,7 @@ impl SessionServiceFake {
             nulls: Nulls::default(),
             resume_feature_flags: false,
             version_gate: false,
+            grant_only_requested: false,
             sessions: Vec::new(),
             tasks: Vec::new(),
             workspaces: std::collections::HashMap::new(),
@@ -289,6 +312,13 @@ impl SessionServiceFake {
     /// [`Self::answer_incompatible`].
     pub fn set_version_gate(&self, on: bool) {
         lock(&self.state).version_gate = on;
+    }
+
+    /// The real Policy Service grants only the capabilities the create asked for
+    /// (`supportedCapabilities`; all when none). Off by default: scenarios grant what their
+    /// premise needs whatever a runtime asks.
+    pub fn set_grant_only_requested(&self, on: bool) {
+        lock(&self.state).grant_only_requested = on;
     }
 
     /// From now on, creates answer 201 `compatibilityStatus: "incompatible"` with this

@@ -146,6 +146,17 @@ pub(super) fn create(state: &mut State, request: &Request) -> ResponseTemplate {
         status: status.to_string(),
         name: String::new(),
         auto_named: true,
+        capabilities: body
+            .get("supportedCapabilities")
+            .and_then(Value::as_array)
+            .map(|names| {
+                names
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default(),
         created_at: now,
         expires_at: now + time::Duration::try_from(DAY).unwrap_or(time::Duration::DAY),
     });

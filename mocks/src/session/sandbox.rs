@@ -48,6 +48,7 @@ pub(super) fn provision(state: &mut State, tenant_id: &str, user_id: &str) -> Sa
         status: "SANDBOX_PROVISIONING".to_owned(),
         name: String::new(),
         auto_named: true,
+        capabilities: Vec::new(),
         created_at: now,
         expires_at: now + time::Duration::try_from(DAY).unwrap_or(time::Duration::DAY),
     });

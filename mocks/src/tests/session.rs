@@ -373,3 +373,21 @@ async fn workspace_hints_are_read_like_python_reads_them() {
         (400, Some("INVALID_REQUEST"))
     );
 }
+
+#[tokio::test]
+async fn the_policy_grants_only_what_the_create_asked_for_when_told_to() {
+    let fake = SessionServiceFake::start().await.unwrap();
+    let names = |answer: &Value| -> Vec<String> {
+        answer["policyBundle"]["capabilities"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|capability| capability["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let (_, answer) = create(&fake).await;
+    assert!(names(&answer).len() > 1, "all granted by default: {answer}");
+    fake.set_grant_only_requested(true);
+    let (_, answer) = create(&fake).await;
+    assert_eq!(names(&answer), ["File.Read"]);
+}

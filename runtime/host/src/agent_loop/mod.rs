@@ -522,27 +522,23 @@ impl TaskRun {
             Some(&self.task_id),
         )
         .await;
-        let completion = match &ending {
-            Ending::Completed { .. } => Some(("completed", "completed")),
-            // A recoverable failure leaves the task open: the same taskId continues it.
-            Ending::Failed {
-                recoverable: true, ..
-            } => None,
-            Ending::Failed { reason, .. } => Some(("failed", *reason)),
-            Ending::Cancelled => Some(("cancelled", "cancelled_by_user")),
+        let (status, reason) = match &ending {
+            Ending::Completed { .. } => ("completed", "completed"),
+            // A recoverable failure ends the task too (INTEROP.md §8: every task's end is
+            // recorded); continuing it with the same taskId records it again.
+            Ending::Failed { reason, .. } => ("failed", *reason),
+            Ending::Cancelled => ("cancelled", "cancelled_by_user"),
         };
-        if let Some((status, reason)) = completion {
-            self.session.records.task_ended(
-                Arc::clone(&self.backends),
-                self.session.id(),
-                &self.task_id,
-                crate::session::records::Completion {
-                    status,
-                    step_count,
-                    completion_reason: Some(reason.to_owned()),
-                },
-            );
-        }
+        self.session.records.task_ended(
+            Arc::clone(&self.backends),
+            self.session.id(),
+            &self.task_id,
+            crate::session::records::Completion {
+                status,
+                step_count,
+                completion_reason: Some(reason.to_owned()),
+            },
+        );
         let scope = Scope::task(&self.task_id);
         let body = match ending {
             Ending::Completed { result } => {

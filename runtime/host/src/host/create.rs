@@ -2,6 +2,7 @@
 //! and the session slot.
 
 use super::*;
+use crate::state::SessionOrigin;
 
 impl Host {
     pub(super) async fn create_session(
@@ -77,17 +78,7 @@ impl Host {
             .into_iter()
             .map(|tool| tool.tool_name)
             .collect();
-        let supported_capabilities = if params.supported_capabilities.is_empty() {
-            let mut caps: Vec<String> = tools
-                .iter()
-                .filter_map(|tool| crate::routing::capability_for(tool))
-                .map(str::to_owned)
-                .collect();
-            caps.push("LLM.Call".to_owned());
-            caps
-        } else {
-            params.supported_capabilities.clone()
-        };
+        let supported_capabilities = supported_capabilities(&params.supported_capabilities, &tools);
         let workspace_hint = params.workspace_hint.clone().unwrap_or_default();
         let request = CreateSessionRequest {
             tenant_id: params.tenant_id.clone(),
@@ -95,7 +86,7 @@ impl Host {
             execution_environment: params.execution_environment.clone(),
             workspace_hint: workspace_hint.clone(),
             client_info: client_info.clone(),
-            supported_capabilities,
+            supported_capabilities: supported_capabilities.clone(),
             supported_tools: tools,
         };
         let response = backends
@@ -162,6 +153,14 @@ impl Host {
                 history,
             )
             .await?;
+        backends.checkpoints.remember_origin(
+            session.id(),
+            &SessionOrigin {
+                project_folder: workspace_hint.local_paths.first().cloned(),
+                client_info: params.client_info,
+                supported_capabilities: params.supported_capabilities,
+            },
+        );
         to_value(self.ready(&session, "compatible"))
     }
 
@@ -192,9 +191,6 @@ impl Host {
             .transition(SessionStatus::SessionRunning)
             .map_err(|error| RpcError::internal(error.to_string()))?;
         *self.slot() = Slot::Active(Arc::clone(&session));
-        if let Some(root) = &session.identity.workspace_root {
-            backends.checkpoints.remember_project(session.id(), root);
-        }
         // From now on a crash loses nothing: a restarted runtime can resume this session
         // even before its first task.
         agent_loop::checkpoint(&session, &backends.checkpoints).await;
@@ -307,5 +303,59 @@ pub(super) fn validate_bundle(bundle: &PolicyBundle, session_id: &str) -> Result
             json!({ "expiresAt": bundle.expires_at }),
         )),
         Some(_) => Ok(()),
+    }
+}
+
+/// The capabilities asked of the Session Service: the app's, then those of this runtime's
+/// tools (and `LLM.Call`) that the app did not name. The real app names a fixed six without
+/// `Git.*`, and the real Policy Service grants only what is asked, so forwarding the app's
+/// list alone would leave the git tools ungranted for ever; the app's own list is kept
+/// whole, since the bundle may still refuse any of it.
+fn supported_capabilities(app: &[String], tools: &[String]) -> Vec<String> {
+    let own = tools
+        .iter()
+        .filter_map(|tool| crate::routing::capability_for(tool))
+        .chain(["LLM.Call"]);
+    let mut capabilities: Vec<String> = app.to_vec();
+    for capability in own {
+        if !capabilities.iter().any(|named| named == capability) {
+            capabilities.push(capability.to_owned());
+        }
+    }
+    capabilities
+}
+
+#[cfg(test)]
+mod tests {
+    use super::supported_capabilities;
+
+    fn strings(items: &[&str]) -> Vec<String> {
+        items.iter().map(|item| (*item).to_owned()).collect()
+    }
+
+    #[test]
+    fn the_apps_capabilities_come_first_and_the_tools_own_are_added_once() {
+        let app = strings(&["File.Read", "Shell.Exec", "LLM.Call", "Browser.Open"]);
+        let tools = strings(&["ReadFile", "WriteFile", "GitStatus", "GitDiff"]);
+        assert_eq!(
+            supported_capabilities(&app, &tools),
+            strings(&[
+                "File.Read",
+                "Shell.Exec",
+                "LLM.Call",
+                "Browser.Open",
+                "File.Write",
+                "Git.Status",
+                "Git.Diff",
+            ])
+        );
+    }
+
+    #[test]
+    fn without_an_apps_list_the_tools_decide() {
+        assert_eq!(
+            supported_capabilities(&[], &strings(&["ReadFile"])),
+            strings(&["File.Read", "LLM.Call"])
+        );
     }
 }

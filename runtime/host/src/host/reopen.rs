@@ -20,6 +20,9 @@ impl Host {
                 status: 409 | 410, ..
             }) => self.continue_ended(&backends, session_id).await,
             Err(error) => {
+                if matches!(error, ServiceError::Status { status: 404, .. }) {
+                    backends.checkpoints.forget_origin(session_id);
+                }
                 let mut shape = error.to_shape();
                 shape.message = format!(
                     "Session {session_id} cannot be resumed: this runtime process holds nothing of it and the Session Service did not resume it. {}",
@@ -62,7 +65,10 @@ impl Host {
                 .as_ref()
                 .and_then(|r| r.execution_environment.clone())
                 .unwrap_or_else(|| "desktop".to_owned()),
-            workspace_root: backends.checkpoints.project_of(session_id),
+            workspace_root: backends
+                .checkpoints
+                .origin_of(session_id)
+                .and_then(|origin| origin.project_root()),
             os_family: std::env::consts::OS.to_owned(),
         };
         let events = self.event_sink(&identity);
@@ -116,21 +122,26 @@ impl Host {
                 "the Session Service did not say whose session it was.".to_owned(),
             ));
         };
+        // What the app sent when it opened the ended session: the same project folder (so
+        // the service finds the same workspace and the tools the same files) and the same
+        // client, which the service judges for compatibility.
+        let origin = backends
+            .checkpoints
+            .origin_of(session_id)
+            .unwrap_or_default();
         let params = CreateSessionParams {
             user_id,
             tenant_id,
             execution_environment: record
                 .execution_environment
                 .unwrap_or_else(|| "desktop".to_owned()),
-            // The same project folder, so the service finds the same workspace and the
-            // tools the same files.
-            workspace_hint: backends.checkpoints.project_of(session_id).map(|root| {
+            workspace_hint: origin.project_folder.map(|folder| {
                 agent_protocol::methods::WorkspaceHint {
-                    local_paths: vec![root.display().to_string()],
+                    local_paths: vec![folder],
                 }
             }),
-            client_info: None,
-            supported_capabilities: Vec::new(),
+            client_info: origin.client_info,
+            supported_capabilities: origin.supported_capabilities,
             continue_from_session_id: Some(session_id.to_owned()),
         };
         let mut ready = self.establish(params, Some(history)).await?;

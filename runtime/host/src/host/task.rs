@@ -146,16 +146,16 @@ impl Host {
         // crash can no longer lose it or its prompt.
         let backends = self.backends()?;
         agent_loop::checkpoint(&session, &backends.checkpoints).await;
-        if !continues {
-            session.records.task_started(
-                Arc::clone(&backends),
-                session.id(),
-                &task_id,
-                &prompt,
-                max_steps,
-                first_task,
-            );
-        }
+        // A continued task was recorded as ended when it failed; recording it again makes
+        // it running at the service until its new end.
+        session.records.task_started(
+            Arc::clone(&backends),
+            session.id(),
+            &task_id,
+            &prompt,
+            max_steps,
+            first_task && !continues,
+        );
         let run = TaskRun {
             session: Arc::clone(&session),
             backends,

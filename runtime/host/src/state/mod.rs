@@ -11,6 +11,10 @@ use agent_protocol::checkpoint::{CHECKPOINT_VERSION, Checkpoint};
 
 use crate::pieces::{Items, JsonPieces};
 
+mod origin;
+
+pub use origin::SessionOrigin;
+
 #[derive(Debug, thiserror::Error)]
 pub enum StateError {
     #[error("could not write the checkpoint {path}: {source}")]
@@ -157,35 +161,6 @@ impl CheckpointStore {
         tracing::error!(session_id, error = %corrupt, "crash recovery failed: deleting the checkpoint");
         self.delete(session_id);
         corrupt
-    }
-
-    /// Where the project folder of a session is remembered: the app sends it only at
-    /// CreateSession (INTEROP.md §1), yet "Continue Conversation" after a clean quit — when
-    /// the checkpoint is gone — needs it again (INTEROP.md §8). Not part of the checkpoint,
-    /// so it outlives the session's clean end.
-    fn project_path(&self, session_id: &str) -> PathBuf {
-        self.dir
-            .join("projects")
-            .join(format!("{}.path", sanitize(session_id)))
-    }
-
-    /// Remembers `root` as the project folder of `session_id`; a failure is logged.
-    pub fn remember_project(&self, session_id: &str, root: &Path) {
-        let path = self.project_path(session_id);
-        let written = path
-            .parent()
-            .map_or(Ok(()), std::fs::create_dir_all)
-            .and_then(|()| std::fs::write(&path, root.to_string_lossy().as_bytes()));
-        if let Err(error) = written {
-            tracing::warn!(%error, path = %path.display(), "could not remember the session's project folder");
-        }
-    }
-
-    /// The project folder remembered for `session_id`, if any.
-    pub fn project_of(&self, session_id: &str) -> Option<PathBuf> {
-        let text = std::fs::read_to_string(self.project_path(session_id)).ok()?;
-        let root = PathBuf::from(text.trim_end_matches('\n'));
-        (!root.as_os_str().is_empty()).then_some(root)
     }
 
     pub fn delete(&self, session_id: &str) {
