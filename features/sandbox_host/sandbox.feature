@@ -116,3 +116,13 @@ Feature: The Sandbox Agent Host behind the Session Service
     When the web app starts the task "What is the launch code in notes.txt?" without a sessionId
     Then the task ends with task_completed
     And the Session Service recorded the task as completed with its step count
+
+  @REQ-SBX-015
+  Scenario: a reader that reconnects after its events fell out of the replay buffer is told so
+    Given the runtime is started with AGENT_RUNTIME_EVENT_RING_SIZE set to "2"
+    And a sandbox registered with the Session Service
+    And the model will answer "Hello again."
+    When the web app starts the task "Say hello again." without a sessionId
+    And the task finishes
+    And a reader reconnects with the Last-Event-ID of the task's first event
+    Then the reconnected reader is told that events were lost, then gets the events still kept

@@ -440,6 +440,49 @@ async fn replayed(world: &mut ConformanceWorld) -> StepResult {
     Ok(())
 }
 
+#[then("the reconnected reader is told that events were lost, then gets the events still kept")]
+async fn replayed_after_gap(world: &mut ConformanceWorld) -> StepResult {
+    let after = world.sandbox.resumed_after;
+    let all: Vec<u64> = world
+        .started_runtime()?
+        .events()
+        .into_iter()
+        .filter_map(|e| e.params.get("eventId").and_then(Value::as_u64))
+        .filter(|id| *id > after)
+        .collect();
+    let last = *all
+        .last()
+        .context("no event followed the reconnect point")?;
+    readers_reach(world, last).await?;
+    let frames = world
+        .sandbox
+        .readers
+        .last()
+        .map(|reader| reader.frames())
+        .unwrap_or_default();
+    let gap = frames
+        .iter()
+        .position(|f| f.event.as_deref() == Some("gap"))
+        .context("the reader was sent no `event: gap` frame although the events after its Last-Event-ID had fallen out of the replay buffer")?;
+    let first_event = frames
+        .iter()
+        .position(|f| f.event.as_deref() == Some("session_event"));
+    check!(
+        first_event.is_none_or(|first| gap < first),
+        "the `event: gap` frame came after replayed events, not before them"
+    );
+    let got: Vec<u64> = frames
+        .iter()
+        .filter(|f| f.event.as_deref() == Some("session_event"))
+        .filter_map(frame_id)
+        .collect();
+    check!(
+        !got.is_empty() && got.windows(2).all(|pair| pair[0] < pair[1]) && all.ends_with(&got),
+        "after the gap the reader got events {got:?}; expected the newest of {all:?} in order"
+    );
+    Ok(())
+}
+
 #[then("the sandbox stops with a readable registration failure")]
 async fn registration_failed(world: &mut ConformanceWorld) -> StepResult {
     let error = world
