@@ -140,7 +140,7 @@ Feature: Sessions across app restarts
     Then the runtime answers with an error
     And the error message is a readable sentence
     When the client creates a session
-    Then the runtime reports session_started for the new session
+    Then CreateSession answers with the session the Session Service issued
 
   @REQ-RST-014
   Scenario: the session that continues an ended one presents the client the app first sent
@@ -150,5 +150,6 @@ Feature: Sessions across app restarts
     And the Session Service considers the session expired
     And the Session Service judges the client's versions as the real one does
     When the client continues the conversation of the session
-    Then the conversation continues in a new session that names the ended one
+    Then the runtime asked the Session Service for a new session to continue the ended one
     And the new session was created with the client's identity, capabilities and workspace
+    And the conversation continues in a new session that names the ended one

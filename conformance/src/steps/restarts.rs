@@ -179,6 +179,43 @@ async fn new_session(world: &mut ConformanceWorld) -> StepResult {
     Ok(())
 }
 
+/// The premise of judging the new session's create: the runtime did try one (not trying is
+/// REQ-RST-002's finding, not this scenario's).
+#[then("the runtime asked the Session Service for a new session to continue the ended one")]
+async fn asked_for_new_session(world: &mut ConformanceWorld) -> StepResult {
+    let creates = world
+        .fakes()
+        .await?
+        .session
+        .requests()
+        .await
+        .iter()
+        .filter(|r| r.method == "POST" && r.path == "/sessions")
+        .count();
+    check!(
+        creates >= 2,
+        "{} the runtime did not ask the Session Service for a new session to continue the ended one; that is REQ-RST-002's finding",
+        crate::report::NOT_JUDGED
+    );
+    Ok(())
+}
+
+/// Usable again: CreateSession answers with the session the service issued (its full shape
+/// is REQ-MSG-001's, its event REQ-SES-003's).
+#[then("CreateSession answers with the session the Session Service issued")]
+async fn created_anyway(world: &mut ConformanceWorld) -> StepResult {
+    let response = world.last_response()?.clone();
+    let result = expect_result(&response, "CreateSession after the failed continue")?;
+    let issued = world.fakes().await?.session.session_ids();
+    let answered = str_at(result, &["sessionId"]).unwrap_or_default();
+    check!(
+        issued.last().is_some_and(|last| last == answered),
+        "CreateSession answered sessionId {answered:?}; the Session Service issued {:?} last",
+        issued.last()
+    );
+    Ok(())
+}
+
 #[then(expr = "the model received the earlier prompt {string}")]
 async fn earlier_prompt(world: &mut ConformanceWorld, prompt: String) -> StepResult {
     let requests = model_requests(world.fakes().await?).await;
