@@ -10,6 +10,7 @@ use agent_protocol::events::{EventBody, Warning};
 use agent_protocol::services::ArtifactUploadRequest;
 use agent_protocol::state::TaskStatus;
 use serde_json::Map;
+use std::path::{Path, PathBuf};
 
 use super::Backends;
 use crate::events::Scope;
@@ -164,18 +165,36 @@ pub async fn upload_history(
 
 /// The thread in the form the desktop app renders (INTEROP.md §8, `session::history`),
 /// each message cleaned of the runtime's credentials as the thread's stored JSON is.
+/// Written to an unnamed file beside the thread's own (when it has one), so an upload
+/// holds one message in memory at a time however long the session.
 fn app_form_items(session: &Session) -> Items {
     let redactor = crate::redact::global();
     let inner = session.lock();
-    let items: std::sync::Arc<[std::sync::Arc<str>]> = (0..inner.thread.len())
+    let messages = (0..inner.thread.len())
         .filter_map(|index| inner.thread.message(index))
         .flat_map(|message| crate::session::history::to_app_form(&message))
         .map(|mut value| {
             exact_values_out(&redactor, &mut value);
-            std::sync::Arc::from(value.to_string())
-        })
-        .collect();
-    Items::from(items)
+            value.to_string()
+        });
+    collect_items(messages, inner.thread.spill_dir().map(PathBuf::as_path))
+}
+
+/// `messages` as upload items: written to an unnamed file in `dir` when there is one (in
+/// memory without, and from the first write that fails, as on a full disk).
+fn collect_items(messages: impl Iterator<Item = String>, dir: Option<&Path>) -> Items {
+    let Some(mut spill) = dir.and_then(|dir| crate::thread::spill::SpillFile::create(dir).ok())
+    else {
+        let each: std::sync::Arc<[std::sync::Arc<str>]> = messages.map(Into::into).collect();
+        return Items::from(each);
+    };
+    let mut each: Vec<std::sync::Arc<str>> = Vec::new();
+    for json in messages {
+        if !each.is_empty() || spill.append(&json).is_err() {
+            each.push(json.into());
+        }
+    }
+    Items::new(Some(spill.region()), each.into())
 }
 
 /// Replaces the runtime's known credential values in every string of `value` (the check
@@ -215,6 +234,25 @@ const MESSAGES_SLOT: &str = "\"messages\":[]";
 mod tests {
     use super::*;
     use agent_protocol::message::{ConversationMessage, Role};
+
+    #[test]
+    fn upload_items_are_written_to_a_file_not_held_in_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        let messages = || ["{\"a\":1}".to_owned(), "{\"b\":2}".to_owned()].into_iter();
+        let items = collect_items(messages(), Some(dir.path()));
+        assert!(
+            items.each().is_empty(),
+            "held in memory: {:?}",
+            items.each()
+        );
+        let region = items.joined().unwrap();
+        let mut bytes = vec![0; usize::try_from(region.len()).unwrap()];
+        region.read_at(&mut bytes, 0).unwrap();
+        assert_eq!(bytes, b"{\"a\":1},{\"b\":2}");
+        let in_memory = collect_items(messages(), None);
+        assert!(in_memory.joined().is_none());
+        assert_eq!(in_memory.each().len(), 2);
+    }
 
     #[test]
     fn the_history_request_is_the_request_with_its_messages() {
