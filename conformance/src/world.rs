@@ -327,6 +327,11 @@ impl ConformanceWorld {
             fakes
                 .session
                 .set_sandbox_workspace_service_url(&fakes.workspace.url());
+            for (path, content) in &self.sandbox.preseed {
+                fakes
+                    .workspace
+                    .put_file(&launch.workspace_id, path, content);
+            }
             let spec = crate::driver::SandboxSpec {
                 session_id: launch.session_id.clone(),
                 registration_token: self

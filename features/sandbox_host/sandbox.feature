@@ -126,3 +126,9 @@ Feature: The Sandbox Agent Host behind the Session Service
     And the task finishes
     And a reader reconnects with the Last-Event-ID of the task's first event
     Then the reconnected reader is told that events were lost, then gets the events still kept
+
+  @REQ-SBX-016
+  Scenario: a sandbox starts with the files its workspace already holds
+    Given the Workspace Service already holds the file "docs/readme.txt" containing "uploaded before the sandbox ran" for the sandbox's workspace
+    And a sandbox registered with the Session Service
+    Then the sandbox's workspace holds "docs/readme.txt" containing "uploaded before the sandbox ran"

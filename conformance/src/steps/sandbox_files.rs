@@ -21,6 +21,17 @@ async fn service_file(world: &mut ConformanceWorld, path: String, content: Strin
     Ok(())
 }
 
+/// Files a web user uploaded before this sandbox ran (an earlier session of the workspace,
+/// or while it was provisioning: the service syncs uploads only to a running sandbox).
+#[given(
+    expr = "the Workspace Service already holds the file {string} containing {string} for the sandbox's workspace"
+)]
+async fn preseed_file(world: &mut ConformanceWorld, path: String, content: String) -> StepResult {
+    sandbox_only(world)?;
+    world.sandbox.preseed.push((path, content.into_bytes()));
+    Ok(())
+}
+
 #[when(expr = "the Session Service sends workspace.sync {word} for {string}")]
 async fn sync(world: &mut ConformanceWorld, direction: String, path: String) -> StepResult {
     let response = world
@@ -178,12 +189,24 @@ async fn workspace_holds(
     content: String,
 ) -> StepResult {
     let file = world.dirs()?.workspace.join(&path);
-    let found = std::fs::read_to_string(&file).unwrap_or_default();
-    check!(
-        found == content,
-        "{} holds {found:?}, not {content:?}",
-        file.display()
-    );
+    // A sync answered, or a sandbox that fetches its files once registered: the file is
+    // there by the time the kit looks, or soon after.
+    super::eventually(
+        world.timeout(),
+        "the workspace file must hold its content",
+        || async {
+            let found = std::fs::read_to_string(&file).unwrap_or_default();
+            if found == content {
+                Ok(())
+            } else {
+                Err(format!(
+                    "{} holds {found:?}, not {content:?}",
+                    file.display()
+                ))
+            }
+        },
+    )
+    .await?;
     Ok(())
 }
 

@@ -44,6 +44,8 @@ pub struct SandboxScratch {
     pub answer: Option<(u16, String, Vec<u8>)>,
     /// The id a reconnecting reader sent as Last-Event-ID.
     pub resumed_after: u64,
+    /// Files the Workspace Service holds for the sandbox's workspace before it starts.
+    pub preseed: Vec<(String, Vec<u8>)>,
 }
 
 pub(super) fn sandbox_only(world: &ConformanceWorld) -> anyhow::Result<()> {

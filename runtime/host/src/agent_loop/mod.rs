@@ -8,30 +8,28 @@ mod observer;
 mod persist;
 mod prompt;
 mod request;
+mod step;
 mod tools;
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use agent_protocol::events::*;
-use agent_protocol::message::MessageToolCall;
 use agent_protocol::methods::TaskOptions;
 use agent_protocol::state::{SessionStatus, TaskStatus};
 use agent_protocol::{ErrorCode, ToolRouter};
 use tokio_util::sync::CancellationToken;
 
 pub use backends::Backends;
-use observer::EventObserver;
 pub use persist::{checkpoint, upload_history};
 pub use prompt::system_prompt;
+use step::{AfterAnswer, Progress};
 
 use crate::config::HostConfig;
 use crate::events::Scope;
-use crate::llm::client::CallIds;
-use crate::llm::{LlmError, StopReason, StreamObserver as _};
-use crate::policy::LlmDenial;
+use crate::llm::LlmError;
 use crate::session::Session;
-use crate::thread::{Origin, estimate_tokens};
+use crate::thread::Origin;
 
 /// Everything one task run needs.
 pub struct TaskRun {
@@ -118,305 +116,47 @@ impl TaskRun {
         let _ = self.session.task_transition(to);
     }
 
-    /// Counts a step as completed and makes it the resume cursor.
-    fn complete_step(&self, step_id: &str) -> u32 {
-        let mut inner = self.session.lock();
-        inner.task.as_mut().map_or(0, |task| {
-            task.step_count += 1;
-            task.step_cursor = Some(step_id.to_owned());
-            task.step_count
-        })
-    }
-
-    /// The number in the step cursor `step_NNN`, 0 when there is none.
-    fn cursor_number(&self) -> u32 {
-        self.session
-            .lock()
-            .task
-            .as_ref()
-            .and_then(|task| {
-                task.step_cursor
-                    .as_deref()?
-                    .strip_prefix("step_")?
-                    .parse()
-                    .ok()
-            })
-            .unwrap_or(0)
-    }
-
     fn step_count(&self) -> u32 {
-        self.session
-            .lock()
-            .task
-            .as_ref()
-            .map_or(0, |task| task.step_count)
+        self.session.step_count()
     }
 
+    /// The steps until the task stops: each opened, its request written, the model
+    /// called, then the task ended on the answer or the step's tools run (§4.2).
     async fn steps(&self) -> Ending {
-        let task_scope = Scope::task(&self.task_id);
         self.emit(
-            task_scope.clone(),
+            Scope::task(&self.task_id),
             EventBody::TaskStarted(TaskStarted {
                 prompt: self.prompt.clone(),
                 max_steps: self.max_steps,
             }),
         );
-        let system_prompt = system_prompt(&self.session.identity);
-        // Step ids stay unique within the task when it is continued (also after a
-        // restart, where only the cursor tells how far the numbering went).
-        let mut step_number = self.step_count().max(self.cursor_number());
-        let mut continuations = 0u32;
-        let mut wires = crate::llm::request::WireCache::default();
+        let mut progress = Progress {
+            step_number: self.step_count().max(self.session.cursor_number()),
+            continuations: 0,
+            wires: crate::llm::request::WireCache::default(),
+            system_prompt: system_prompt(&self.session.identity),
+        };
         loop {
-            if self.cancel.is_cancelled() {
-                return Ending::Cancelled;
+            if let Err(ending) = self.step(&mut progress).await {
+                return ending;
             }
-            let step_count = self.step_count();
-            if step_count >= self.max_steps {
-                return Ending::failed(
-                    "max_steps_exceeded",
-                    ErrorCode::MaxStepsExceeded,
-                    format!(
-                        "The task reached its limit of {} steps without finishing.",
-                        self.max_steps
-                    ),
-                    false,
-                );
-            }
-            step_number += 1;
-            let step_id = format!("step_{step_number:03}");
-            let scope = Scope::step(&self.task_id, &step_id);
-            self.emit(
-                scope.clone(),
-                EventBody::StepStarted(StepStarted {
-                    step_id: step_id.clone(),
-                    step_number,
-                    step_count,
-                }),
-            );
-            self.transition(TaskStatus::WaitingForLlm);
-            let policy = self.session.policy();
-            match policy.check_llm_call() {
-                Ok(()) => {}
-                Err(LlmDenial::Expired) => return self.policy_expired(&scope),
-                Err(LlmDenial::NotGranted) => {
-                    return Ending::failed(
-                        "capability_denied",
-                        ErrorCode::CapabilityDenied,
-                        "The session's policy does not grant LLM.Call, so the model cannot be asked.",
-                        false,
-                    );
-                }
-            }
-            let mut offered = crate::routing::offered_tools(self.tools.available_tools(), &policy);
-            offered.retain(|tool| {
-                crate::routing::capability_for(&tool.tool_name).is_none_or(|capability| {
-                    crate::policy::task_options::offers(&self.options, capability)
-                })
-            });
-            let llm_policy = &policy.bundle().llm_policy;
-            let (body, estimated, dropped) =
-                match self.build_request(&mut wires, &system_prompt, &offered, llm_policy) {
-                    Ok(request) => request,
-                    Err(error) => {
-                        return Ending::failed(
-                            "request_unserialisable",
-                            ErrorCode::InternalError,
-                            format!("The request to the model could not be written: {error}"),
-                            false,
-                        );
-                    }
-                };
-            if let Some(dropped) = dropped {
-                self.emit(
-                    scope.clone(),
-                    EventBody::ContextCompacted(ContextCompacted {
-                        messages_dropped: dropped as u64,
-                    }),
-                );
-            }
-            let used = self.session.lock().tokens_used;
-            if let Some(budget) = llm_policy.max_session_tokens
-                && used.saturating_add(estimated) > budget
-            {
-                return Ending::failed(
-                    "budget_exceeded",
-                    ErrorCode::LlmBudgetExceeded,
-                    format!(
-                        "The session's token budget is used up ({used} of {budget} tokens; the next request needs about {estimated})."
-                    ),
-                    false,
-                );
-            }
-            let model = llm_policy
-                .allowed_models
-                .first()
-                .cloned()
-                .unwrap_or_default();
-            self.emit(
-                scope.clone(),
-                EventBody::LlmRequestStarted(LlmRequestStarted {
-                    model: model.clone(),
-                    estimated_input_tokens: estimated,
-                }),
-            );
-            let started = Instant::now();
-            let mut observer = EventObserver {
-                session: &self.session,
-                scope: scope.clone(),
-                streamed_chars: 0,
-            };
-            let ids = CallIds {
-                session_id: self.session.id(),
-                task_id: &self.task_id,
-                step_id: &step_id,
-                redaction_applied: body.redaction_applied,
-            };
-            let response = match self
-                .backends
-                .llm
-                .complete(&body.json, ids, &mut observer, &self.cancel)
-                .await
-            {
-                Ok(response) => response,
-                Err(LlmError::Cancelled) => {
-                    // The partial answer never enters the thread; tell the app to drop it.
-                    if observer.streamed_chars > 0 {
-                        let chars = observer.streamed_chars;
-                        observer.discarded("the task was cancelled", chars);
-                    }
-                    return Ending::Cancelled;
-                }
-                Err(error) => return self.llm_failure(error, &step_id).await,
-            };
-            let usage = response.usage;
-            let input_tokens = usage.map_or(estimated, |usage| usage.input_tokens);
-            let output_tokens = usage.map_or_else(
-                || estimate_tokens(&response.text),
-                |usage| usage.output_tokens,
-            );
-            self.emit(
-                scope.clone(),
-                EventBody::LlmRequestCompleted(LlmRequestCompleted {
-                    model,
-                    input_tokens,
-                    output_tokens,
-                    latency_ms: millis(started.elapsed()),
-                    stop_reason: response.stop_reason.as_str().to_owned(),
-                }),
-            );
-            self.transition(TaskStatus::ProcessingResponse);
-            let origin = Origin {
-                task_id: &self.task_id,
-                step_id: Some(&step_id),
-            };
-            {
-                let mut inner = self.session.lock();
-                let calls = response
-                    .tool_calls
-                    .iter()
-                    .map(|call| MessageToolCall {
-                        id: call.id.clone(),
-                        name: call.name.clone(),
-                        arguments: call.arguments.clone(),
-                    })
-                    .collect();
-                inner.thread.add_assistant(
-                    &response.text,
-                    calls,
-                    usage.map(|u| u.output_tokens),
-                    origin,
-                );
-                inner.tokens_used = inner
-                    .tokens_used
-                    .saturating_add(input_tokens + output_tokens);
-            }
-            if response.tool_calls.is_empty() {
-                match response.stop_reason {
-                    StopReason::Guardrail => {
-                        self.session.lock().thread.add_system_note(
-                            "The previous answer was withheld by the LLM Gateway's content filter.",
-                            origin,
-                        );
-                        return Ending::failed(
-                            "guardrail_blocked",
-                            ErrorCode::LlmGuardrailBlocked,
-                            "The LLM Gateway's content filter withheld the model's answer.",
-                            false,
-                        );
-                    }
-                    StopReason::MaxTokens => {
-                        continuations += 1;
-                        self.emit(
-                            scope.clone(),
-                            EventBody::StepCompleted(StepCompleted {
-                                step_id,
-                                step_count,
-                            }),
-                        );
-                        if continuations > self.config.max_continuations {
-                            return Ending::failed(
-                                "max_continuations_exceeded",
-                                ErrorCode::LlmOutputTruncated,
-                                format!(
-                                    "The model's answer was cut off by the output token limit {} times in a row.",
-                                    continuations
-                                ),
-                                false,
-                            );
-                        }
-                        self.transition(TaskStatus::TaskRunning);
-                        continue;
-                    }
-                    StopReason::EndTurn | StopReason::ToolUse => {
-                        // The answering step is a completed step too: a one-step task
-                        // reports stepCount 1.
-                        let step_count = self.complete_step(&step_id);
-                        self.emit(
-                            scope,
-                            EventBody::StepCompleted(StepCompleted {
-                                step_id,
-                                step_count,
-                            }),
-                        );
-                        return Ending::Completed {
-                            result: response.text,
-                        };
-                    }
-                }
-            }
-            continuations = 0;
-            self.transition(TaskStatus::CheckingPolicy);
-            let results = self.run_tools(&step_id, &response.tool_calls).await;
-            {
-                let mut inner = self.session.lock();
-                for (call, text) in response.tool_calls.iter().zip(results) {
-                    inner
-                        .thread
-                        .add_tool_result(&call.id, &call.name, text, origin);
-                }
-            }
-            let step_count = self.complete_step(&step_id);
-            self.checkpoint().await;
-            self.emit(
-                scope.clone(),
-                EventBody::StepCompleted(StepCompleted {
-                    step_id: step_id.clone(),
-                    step_count,
-                }),
-            );
-            if step_limit_warning_at(self.max_steps) == Some(step_count) {
-                self.emit(
-                    scope,
-                    EventBody::StepLimitApproaching(StepLimitApproaching {
-                        current_step: step_count,
-                        step_count,
-                        max_steps: self.max_steps,
-                    }),
-                );
-            }
-            self.transition(TaskStatus::TaskRunning);
         }
+    }
+
+    /// One step; `Err` is the task's end.
+    async fn step(&self, progress: &mut Progress) -> Result<(), Ending> {
+        let step = self.open_step(progress)?;
+        let request = self.write_request(&step, progress)?;
+        let response = self.call_model(&step, request).await?;
+        if response.tool_calls.is_empty() {
+            return match self.answered(step, response, progress) {
+                AfterAnswer::Continue => Ok(()),
+                AfterAnswer::End(ending) => Err(ending),
+            };
+        }
+        progress.continuations = 0;
+        self.run_step_tools(step, &response).await;
+        Ok(())
     }
 
     async fn llm_failure(&self, error: LlmError, step_id: &str) -> Ending {

@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use agent_protocol::methods::{SyncDirection, WorkspaceSyncParams};
 use agent_protocol::services::SandboxRegistrationRequest;
 
 use super::*;
@@ -231,7 +232,38 @@ impl Host {
         .await
         .map_err(|error| Failure::Open(error.into_object().message))?;
         tracing::info!(session_id = %answer.session_id, "sandbox registered");
+        self.preseed().await;
         Ok(())
+    }
+
+    /// Fetches the files the Workspace Service holds for the session's workspace: the
+    /// service syncs an upload only to a running sandbox, so what was uploaded before (an
+    /// earlier session, or while this one was provisioning) comes now. A failure is logged;
+    /// the session runs on and `workspace.sync` can fetch them later.
+    async fn preseed(&self) {
+        let pull = WorkspaceSyncParams {
+            direction: SyncDirection::Pull,
+            paths: Vec::new(),
+        };
+        match self.workspace_sync(pull).await {
+            Ok(result) => {
+                let count = |key: &str| {
+                    result
+                        .get(key)
+                        .and_then(Value::as_array)
+                        .map_or(0, Vec::len)
+                };
+                tracing::info!(
+                    synced = count("synced"),
+                    failed = count("failed"),
+                    "fetched the workspace's files"
+                );
+            }
+            Err(error) => {
+                let message = error.into_object().message;
+                tracing::warn!(%message, "could not fetch the workspace's files");
+            }
+        }
     }
 
     /// In sandbox mode, waits until the registration has ended; at once otherwise.

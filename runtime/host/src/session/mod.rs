@@ -4,6 +4,7 @@
 pub mod history;
 pub mod machine;
 pub mod patches;
+mod progress;
 pub mod records;
 
 use std::collections::HashSet;
