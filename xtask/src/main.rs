@@ -15,6 +15,9 @@
 //! - `demo [--yes]`: the reference runtime against mock-services with a scripted model,
 //!   rendered in the terminal; approvals answered with y/n.
 
+// A program: every chore reports to the person running it.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
 mod bench;
 mod certify;
 mod coverage;
