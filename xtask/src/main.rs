@@ -43,7 +43,7 @@ use clap::{Parser, Subcommand};
 #[derive(Parser)]
 #[command(
     name = "xtask",
-    about = "Project chores: certify, coverage, lint, steps, new-scenario, bench, hot-symbols"
+    about = "Project chores: certify, coverage, lint, steps, new-scenario, bench, crash, demo, hot-symbols"
 )]
 struct Cli {
     #[command(subcommand)]
