@@ -7,6 +7,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod config_vars;
+mod crate_map;
 mod deps;
 mod file_refs;
 mod headers;
