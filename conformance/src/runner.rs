@@ -125,6 +125,8 @@ impl io::Write for Terminal {
 
 /// Runs the certification and writes the reports. `Ok` whether or not the runtime passed
 /// (see [`Outcome::passed`]); `Err` only when the run itself could not happen.
+// The progress lines are the kit's user interface.
+#[allow(clippy::print_stdout)]
 pub async fn run(options: RunOptions) -> anyhow::Result<Outcome> {
     let features = options.features.canonicalize().with_context(|| {
         format!(
@@ -254,7 +256,7 @@ pub async fn run(options: RunOptions) -> anyhow::Result<Outcome> {
     let stats = ConformanceWorld::cucumber()
         .with_writer(writer)
         // Undefined steps are skipped by default and the run still passes: a certification
-        // must never pass while checking nothing (CRATES.md).
+        // must never pass while checking nothing.
         .fail_on_skipped()
         .before(move |feature, rule, scenario, world| {
             let config = Arc::clone(&before_config);

@@ -9,6 +9,8 @@ use tokio_util::sync::CancellationToken;
 
 /// Binds `127.0.0.1:0` and serves `router` there until `stop` is cancelled; `what` names
 /// the fake in the one line written if serving fails.
+// A fake that stops is told to the person running the kit or mock-services.
+#[allow(clippy::print_stderr)]
 pub(crate) async fn serve(
     router: Router,
     stop: CancellationToken,

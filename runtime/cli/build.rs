@@ -13,6 +13,9 @@
 //! The same builds pack their relative relocations when the glibc allows (see
 //! [`relr_wanted`]).
 
+// A build script talks to Cargo through stdout.
+#![allow(clippy::print_stdout)]
+
 fn main() {
     println!("cargo:rerun-if-changed=hot-symbols.txt");
     println!("cargo:rerun-if-env-changed=AGENT_RUNTIME_NO_SYMBOL_ORDER");

@@ -14,6 +14,12 @@
 //! - `crash [--runs N] [--seed S] [--runtime CMD]`: the kit's crash campaign.
 //! - `demo [--yes]`: the reference runtime against mock-services with a scripted model,
 //!   rendered in the terminal; approvals answered with y/n.
+//! - `bench-sandbox [--launcher PATH] [--runs N]`: what the command sandbox adds to starting
+//!   a command.
+//! - `hot-symbols`: re-profile which functions release builds link together.
+
+// A program: every chore reports to the person running it.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod bench;
 mod certify;
@@ -40,7 +46,7 @@ use clap::{Parser, Subcommand};
 #[derive(Parser)]
 #[command(
     name = "xtask",
-    about = "Project chores: certify, coverage, lint, steps, new-scenario, bench, hot-symbols"
+    about = "Project chores: certify, coverage, lint, steps, new-scenario, bench, bench-sandbox, crash, demo, hot-symbols"
 )]
 struct Cli {
     #[command(subcommand)]

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use serde::Deserialize;
 
-/// The documents issue 8 asks to walk. A missing walk file for one of them fails.
+/// The spec documents that must be walked. A missing walk file for one of them fails.
 pub const WALKED_DOCUMENTS: [&str; 5] = [
     "local-agent-host.md",
     "local-tool-runtime.md",

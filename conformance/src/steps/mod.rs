@@ -2,7 +2,7 @@
 //! the `.feature` files can read like the spec.
 //!
 //! Every step returns [`StepResult`]: a failure carries its whole context chain, which
-//! cucumber prints as the step's error (a panic would lose it, see CRATES.md).
+//! cucumber prints as the step's error (a panic in a step loses its file, line and context).
 
 /// `ensure!` for steps: fails with a formatted message, converting with `.into()` so it works
 /// in functions returning [`StepResult`] as well as `anyhow::Result` (anyhow's own macros

@@ -1,4 +1,4 @@
-//! Secret redaction (local-agent-host.md §8.7 Phase 2; issue 9): secrets the kit plants in
+//! Secret redaction (local-agent-host.md §8.7 Phase 2): secrets the kit plants in
 //! workspace files, in command output and in the runtime's environment must not leave the
 //! runtime in clear. The kit looks for them in everything it can observe: the protocol
 //! stream, stderr, the files under LOG_DIR and CHECKPOINT_DIR, and every request body the

@@ -1,4 +1,4 @@
-//! Steps for behaviours the kit used to let through : a request with a
+//! Steps for behaviours a lax kit would let through: a request with a
 //! null id, a step closed before its tools ran, a Retry-After cut short, RunCommand's working
 //! directory outside the policy, a slow Session Service call holding up other requests.
 //!

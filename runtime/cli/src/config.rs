@@ -13,6 +13,9 @@ pub(crate) use seconds::Seconds;
 
 mod seconds;
 
+#[cfg(test)]
+mod defaults_tests;
+
 /// The reference agent runtime: serves one session over JSON-RPC 2.0 (NDJSON on stdio).
 #[derive(Debug, Parser)]
 #[command(name = "agent-runtime", version, about, max_term_width = 100)]

@@ -3,6 +3,9 @@
 //! so it is a drop-in), wires the agent host to the tool runtime and serves JSON-RPC on
 //! stdin/stdout until Shutdown, end of input or SIGTERM.
 
+// Stderr carries start-up failures; stdout stays denied: only rpc::outbound writes it.
+#![allow(clippy::print_stderr)]
+
 mod audit_args;
 mod config;
 mod logging;

@@ -20,6 +20,9 @@
 //! sandbox transport (INTEROP.md §9: the kit as the Session Service): §9's scenarios
 //! (REQ-SBX-*), a task, the event envelope, cancellation and the OS sandbox's status.
 
+// A test program: the kit's progress lines are kept for a failing run.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 

@@ -187,8 +187,8 @@ fn policy_check(c: &mut Criterion) {
 
 /// The per-step checkpoint (local-agent-host.md §9.3) as a step writes it: the head
 /// serialised and the thread's stored JSON spliced in, written atomically — temp file,
-/// fsync, rename, fsync the directory (`step_write_fsync`). `serialize_whole` is what a
-/// step used to pay before writing: the whole checkpoint serialised.
+/// fsync, rename, fsync the directory (`step_write_fsync`). `serialize_whole`, for
+/// comparison, is what serialising the whole checkpoint each step would cost.
 fn checkpoint_write(c: &mut Criterion) {
     use agent_host::state::CheckpointStore;
     use agent_protocol::checkpoint::Checkpoint;

@@ -41,9 +41,9 @@ impl Scope {
     }
 }
 
-/// The events kept for `GetEvents`, by id, as the JSON they were sent as: a thousand
-/// events kept as structs held about three times the bytes, a good part of a long
-/// session's memory (BENCHMARKS.md). `GetEvents` is rare; it parses them back.
+/// The events kept for `GetEvents`, by id, as the JSON they were sent as: kept as structs,
+/// a thousand events would hold about three times the bytes, a good part of a long
+/// session's memory. `GetEvents` is rare; it parses them back.
 struct Ring {
     next_id: u64,
     events: VecDeque<(u64, Box<str>)>,

@@ -2,7 +2,7 @@
 //! tail, the items written between the head and the tail with commas — and sent without
 //! being joined into one buffer. The session history and the checkpoint are the thread's
 //! stored JSON (`Thread::stored`) between the fields of a request or of the checkpoint;
-//! joining them was a whole thread's worth of memory, at the end of every task.
+//! joining them would cost a whole thread's worth of memory at the end of every task.
 
 use std::io::Read;
 use std::sync::Arc;

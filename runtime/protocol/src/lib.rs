@@ -1,4 +1,5 @@
-//! Message types shared by the agent host, the tool runtime and the conformance kit.
+//! Message types shared by the agent host and the tool runtime. The conformance kit does
+//! not use them: it judges a runtime's JSON against `schemas/` alone.
 //!
 //! Every type here crosses a boundary (JSON-RPC, the in-process tool boundary, a backend
 //! service, the checkpoint file) and has a JSON Schema in `schemas/` that is the source of

@@ -1,3 +1,6 @@
+//! Deserializers for what the real services send in place of an absent field (`null`, an
+//! empty string), so the wire types can keep plain defaults.
+
 use serde::{Deserialize, Deserializer};
 
 /// Deserialize a field whose `null` means "the default" (an empty list, `false`, ...).

@@ -1,3 +1,5 @@
+//! Tests that the platform trust roots load at the first handshake, not when a client is built.
+
 use super::*;
 
 #[test]

@@ -1,3 +1,6 @@
+//! Tests of the local run store: JSON lines under a safe name, rotation and the size caps,
+//! and what it leaves out under backlog.
+
 use std::time::Duration;
 
 use agent_protocol::events::{EventBody, SessionEvent, TextChunk};

@@ -6,7 +6,7 @@
 //! Every request repeats the thread, so each message is redacted (§8.7) and serialised
 //! when it enters the context window and kept in a [`WireCache`] while it stays there; a
 //! step then copies bytes instead of building, scanning and escaping the whole thread
-//! again — which was most of a step's instructions once the thread grew.
+//! again, which would be most of a step's instructions once the thread grows.
 
 use std::borrow::Cow;
 use std::collections::HashMap;

@@ -1,4 +1,4 @@
-//! Secret redaction (local-agent-host.md §8.7 Phase 2; issue 9 "Redaction").
+//! Secret redaction (local-agent-host.md §8.7 Phase 2).
 //!
 //! Two kinds of secret, one [`Redactor`]:
 //! - **rules**: regular expressions for secrets with a recognisable shape (API keys, tokens,

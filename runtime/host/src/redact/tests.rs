@@ -1,3 +1,5 @@
+//! Tests of the redactor: each kind of secret, exact values in every shape, the rules file.
+
 use std::borrow::Cow;
 
 use serde_json::json;

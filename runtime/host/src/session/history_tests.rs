@@ -1,3 +1,6 @@
+//! Tests of the session history: the upload renders by the desktop app's rules, and every
+//! accepted form reads back as the same conversation.
+
 use super::*;
 
 fn message(id: &str, role: Role, content: &str) -> ConversationMessage {

@@ -39,7 +39,7 @@ pub struct Thread {
     meta: Vec<MessageMeta>,
     /// Each message as stored JSON (the checkpoint's `thread`), serialised once when it is
     /// added: the checkpoint repeats the whole thread every step, and serialising it again
-    /// each time was most of a long task's step. This is the thread's only copy of what
+    /// each time would be most of a long task's step. This is the thread's only copy of what
     /// its messages say: messages `..kept.len()` in `kept`, checked against the exact
     /// values of `scrubbed_by`; the rest, added since, in `pending`.
     kept: Kept,

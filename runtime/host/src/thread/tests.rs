@@ -1,3 +1,6 @@
+//! Tests of the thread: stored JSON, the spill file and its failures, and which tool result
+//! joins which call.
+
 use super::*;
 
 fn origin() -> Origin<'static> {

@@ -1,3 +1,5 @@
+//! Tests that git runs nothing the repository names and never leaves the granted folder.
+
 use super::*;
 
 #[test]

@@ -1,3 +1,6 @@
+//! Tests of the egress proxy: allowed destinations are forwarded or tunnelled, the others
+//! refused before any connection is made.
+
 use super::*;
 
 /// A one-shot upstream on loopback: answers `reply` to whatever arrives first and reports

@@ -98,6 +98,8 @@ fn user_namespaces() -> bool {
 
 /// The launcher: `args` are what follows `--sandbox-exec`: the plan, `--`, the program and
 /// its arguments. Returns only when the program could not be started.
+// The launcher's stderr is the command's: the only place to say why it could not start.
+#[allow(clippy::print_stderr)]
 pub fn launch(args: &[OsString]) -> ExitCode {
     let fail = |message: String| {
         eprintln!("agent-runtime sandbox: {message}");

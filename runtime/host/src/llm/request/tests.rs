@@ -1,3 +1,6 @@
+//! Tests of request building: the cached, serialised body means the same JSON as a body
+//! built afresh from the thread, whatever the context window cuts.
+
 use super::*;
 use agent_protocol::message::MessageToolCall;
 use serde_json::{Value, json};

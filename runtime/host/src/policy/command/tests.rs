@@ -1,3 +1,6 @@
+//! Table tests of the shell-line judge: every program a line would run is found, and what
+//! cannot be told is denied with its reason.
+
 use super::*;
 
 fn list(items: &[&str]) -> Vec<String> {

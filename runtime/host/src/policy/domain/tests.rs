@@ -1,3 +1,5 @@
+//! Table tests of the domain rules: allowed and blocked hosts, wildcards and addresses.
+
 use super::*;
 
 fn list(items: &[&str]) -> Vec<String> {
