@@ -2,7 +2,7 @@ Feature: Extension tools after a crash
   A runtime restarted after a crash restores the session from its checkpoint; it must also
   reconnect the MCP servers the refreshed policy bundle lists, exactly as CreateSession does,
   or the resumed task silently loses its extension tools (local-agent-host.md §9.5,
-  local-tool-runtime.md §9.2; issue 9).
+  local-tool-runtime.md §9.2).
 
   Background:
     Given the runtime is started with AGENT_RUNTIME_ALLOW_LOOPBACK_HTTP set to "true"

@@ -4,7 +4,7 @@ Feature: Secrets never leave the runtime in clear
   that a tool reads from a file or a command prints are replaced before they reach the
   model, the app, the logs, the checkpoint or the Workspace Service; a model request that
   carries redacted content says so in its `x-redaction-applied: true` header
-  (local-agent-host.md §8.7 Phase 2; INTEROP.md §2; issue 9). The kit looks for every
+  (local-agent-host.md §8.7 Phase 2; INTEROP.md §2). The kit looks for every
   planted secret in stdout, stderr, LOG_DIR, CHECKPOINT_DIR and every request body the fakes
   received, artifact contents decoded.
 
