@@ -7,7 +7,6 @@
 
 pub mod agent_loop;
 pub mod approval;
-pub mod approval_service;
 pub mod audit;
 pub mod config;
 pub mod error;

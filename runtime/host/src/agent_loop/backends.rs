@@ -14,7 +14,7 @@ pub struct Backends {
     pub sessions: SessionServiceClient,
     pub workspace: WorkspaceServiceClient,
     pub checkpoints: CheckpointStore,
-    pub approvals: crate::approval_service::ApprovalServiceClient,
+    pub approvals: crate::approval::service::ApprovalServiceClient,
 }
 
 impl Backends {
@@ -59,7 +59,7 @@ impl Backends {
                 retry,
                 timeout,
             )),
-            approvals: crate::approval_service::ApprovalServiceClient::new(
+            approvals: crate::approval::service::ApprovalServiceClient::new(
                 config
                     .approval_service_url
                     .as_deref()

@@ -5,9 +5,8 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
-use agent_protocol::approval::{ApprovalRequest, Decision};
 use agent_protocol::events::*;
-use agent_protocol::services::{ApprovalDecisionRecord, ArtifactUploadRequest};
+use agent_protocol::services::ArtifactUploadRequest;
 use agent_protocol::state::TaskStatus;
 use agent_protocol::tool::ToolLimits;
 use agent_protocol::{ErrorCode, ToolRequest, ToolResult, ToolStatus};
@@ -155,35 +154,17 @@ impl TaskRun {
                 if waiting.fetch_sub(1, Ordering::SeqCst) == 1 {
                     self.transition(TaskStatus::ExecutingTools);
                 }
-                match decision {
-                    (Decision::Approved, _) if self.session.policy().is_expired() => {
-                        expired(&plan.request)
-                    }
-                    (Decision::Approved, _) => match self.recheck(&plan.request) {
+                match crate::approval::refusal(
+                    &plan.request,
+                    decision,
+                    self.config.approval_timeout,
+                ) {
+                    Some(refused) => refused,
+                    None if self.session.policy().is_expired() => expired(&plan.request),
+                    None => match self.recheck(&plan.request) {
                         Some(denied) => denied,
                         None => self.execute(plan.request.clone()).await,
                     },
-                    (Decision::Denied, reason) => ToolResult::denied(
-                        &plan.request,
-                        ErrorCode::ApprovalDenied,
-                        match reason {
-                            Some(reason) => format!("The user denied this action: {reason}"),
-                            None => "The user denied this action.".to_owned(),
-                        },
-                    ),
-                    (Decision::TimedOut, _) => ToolResult::denied(
-                        &plan.request,
-                        ErrorCode::ApprovalDenied,
-                        format!(
-                            "No approval decision arrived in time (the limit is {} seconds), so the action was not run; nobody refused it.",
-                            self.config.approval_timeout.as_secs_f64()
-                        ),
-                    ),
-                    (Decision::Cancelled, _) => ToolResult::denied(
-                        &plan.request,
-                        ErrorCode::ApprovalDenied,
-                        "The task was cancelled before the action was approved.",
-                    ),
                 }
             }
         };
@@ -278,82 +259,6 @@ impl TaskRun {
         }
     }
 
-    async fn ask_approval(
-        &self,
-        request: &ToolRequest,
-        rule_id: Option<&str>,
-        risk: agent_protocol::approval::RiskLevel,
-        scope: &Scope,
-    ) -> (Decision, Option<String>) {
-        let policy = self.session.policy();
-        let rule = rule_id.and_then(|id| policy.approval_rule(id));
-        let approval = ApprovalRequest {
-            approval_id: format!("appr_{}", uuid::Uuid::new_v4().simple()),
-            session_id: self.session.id().to_owned(),
-            task_id: self.task_id.clone(),
-            step_id: Some(request.step_id.clone()),
-            title: rule
-                .and_then(|rule| rule.title.clone())
-                .unwrap_or_else(|| format!("Allow {}?", request.tool_name)),
-            action_summary: action_summary(request),
-            risk_level: risk,
-            details: json!({
-                "toolName": request.tool_name,
-                "capability": request.capability,
-                "arguments": request.arguments,
-                "description": rule.and_then(|rule| rule.description.clone()),
-            }),
-        };
-        let approval_id = approval.approval_id.clone();
-        let (action_summary, risk_level) = (approval.action_summary.clone(), approval.risk_level);
-        // Registered before the event: the app may answer the moment it sees it.
-        let pending = self.session.approvals.register_request(&approval);
-        // A crash while the user decides keeps the request (§9.2 pending approvals).
-        super::persist::checkpoint(&self.session, &self.backends.checkpoints).await;
-        self.session
-            .events
-            .emit(scope.clone(), EventBody::ApprovalRequested(approval));
-        let started = Instant::now();
-        let resolution = self
-            .session
-            .approvals
-            .wait_for(pending, self.config.approval_timeout)
-            .await;
-        if resolution.decision == Decision::TimedOut {
-            self.session.events.emit(
-                scope.clone(),
-                EventBody::ApprovalTimeout(ApprovalTimeout {
-                    approval_id: approval_id.clone(),
-                }),
-            );
-        }
-        let identity = &self.session.identity;
-        self.backends.approvals.record(ApprovalDecisionRecord {
-            approval_id: approval_id.clone(),
-            session_id: identity.session_id.clone(),
-            task_id: self.task_id.clone(),
-            step_id: Some(request.step_id.clone()),
-            user_id: identity.user_id.clone(),
-            tenant_id: identity.tenant_id.clone(),
-            workspace_id: identity.workspace_id.clone(),
-            decision: resolution.decision,
-            reason: resolution.reason.clone(),
-            action_summary,
-            risk_level,
-            client_timestamp: crate::time::now_rfc3339(),
-        });
-        self.session.events.emit(
-            scope.clone(),
-            EventBody::ApprovalResolved(ApprovalResolved {
-                approval_id,
-                decision: resolution.decision,
-                latency_ms: millis(started.elapsed()),
-                reason: resolution.reason.clone(),
-            }),
-        );
-        (resolution.decision, resolution.reason)
-    }
-
     /// Best effort (§7.5): an artifact that cannot be uploaded leaves `artifactUris`
     /// without it and is reported by a `warning` event; the result still reaches the thread.
     async fn upload_artifacts(&self, mut result: ToolResult, scope: &Scope) -> ToolResult {
@@ -406,31 +311,4 @@ fn expired(request: &ToolRequest) -> ToolResult {
         ErrorCode::PolicyExpired,
         "The session's policy expired before this call could run, so nothing was done.",
     )
-}
-
-/// What a person reads in the approval dialog.
-fn action_summary(request: &ToolRequest) -> String {
-    let arg = |name: &str| {
-        request
-            .arguments
-            .get(name)
-            .and_then(Value::as_str)
-            .unwrap_or("")
-    };
-    match request.tool_name.as_str() {
-        "RunCommand" => format!("Run: {}", arg("command")),
-        "ReadFile" => format!("Read file: {}", arg("path")),
-        "WriteFile" => format!("Write file: {}", arg("path")),
-        "DeleteFile" => format!("Delete file: {}", arg("path")),
-        "HttpRequest" => format!(
-            "{} {}",
-            request
-                .arguments
-                .get("method")
-                .and_then(Value::as_str)
-                .unwrap_or("GET"),
-            arg("url")
-        ),
-        other => format!("{other} {}", Value::Object(request.arguments.clone())),
-    }
 }

@@ -1,0 +1,154 @@
+//! Approvals (local-agent-host.md §10) in one place: the flow of one approval — the
+//! request checkpointed and announced, the wait, the decision recorded at the Approval
+//! Service and announced — and what each decision makes of the tool call; the
+//! [`broker`] of pending requests that ApproveAction resolves; the Approval Service
+//! client in [`service`].
+
+pub mod broker;
+pub mod service;
+
+use std::time::{Duration, Instant};
+
+use agent_protocol::approval::{ApprovalRequest, Decision};
+use agent_protocol::events::*;
+use agent_protocol::services::ApprovalDecisionRecord;
+use agent_protocol::{ErrorCode, ToolRequest, ToolResult};
+use serde_json::{Value, json};
+
+pub use broker::{ApprovalBroker, Resolution};
+
+use crate::agent_loop::TaskRun;
+use crate::events::Scope;
+
+impl TaskRun {
+    /// Asks the user about `request` and waits for the decision (or the timeout, or the
+    /// task's cancellation); the decision and the user's reason.
+    pub(crate) async fn ask_approval(
+        &self,
+        request: &ToolRequest,
+        rule_id: Option<&str>,
+        risk: agent_protocol::approval::RiskLevel,
+        scope: &Scope,
+    ) -> (Decision, Option<String>) {
+        let policy = self.session.policy();
+        let rule = rule_id.and_then(|id| policy.approval_rule(id));
+        let approval = ApprovalRequest {
+            approval_id: format!("appr_{}", uuid::Uuid::new_v4().simple()),
+            session_id: self.session.id().to_owned(),
+            task_id: self.task_id.clone(),
+            step_id: Some(request.step_id.clone()),
+            title: rule
+                .and_then(|rule| rule.title.clone())
+                .unwrap_or_else(|| format!("Allow {}?", request.tool_name)),
+            action_summary: action_summary(request),
+            risk_level: risk,
+            details: json!({
+                "toolName": request.tool_name,
+                "capability": request.capability,
+                "arguments": request.arguments,
+                "description": rule.and_then(|rule| rule.description.clone()),
+            }),
+        };
+        let approval_id = approval.approval_id.clone();
+        let (action_summary, risk_level) = (approval.action_summary.clone(), approval.risk_level);
+        // Registered before the event: the app may answer the moment it sees it.
+        let pending = self.session.approvals.register_request(&approval);
+        // A crash while the user decides keeps the request (§9.2 pending approvals).
+        crate::agent_loop::checkpoint(&self.session, &self.backends.checkpoints).await;
+        self.session
+            .events
+            .emit(scope.clone(), EventBody::ApprovalRequested(approval));
+        let started = Instant::now();
+        let resolution = self
+            .session
+            .approvals
+            .wait_for(pending, self.config.approval_timeout)
+            .await;
+        if resolution.decision == Decision::TimedOut {
+            self.session.events.emit(
+                scope.clone(),
+                EventBody::ApprovalTimeout(ApprovalTimeout {
+                    approval_id: approval_id.clone(),
+                }),
+            );
+        }
+        let identity = &self.session.identity;
+        self.backends.approvals.record(ApprovalDecisionRecord {
+            approval_id: approval_id.clone(),
+            session_id: identity.session_id.clone(),
+            task_id: self.task_id.clone(),
+            step_id: Some(request.step_id.clone()),
+            user_id: identity.user_id.clone(),
+            tenant_id: identity.tenant_id.clone(),
+            workspace_id: identity.workspace_id.clone(),
+            decision: resolution.decision,
+            reason: resolution.reason.clone(),
+            action_summary,
+            risk_level,
+            client_timestamp: crate::time::now_rfc3339(),
+        });
+        self.session.events.emit(
+            scope.clone(),
+            EventBody::ApprovalResolved(ApprovalResolved {
+                approval_id,
+                decision: resolution.decision,
+                latency_ms: crate::agent_loop::millis(started.elapsed()),
+                reason: resolution.reason.clone(),
+            }),
+        );
+        (resolution.decision, resolution.reason)
+    }
+}
+
+/// The tool result a decision other than approval makes of the call (§10.3): denied, with
+/// the user's reason when they gave one; `None` for an approval.
+pub fn refusal(
+    request: &ToolRequest,
+    (decision, reason): (Decision, Option<String>),
+    timeout: Duration,
+) -> Option<ToolResult> {
+    let message = match decision {
+        Decision::Approved => return None,
+        Decision::Denied => match reason {
+            Some(reason) => format!("The user denied this action: {reason}"),
+            None => "The user denied this action.".to_owned(),
+        },
+        Decision::TimedOut => format!(
+            "No approval decision arrived in time (the limit is {} seconds), so the action was not run; nobody refused it.",
+            timeout.as_secs_f64()
+        ),
+        Decision::Cancelled => "The task was cancelled before the action was approved.".to_owned(),
+    };
+    Some(ToolResult::denied(
+        request,
+        ErrorCode::ApprovalDenied,
+        message,
+    ))
+}
+
+/// What a person reads in the approval dialog.
+fn action_summary(request: &ToolRequest) -> String {
+    let arg = |name: &str| {
+        request
+            .arguments
+            .get(name)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+    };
+    match request.tool_name.as_str() {
+        "RunCommand" => format!("Run: {}", arg("command")),
+        "ReadFile" => format!("Read file: {}", arg("path")),
+        "WriteFile" => format!("Write file: {}", arg("path")),
+        "DeleteFile" => format!("Delete file: {}", arg("path")),
+        "HttpRequest" => format!(
+            "{} {}",
+            request
+                .arguments
+                .get("method")
+                .and_then(Value::as_str)
+                .unwrap_or("GET"),
+            arg("url")
+        ),
+        other => format!("{other} {}", Value::Object(request.arguments.clone())),
+    }
+}
