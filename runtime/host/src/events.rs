@@ -11,7 +11,7 @@ use agent_protocol::jsonrpc::VERSION;
 use agent_protocol::methods::GetEventsResult;
 
 use crate::audit::Outlets;
-use crate::rpc::Outbound;
+use crate::outbound::Outbound;
 use crate::time::now_rfc3339;
 
 /// Where an event sits in the ID chain below the session.

@@ -8,12 +8,14 @@
 pub mod agent_loop;
 pub mod approval;
 pub mod audit;
+pub mod backends;
 pub mod config;
 pub mod error;
 pub mod events;
 pub mod extensions;
 pub mod host;
 pub mod llm;
+pub mod outbound;
 pub mod pieces;
 pub mod policy;
 pub mod redact;

@@ -3,7 +3,6 @@
 //! text only, the step limit is reached, the task is cancelled, or something fails. Every
 //! way out goes through [`finish`], which emits exactly one terminal event.
 
-mod backends;
 mod observer;
 mod persist;
 mod prompt;
@@ -20,7 +19,7 @@ use agent_protocol::state::{SessionStatus, TaskStatus};
 use agent_protocol::{ErrorCode, ToolRouter};
 use tokio_util::sync::CancellationToken;
 
-pub use backends::Backends;
+pub use crate::backends::Backends;
 pub use persist::{checkpoint, upload_history};
 pub use prompt::system_prompt;
 use step::{AfterAnswer, Progress};

@@ -201,7 +201,7 @@ impl Host {
                 policy_bundle_version: policy_version.clone(),
             }),
         );
-        crate::redact::apply::session_policy(&session);
+        take_up_policy(&session);
         crate::sandbox::announce(self.tools.as_ref(), &session);
         crate::extensions::open(self.tools.as_ref(), &session).await;
         Ok(session)

@@ -138,7 +138,7 @@ impl Host {
             Scope::session(),
             EventBody::SessionResumed(agent_protocol::events::Empty {}),
         );
-        crate::redact::apply::session_policy(session);
+        take_up_policy(session);
         crate::sandbox::announce(self.tools.as_ref(), session);
         crate::extensions::open(self.tools.as_ref(), session).await;
         to_value(self.ready(session, "compatible"))
@@ -359,5 +359,25 @@ impl Host {
                 latest_id: 0,
             }),
         }
+    }
+}
+
+/// Takes up the redaction rules of the session's policy bundle (local-agent-host.md §8.7,
+/// Phase 2+); a rule that cannot be used is reported by a `warning` event, and so is a glob
+/// entry of `allowedPaths`/`blockedPaths` that does not compile.
+pub(super) fn take_up_policy(session: &crate::session::Session) {
+    let policy = session.policy();
+    let mut problems = crate::redact::add_policy_rules(&policy.bundle().llm_policy.redaction_rules);
+    // Path patterns are taken up at the same moments; one that cannot be used says so.
+    problems.extend(crate::policy::path_glob::problems(policy.bundle()));
+    for message in problems {
+        tracing::warn!(%message, "redaction rule");
+        session.events.emit(
+            crate::events::Scope::session(),
+            agent_protocol::events::EventBody::Warning(agent_protocol::events::Warning {
+                code: agent_protocol::ErrorCode::PolicyBundleInvalid,
+                message,
+            }),
+        );
     }
 }

@@ -83,7 +83,7 @@ impl Host {
         if let Some(flags) = flags {
             session.lock().feature_flags = flags;
         }
-        crate::redact::apply::session_policy(session);
+        take_up_policy(session);
         // The fresh bundle decides the extensions too (PAUSED → RUNNING re-inits the policy,
         // §3.3): servers it adds are connected, servers it drops are closed, a rotated
         // bearer token is used — `open` replaces whatever the old bundle had opened.

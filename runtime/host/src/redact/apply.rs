@@ -55,26 +55,6 @@ pub fn json_value(redactor: &Redactor, value: &mut Value) -> bool {
     }
 }
 
-/// Takes up the redaction rules of the session's policy bundle (local-agent-host.md §8.7,
-/// Phase 2+); a rule that cannot be used is reported by a `warning` event, and so is a glob
-/// entry of `allowedPaths`/`blockedPaths` that does not compile.
-pub fn session_policy(session: &crate::session::Session) {
-    let policy = session.policy();
-    let mut problems = super::add_policy_rules(&policy.bundle().llm_policy.redaction_rules);
-    // Path patterns are taken up at the same moments; one that cannot be used says so.
-    problems.extend(crate::policy::path_glob::problems(policy.bundle()));
-    for message in problems {
-        tracing::warn!(%message, "redaction rule");
-        session.events.emit(
-            crate::events::Scope::session(),
-            agent_protocol::events::EventBody::Warning(agent_protocol::events::Warning {
-                code: agent_protocol::ErrorCode::PolicyBundleInvalid,
-                message,
-            }),
-        );
-    }
-}
-
 /// The start and end of the tool runtime's truncation marker
 /// (`\n[... truncated N bytes ...]\n`, `agent_tools::output::truncation_marker`).
 const MARKER_HEAD: &str = "\n[... truncated ";

@@ -24,9 +24,9 @@ use tokio::io::AsyncBufReadExt;
 use tokio::sync::mpsc;
 
 use super::dispatch::handle_line;
-use super::outbound::Outbound;
 use crate::error::RpcError;
 use crate::host::Host;
+use crate::outbound::Outbound;
 
 /// The environment variable holding the bearer token clients must present.
 pub const TOKEN_ENV: &str = "AGENT_RUNTIME_HTTP_TOKEN";

@@ -4,9 +4,8 @@
 pub mod dispatch;
 pub mod framing;
 pub mod http;
-pub mod outbound;
 pub mod sandbox_host;
 pub mod server;
 
-pub use outbound::Outbound;
+pub use crate::outbound::Outbound;
 pub use server::serve;

@@ -8,9 +8,9 @@ use tokio_util::task::TaskTracker;
 
 use super::dispatch::handle_line;
 use super::framing::{Frame, LineReader};
-use super::outbound::Outbound;
 use crate::error::RpcError;
 use crate::host::Host;
+use crate::outbound::Outbound;
 
 /// Reads requests until Shutdown completes or the input closes (which is treated exactly
 /// like Shutdown), then flushes every queued line. Each request runs on its own task, so a

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use tokio::task::JoinHandle;
 
-use crate::agent_loop::Backends;
+use crate::backends::Backends;
 
 /// The longest automatic name, in characters.
 pub const NAME_LIMIT: usize = 60;

@@ -24,9 +24,9 @@ use axum::routing::{get, post};
 use serde_json::json;
 
 use super::dispatch::handle_line;
-use super::outbound::Outbound;
 use crate::error::RpcError;
 use crate::host::Host;
+use crate::outbound::Outbound;
 
 struct AppState {
     host: Arc<Host>,

@@ -1,4 +1,6 @@
-//! The backend clients of the loop: one HTTP client shared by the gateway and the services.
+//! The backend clients of a session: one HTTP client shared by the LLM Gateway and the
+//! services, the checkpoint store, and the Approval Service client. A leaf the host, the
+//! loop and the session's task records all use.
 
 use crate::config::HostConfig;
 use crate::llm::LlmClient;
