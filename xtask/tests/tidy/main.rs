@@ -11,6 +11,7 @@ mod crate_map;
 mod deps;
 mod file_refs;
 mod headers;
+mod layers;
 mod prints;
 
 use std::path::{Path, PathBuf};

@@ -11,7 +11,6 @@ mod step;
 mod tools;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use agent_protocol::events::*;
 use agent_protocol::methods::TaskOptions;
@@ -20,7 +19,8 @@ use agent_protocol::{ErrorCode, ToolRouter};
 use tokio_util::sync::CancellationToken;
 
 pub use crate::backends::Backends;
-pub use persist::{checkpoint, upload_history};
+pub use crate::session::checkpoint;
+pub use persist::upload_history;
 pub use prompt::system_prompt;
 use step::{AfterAnswer, Progress};
 
@@ -94,9 +94,7 @@ pub async fn run(run: TaskRun) {
     run.finish(ending).await;
 }
 
-pub(crate) fn millis(duration: Duration) -> u64 {
-    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
-}
+pub(crate) use crate::time::millis;
 
 /// The step after which `step_limit_approaching` is emitted: 80% of maxSteps, rounded
 /// down, when that is at least 1 and below maxSteps (so never for maxSteps = 1).
@@ -313,7 +311,7 @@ impl TaskRun {
     }
 
     async fn checkpoint(&self) {
-        persist::checkpoint(&self.session, &self.backends.checkpoints).await;
+        checkpoint(&self.session, &self.backends.checkpoints).await;
     }
 }
 

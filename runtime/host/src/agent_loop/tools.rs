@@ -148,9 +148,15 @@ impl TaskRun {
             }
             Ok(Verdict::Allowed) => self.execute(plan.request.clone()).await,
             Ok(Verdict::ApprovalRequired { rule_id, risk }) => {
-                let decision = self
-                    .ask_approval(&plan.request, rule_id.as_deref(), risk, scope)
-                    .await;
+                let asking = crate::approval::Asking {
+                    session: &self.session,
+                    backends: &self.backends,
+                    task_id: &self.task_id,
+                    timeout: self.config.approval_timeout,
+                };
+                let decision =
+                    crate::approval::ask(&asking, &plan.request, rule_id.as_deref(), risk, scope)
+                        .await;
                 if waiting.fetch_sub(1, Ordering::SeqCst) == 1 {
                     self.transition(TaskStatus::ExecutingTools);
                 }

@@ -17,87 +17,99 @@ use serde_json::{Value, json};
 
 pub use broker::{ApprovalBroker, Resolution};
 
-use crate::agent_loop::TaskRun;
+use crate::backends::Backends;
 use crate::events::Scope;
+use crate::session::Session;
+use crate::time::millis;
 
-impl TaskRun {
-    /// Asks the user about `request` and waits for the decision (or the timeout, or the
-    /// task's cancellation); the decision and the user's reason.
-    pub(crate) async fn ask_approval(
-        &self,
-        request: &ToolRequest,
-        rule_id: Option<&str>,
-        risk: agent_protocol::approval::RiskLevel,
-        scope: &Scope,
-    ) -> (Decision, Option<String>) {
-        let policy = self.session.policy();
-        let rule = rule_id.and_then(|id| policy.approval_rule(id));
-        let approval = ApprovalRequest {
-            approval_id: format!("appr_{}", uuid::Uuid::new_v4().simple()),
-            session_id: self.session.id().to_owned(),
-            task_id: self.task_id.clone(),
-            step_id: Some(request.step_id.clone()),
-            title: rule
-                .and_then(|rule| rule.title.clone())
-                .unwrap_or_else(|| format!("Allow {}?", request.tool_name)),
-            action_summary: action_summary(request),
-            risk_level: risk,
-            details: json!({
-                "toolName": request.tool_name,
-                "capability": request.capability,
-                "arguments": request.arguments,
-                "description": rule.and_then(|rule| rule.description.clone()),
-            }),
-        };
-        let approval_id = approval.approval_id.clone();
-        let (action_summary, risk_level) = (approval.action_summary.clone(), approval.risk_level);
-        // Registered before the event: the app may answer the moment it sees it.
-        let pending = self.session.approvals.register_request(&approval);
-        // A crash while the user decides keeps the request (§9.2 pending approvals).
-        crate::agent_loop::checkpoint(&self.session, &self.backends.checkpoints).await;
-        self.session
-            .events
-            .emit(scope.clone(), EventBody::ApprovalRequested(approval));
-        let started = Instant::now();
-        let resolution = self
-            .session
-            .approvals
-            .wait_for(pending, self.config.approval_timeout)
-            .await;
-        if resolution.decision == Decision::TimedOut {
-            self.session.events.emit(
-                scope.clone(),
-                EventBody::ApprovalTimeout(ApprovalTimeout {
-                    approval_id: approval_id.clone(),
-                }),
-            );
-        }
-        let identity = &self.session.identity;
-        self.backends.approvals.record(ApprovalDecisionRecord {
-            approval_id: approval_id.clone(),
-            session_id: identity.session_id.clone(),
-            task_id: self.task_id.clone(),
-            step_id: Some(request.step_id.clone()),
-            user_id: identity.user_id.clone(),
-            tenant_id: identity.tenant_id.clone(),
-            workspace_id: identity.workspace_id.clone(),
-            decision: resolution.decision,
-            reason: resolution.reason.clone(),
-            action_summary,
-            risk_level,
-            client_timestamp: crate::time::now_rfc3339(),
-        });
-        self.session.events.emit(
+/// Who asks: the session and task the approval belongs to, and how long the user has.
+pub struct Asking<'a> {
+    pub session: &'a Session,
+    pub backends: &'a Backends,
+    pub task_id: &'a str,
+    pub timeout: Duration,
+}
+
+/// Asks the user about `request` and waits for the decision (or the timeout, or the task's
+/// cancellation); the decision and the user's reason. The request is registered before
+/// `approval_requested` goes out (the app may answer at once) and checkpointed (a crash
+/// while the user decides keeps it, §9.2); the decision is recorded at the Approval Service
+/// and announced with `approval_resolved`.
+pub async fn ask(
+    asking: &Asking<'_>,
+    request: &ToolRequest,
+    rule_id: Option<&str>,
+    risk: agent_protocol::approval::RiskLevel,
+    scope: &Scope,
+) -> (Decision, Option<String>) {
+    let policy = asking.session.policy();
+    let rule = rule_id.and_then(|id| policy.approval_rule(id));
+    let approval = ApprovalRequest {
+        approval_id: format!("appr_{}", uuid::Uuid::new_v4().simple()),
+        session_id: asking.session.id().to_owned(),
+        task_id: asking.task_id.to_owned(),
+        step_id: Some(request.step_id.clone()),
+        title: rule
+            .and_then(|rule| rule.title.clone())
+            .unwrap_or_else(|| format!("Allow {}?", request.tool_name)),
+        action_summary: action_summary(request),
+        risk_level: risk,
+        details: json!({
+            "toolName": request.tool_name,
+            "capability": request.capability,
+            "arguments": request.arguments,
+            "description": rule.and_then(|rule| rule.description.clone()),
+        }),
+    };
+    let approval_id = approval.approval_id.clone();
+    let (action_summary, risk_level) = (approval.action_summary.clone(), approval.risk_level);
+    // Registered before the event: the app may answer the moment it sees it.
+    let pending = asking.session.approvals.register_request(&approval);
+    // A crash while the user decides keeps the request (§9.2 pending approvals).
+    crate::session::checkpoint(asking.session, &asking.backends.checkpoints).await;
+    asking
+        .session
+        .events
+        .emit(scope.clone(), EventBody::ApprovalRequested(approval));
+    let started = Instant::now();
+    let resolution = asking
+        .session
+        .approvals
+        .wait_for(pending, asking.timeout)
+        .await;
+    if resolution.decision == Decision::TimedOut {
+        asking.session.events.emit(
             scope.clone(),
-            EventBody::ApprovalResolved(ApprovalResolved {
-                approval_id,
-                decision: resolution.decision,
-                latency_ms: crate::agent_loop::millis(started.elapsed()),
-                reason: resolution.reason.clone(),
+            EventBody::ApprovalTimeout(ApprovalTimeout {
+                approval_id: approval_id.clone(),
             }),
         );
-        (resolution.decision, resolution.reason)
     }
+    let identity = &asking.session.identity;
+    asking.backends.approvals.record(ApprovalDecisionRecord {
+        approval_id: approval_id.clone(),
+        session_id: identity.session_id.clone(),
+        task_id: asking.task_id.to_owned(),
+        step_id: Some(request.step_id.clone()),
+        user_id: identity.user_id.clone(),
+        tenant_id: identity.tenant_id.clone(),
+        workspace_id: identity.workspace_id.clone(),
+        decision: resolution.decision,
+        reason: resolution.reason.clone(),
+        action_summary,
+        risk_level,
+        client_timestamp: crate::time::now_rfc3339(),
+    });
+    asking.session.events.emit(
+        scope.clone(),
+        EventBody::ApprovalResolved(ApprovalResolved {
+            approval_id,
+            decision: resolution.decision,
+            latency_ms: millis(started.elapsed()),
+            reason: resolution.reason.clone(),
+        }),
+    );
+    (resolution.decision, resolution.reason)
 }
 
 /// The tool result a decision other than approval makes of the call (§10.3): denied, with

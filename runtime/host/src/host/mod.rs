@@ -32,7 +32,7 @@ use crate::agent_loop::{self, Backends, TaskRun};
 use crate::config::HostConfig;
 use crate::error::RpcError;
 use crate::events::{EventSink, Scope};
-use crate::rpc::Outbound;
+use crate::outbound::Outbound;
 use crate::session::{Identity, Session, TaskRecord, machine::TaskMachine};
 use crate::thread::Origin;
 use crate::time::{now_rfc3339, parse_rfc3339};

@@ -1,6 +1,7 @@
 //! One session: its identity, policy, thread, events and the state of both levels of the
 //! state machine. One runtime process serves one session (local-agent-host.md §1).
 
+mod checkpoint;
 pub mod history;
 pub mod machine;
 pub mod patches;
@@ -25,6 +26,7 @@ use crate::approval::ApprovalBroker;
 use crate::events::EventSink;
 use crate::policy::PolicyEnforcer;
 use crate::thread::Thread;
+pub use checkpoint::checkpoint;
 use machine::{IllegalTransition, SessionMachine, TaskMachine};
 
 /// Who the session is, fixed at creation.
