@@ -43,7 +43,7 @@ fn violations(path: &str, text: &str) -> Vec<String> {
                     line.contains(&needle)
                         && !line.trim_start().starts_with("//")
                         && line[line.find(&needle).unwrap_or(0) + needle.len()..]
-                            .starts_with(|c: char| c == ':' || c == ';' || c == ' ' || c == ',')
+                            .starts_with([':', ';', ' ', ','])
                 })
                 .map(move |(number, _)| {
                     format!(
