@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use agent_host::audit::{AuditConfig, DeliveryTuning};
+use agent_host::{AuditConfig, DeliveryTuning};
 use anyhow::bail;
 
 use crate::config::Seconds;

@@ -255,7 +255,7 @@ impl Cli {
     /// The process-wide redactor: default rules, the rules file, and as exact values the
     /// gateway token, credential-like gateway headers and every `*_TOKEN`, `*_SECRET`,
     /// `*_PASSWORD`, `*_API_KEY`, `*_CREDENTIALS` variable of the environment.
-    pub fn redactor(&self, config: &HostConfig) -> anyhow::Result<agent_host::redact::Redactor> {
+    pub fn redactor(&self, config: &HostConfig) -> anyhow::Result<agent_host::Redactor> {
         let mut extra = vec![config.llm_gateway_auth_token.clone()];
         extra.extend(
             config
@@ -279,7 +279,7 @@ impl Cli {
             .redaction_rules_file
             .as_deref()
             .filter(|path| !path.as_os_str().is_empty());
-        agent_host::redact::from_environment(rules_file, std::env::vars(), extra).with_context(
+        agent_host::redaction::from_environment(rules_file, std::env::vars(), extra).with_context(
             || {
                 format!(
                     "AGENT_RUNTIME_REDACTION_RULES_FILE {}",

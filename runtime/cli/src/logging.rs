@@ -73,7 +73,7 @@ impl<W: Write> Write for Redacting<W> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         match std::str::from_utf8(buf) {
             Ok(text) => {
-                let clean = agent_host::redact::global().redact(text).into_owned();
+                let clean = agent_host::redaction::global().redact(text).into_owned();
                 self.0.write_all(clean.as_bytes())?;
                 Ok(buf.len())
             }

@@ -15,7 +15,8 @@ mod stdio;
 use std::sync::Arc;
 
 use agent_host::Host;
-use agent_host::rpc::{Outbound, serve};
+use agent_host::Outbound;
+use agent_host::transport::serve;
 use agent_tools::LocalToolRouter;
 use clap::Parser;
 
@@ -48,13 +49,13 @@ fn main() -> std::process::ExitCode {
         }
     };
     match cli.redactor(&host_config) {
-        Ok(redactor) => agent_host::redact::install(redactor),
+        Ok(redactor) => agent_host::redaction::install(redactor),
         Err(error) => {
             eprintln!("agent-runtime: {error:#}");
             return std::process::ExitCode::from(2);
         }
     }
-    agent_host::redact::warm_up_in_background();
+    agent_host::redaction::warm_up_in_background();
     let _guards = logging::init(&cli.log_level, host_config.log_dir.as_deref());
     // One thread runs the protocol, the loop and the clients; blocking work (file tools,
     // durable checkpoint writes, stdio that is no pipe or socket) goes to tokio's blocking
@@ -142,7 +143,7 @@ async fn serve_http(
     tools: Arc<LocalToolRouter>,
     address: &str,
 ) -> anyhow::Result<()> {
-    use agent_host::rpc::http::{TOKEN_ENV, serve_http};
+    use agent_host::transport::{TOKEN_ENV, serve_http};
     use anyhow::Context;
     let address: std::net::SocketAddr =
         address.trim_end_matches('/').parse().with_context(|| {
@@ -152,7 +153,7 @@ async fn serve_http(
         })?;
     let token = std::env::var(TOKEN_ENV).unwrap_or_default();
     if token.trim().is_empty() {
-        anyhow::bail!("{}", agent_host::rpc::http::HttpError::MissingToken);
+        anyhow::bail!("{}", agent_host::transport::HttpError::MissingToken);
     }
     let listener = tokio::net::TcpListener::bind(address)
         .await
@@ -181,7 +182,7 @@ where
     let writer = tokio::spawn(writer);
     let host = Host::new(config, tools, outbound.clone());
     spawn_signal_handler(Arc::clone(&host));
-    serve(host, agent_host::rpc::server::buffered(reader), outbound).await?;
+    serve(host, agent_host::transport::buffered(reader), outbound).await?;
     writer.await??;
     Ok(())
 }

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agent_host::Host;
-use agent_host::host::SandboxRegistration;
+use agent_host::SandboxRegistration;
 use agent_tools::LocalToolRouter;
 use anyhow::{Context, bail};
 
@@ -186,7 +186,7 @@ pub async fn serve(
     };
     let failure: Arc<Mutex<Option<String>>> = Arc::default();
     let failed = Arc::clone(&failure);
-    agent_host::rpc::sandbox_host::serve_sandbox(
+    agent_host::transport::serve_sandbox(
         listener,
         settings.workspace_dir.clone(),
         |outbound| {

@@ -5,11 +5,11 @@
 use std::hint::black_box;
 use std::path::PathBuf;
 
-use agent_host::llm::request::WireCache;
-use agent_host::llm::stream::Accumulator;
-use agent_host::policy::PolicyEnforcer;
-use agent_host::thread::Thread;
-use agent_host::thread::window::{Limits, fit, marker_text};
+use agent_host::bench::Accumulator;
+use agent_host::bench::PolicyEnforcer;
+use agent_host::bench::Thread;
+use agent_host::bench::WireCache;
+use agent_host::bench::{Limits, fit, marker_text};
 use agent_protocol::message::{ConversationMessage, MessageToolCall, Role};
 use agent_protocol::policy::{LlmPolicy, PolicyBundle};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
@@ -85,7 +85,7 @@ fn context_window(c: &mut Criterion) {
             |b, messages| {
                 // One cache across iterations, as across the steps of a task: what a
                 // step pays once the thread's messages were sent before.
-                let redactor = std::sync::Arc::new(agent_host::redact::Redactor::with_defaults());
+                let redactor = std::sync::Arc::new(agent_host::Redactor::with_defaults());
                 let mut wires = WireCache::default();
                 b.iter(|| {
                     let fitted = fit(black_box(messages.meta()), &limits, marker);
@@ -178,8 +178,7 @@ fn policy_check(c: &mut Criterion) {
     group.throughput(Throughput::Bytes(long.len() as u64));
     group.bench_function("long_line_16k", |b| {
         b.iter(|| {
-            agent_host::policy::command::analyse(black_box(&long), Some(&allowed), Some(&blocked))
-                .is_ok()
+            agent_host::bench::analyse(black_box(&long), Some(&allowed), Some(&blocked)).is_ok()
         })
     });
     group.finish();
@@ -190,7 +189,7 @@ fn policy_check(c: &mut Criterion) {
 /// fsync, rename, fsync the directory (`step_write_fsync`). `serialize_whole`, for
 /// comparison, is what serialising the whole checkpoint each step would cost.
 fn checkpoint_write(c: &mut Criterion) {
-    use agent_host::state::CheckpointStore;
+    use agent_host::bench::CheckpointStore;
     use agent_protocol::checkpoint::Checkpoint;
     use agent_protocol::state::SessionStatus;
     let mut group = c.benchmark_group("checkpoint");
@@ -222,9 +221,9 @@ fn checkpoint_write(c: &mut Criterion) {
             execution_environment: None,
             os_family: None,
         };
-        let redactor = std::sync::Arc::new(agent_host::redact::Redactor::with_defaults());
+        let redactor = std::sync::Arc::new(agent_host::Redactor::with_defaults());
         // As the runtime keeps it: checked messages in a spill file beside the checkpoints.
-        let mut live = agent_host::thread::Thread::restore("sess_bench", thread(len));
+        let mut live = agent_host::bench::Thread::restore("sess_bench", thread(len));
         live.spill_into(Some(dir.path().to_owned()));
         let stored = live.stored(&redactor);
         let whole = Checkpoint {
@@ -254,8 +253,8 @@ fn checkpoint_write(c: &mut Criterion) {
 /// Redaction of a 64 KiB tool output: clean (the common case, one `RegexSet` scan) and
 /// with a few secrets in it.
 fn redaction(c: &mut Criterion) {
-    let redactor = agent_host::redact::Redactor::with_defaults()
-        .with_values(["gateway-token-0123456789".to_owned()]);
+    let redactor =
+        agent_host::Redactor::with_defaults().with_values(["gateway-token-0123456789".to_owned()]);
     let clean = "fn main() { println!(\"hello\"); } // ordinary source text\n".repeat(1100);
     let dirty = format!(
         "{clean}password=hunter22hunter\nsk-proj-abcdefghijklmnopqrstuv\ngateway-token-0123456789\nDB_PASSWORD=hunter22\npostgres://u:pw12345@db/x\n"

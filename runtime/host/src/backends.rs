@@ -39,7 +39,6 @@ impl Backends {
                     endpoint: config.llm_gateway_endpoint.clone(),
                     auth_token: config.llm_gateway_auth_token.clone(),
                     headers: config.llm_gateway_headers.clone(),
-                    connect_timeout: config.llm_connect_timeout,
                     idle_timeout: config.llm_idle_timeout,
                     max_retries: config.llm_max_retries,
                     retry_base_delay: config.llm_retry_base_delay,

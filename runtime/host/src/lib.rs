@@ -5,29 +5,58 @@
 //! It reaches tools only through [`agent_protocol::ToolRouter`]; it never imports the tool
 //! runtime.
 
-pub mod agent_loop;
-pub mod approval;
-pub mod audit;
-pub mod backends;
-pub mod config;
-pub mod error;
-pub mod events;
-pub mod extensions;
-pub mod host;
-pub mod llm;
-pub mod outbound;
-pub mod pieces;
-pub mod policy;
-pub mod redact;
-pub mod routing;
-pub mod rpc;
-pub mod sandbox;
-pub mod services;
-pub mod session;
-pub mod state;
-pub mod thread;
+pub(crate) mod agent_loop;
+pub(crate) mod approval;
+pub(crate) mod audit;
+pub(crate) mod backends;
+pub(crate) mod config;
+pub(crate) mod error;
+pub(crate) mod events;
+pub(crate) mod extensions;
+pub(crate) mod host;
+pub(crate) mod llm;
+pub(crate) mod outbound;
+pub(crate) mod pieces;
+pub(crate) mod policy;
+pub(crate) mod redact;
+pub(crate) mod routing;
+pub(crate) mod rpc;
+pub(crate) mod sandbox;
+pub(crate) mod services;
+pub(crate) mod session;
+pub(crate) mod state;
+pub(crate) mod thread;
 mod time;
-pub mod workspace_files;
+pub(crate) mod workspace_files;
 
+pub use audit::{AuditConfig, DeliveryTuning};
 pub use config::HostConfig;
-pub use host::Host;
+pub use host::{Host, SandboxRegistration};
+pub use outbound::Outbound;
+pub use redact::Redactor;
+
+/// Taking up the credential values and rules the runtime must never let out, before any
+/// line is written (`redact`).
+pub mod redaction {
+    pub use crate::redact::{from_environment, global, install, warm_up_in_background};
+}
+
+/// The transports: newline-delimited JSON-RPC over a stream, HTTP, and the sandbox's HTTP
+/// surface (`rpc`).
+pub mod transport {
+    pub use crate::rpc::http::{HttpError, TOKEN_ENV, serve_http};
+    pub use crate::rpc::sandbox_host::serve_sandbox;
+    pub use crate::rpc::server::{buffered, serve};
+}
+
+/// What the criterion benchmarks measure; not an API.
+#[doc(hidden)]
+pub mod bench {
+    pub use crate::llm::request::WireCache;
+    pub use crate::llm::stream::Accumulator;
+    pub use crate::policy::PolicyEnforcer;
+    pub use crate::policy::command::analyse;
+    pub use crate::state::CheckpointStore;
+    pub use crate::thread::Thread;
+    pub use crate::thread::window::{Limits, fit, marker_text};
+}

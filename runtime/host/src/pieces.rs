@@ -116,10 +116,6 @@ impl JsonPieces {
         self.head.len() + self.items.len() + self.tail.len()
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// The document in chunks of at most [`CHUNK`] bytes, made one at a time. A chunk is
     /// an error when the file holding the items cannot be read.
     pub fn chunks(&self) -> Chunks {
@@ -133,7 +129,8 @@ impl JsonPieces {
         std::io::copy(&mut self.reader(), out).map(drop)
     }
 
-    /// The document as one buffer (tests and small documents).
+    /// The document as one buffer.
+    #[cfg(test)]
     pub fn to_vec(&self) -> std::io::Result<Vec<u8>> {
         let mut whole = Vec::with_capacity(self.len());
         self.write_to(&mut whole)?;

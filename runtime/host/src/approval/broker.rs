@@ -77,6 +77,7 @@ impl ApprovalBroker {
     }
 
     /// Registers `approval_id` and waits for its resolution or the timeout.
+    #[cfg(test)]
     pub async fn wait(&self, approval_id: &str, timeout: Duration) -> Resolution {
         let pending = self.register(approval_id);
         self.wait_for(pending, timeout).await

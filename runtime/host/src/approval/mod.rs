@@ -15,7 +15,7 @@ use agent_protocol::services::ApprovalDecisionRecord;
 use agent_protocol::{ErrorCode, ToolRequest, ToolResult};
 use serde_json::{Value, json};
 
-pub use broker::{ApprovalBroker, Resolution};
+pub use broker::ApprovalBroker;
 
 use crate::backends::Backends;
 use crate::events::Scope;

@@ -27,10 +27,6 @@ impl ApprovalServiceClient {
         }
     }
 
-    pub fn is_enabled(&self) -> bool {
-        self.client.is_some()
-    }
-
     /// Sends `record` in the background; never waits and never fails.
     pub fn record(&self, record: ApprovalDecisionRecord) {
         let Some(client) = self.client.clone() else {

@@ -94,6 +94,7 @@ impl Channel {
     }
 
     /// Envelopes dropped and not yet reported.
+    #[cfg(test)]
     pub fn dropped(&self) -> u64 {
         self.dropped.load(Ordering::Relaxed)
     }

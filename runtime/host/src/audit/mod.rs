@@ -20,7 +20,7 @@ use agent_protocol::ErrorCode;
 use agent_protocol::audit::AuditEvent;
 use agent_protocol::events::{EventBody, SessionEvent, Warning};
 
-pub use delivery::{Channel, DeliveryConfig, DeliveryTuning, EVENTS_DROPPED};
+pub use delivery::{Channel, DeliveryConfig, DeliveryTuning};
 pub use envelope::Ids;
 pub use run_store::{Admission, RunStore, RunStoreConfig};
 

@@ -3,6 +3,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use super::delivery::EVENTS_DROPPED;
 use agent_protocol::audit::{AuditEvent, Severity};
 use agent_protocol::events::{EventBody, SessionEvent, TextChunk, ToolCompleted, ToolRequested};
 use agent_protocol::tool::ToolStatus;

@@ -9,7 +9,7 @@ mod sync;
 mod task;
 mod teardown;
 
-pub use register::{RegistrationError, SandboxRegistration};
+pub use register::SandboxRegistration;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -23,7 +23,6 @@ pub struct LlmSettings {
     pub endpoint: String,
     pub auth_token: String,
     pub headers: BTreeMap<String, String>,
-    pub connect_timeout: Duration,
     pub idle_timeout: Duration,
     pub max_retries: u32,
     pub retry_base_delay: Duration,
@@ -46,7 +45,7 @@ pub struct LlmClient {
 }
 
 impl LlmClient {
-    /// `http` should have `settings.connect_timeout` as its connect timeout and no
+    /// `http` should have the gateway's connect timeout (`LLM_CONNECT_TIMEOUT_SECONDS`) and no
     /// overall timeout (a stream lasts as long as the model writes).
     pub fn new(settings: LlmSettings, http: Client) -> Self {
         Self { settings, http }

@@ -96,6 +96,7 @@ pub enum CommandDenial {
 }
 
 /// The distinct base names of every program `line` would start, in order of appearance.
+#[cfg(test)]
 pub fn base_commands(line: &str) -> Result<Vec<String>, CommandDenial> {
     check(line, None, None)
 }
@@ -147,6 +148,7 @@ pub fn analyse(
 
 /// Judges every program `line` would start. On success, the distinct base names found (for
 /// the approval risk: all of them are admitted by `allowed` when it is set).
+#[cfg(test)]
 pub fn check(
     line: &str,
     allowed: Option<&[String]>,

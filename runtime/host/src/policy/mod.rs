@@ -35,8 +35,6 @@ pub mod task_options;
 #[cfg(test)]
 mod tests;
 
-pub use paths::resolve;
-
 use std::collections::HashMap;
 use std::path::PathBuf;
 

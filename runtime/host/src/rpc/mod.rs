@@ -6,6 +6,3 @@ pub mod framing;
 pub mod http;
 pub mod sandbox_host;
 pub mod server;
-
-pub use crate::outbound::Outbound;
-pub use server::serve;

@@ -44,10 +44,6 @@ impl SpillFile {
         self.ends.len()
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.ends.is_empty()
-    }
-
     /// Appends one message. Bytes written by a failed append lie past the last end and are
     /// never read; the next append writes over them.
     pub fn append(&mut self, json: &str) -> io::Result<()> {
