@@ -54,26 +54,11 @@ pub fn settings(cli: &crate::config::Cli) -> anyhow::Result<SandboxSettings> {
         bail!("--transport {transport}: a sandbox serves HTTP only (--transport http)");
     }
     let local = env("SANDBOX_LOCAL_MODE").is_some_and(|value| value.eq_ignore_ascii_case("true"));
-    let bind = match (&cli.listen, cli.port) {
-        (Some(listen), _) => {
-            let text = listen.to_string_lossy();
-            let Some(address) = text.strip_prefix("http://") else {
-                bail!("--listen {text}: a sandbox listens on http://IP:PORT");
-            };
-            address
-                .trim_end_matches('/')
-                .parse()
-                .with_context(|| format!("--listen {text}: expected http://IP:PORT"))?
-        }
-        (None, port) => {
-            let ip = if local {
-                IpAddr::V4(Ipv4Addr::LOCALHOST)
-            } else {
-                IpAddr::V4(Ipv4Addr::UNSPECIFIED)
-            };
-            SocketAddr::new(ip, port.unwrap_or(8080))
-        }
-    };
+    let bind = bind_address(
+        cli.listen.as_deref().map(std::path::Path::as_os_str),
+        cli.port,
+        local,
+    )?;
     let workspace_dir = match cli
         .workspace_dir
         .clone()
@@ -121,6 +106,32 @@ pub fn settings(cli: &crate::config::Cli) -> anyhow::Result<SandboxSettings> {
         deadline: seconds("AGENT_RUNTIME_REGISTRATION_TIMEOUT_SECONDS", 150.0)?,
         retry_delay: seconds("AGENT_RUNTIME_REGISTRATION_RETRY_DELAY_SECONDS", 1.0)?,
     })
+}
+
+/// Where the sandbox listens: `--listen http://IP:PORT` as given; else `--port` (8080 by
+/// default) on loopback locally and on every interface in the cloud, where the Session
+/// Service's proxy reaches the container from its own network.
+fn bind_address(
+    listen: Option<&std::ffi::OsStr>,
+    port: Option<u16>,
+    local: bool,
+) -> anyhow::Result<SocketAddr> {
+    if let Some(listen) = listen {
+        let text = listen.to_string_lossy();
+        let Some(address) = text.strip_prefix("http://") else {
+            bail!("--listen {text}: a sandbox listens on http://IP:PORT");
+        };
+        return address
+            .trim_end_matches('/')
+            .parse()
+            .with_context(|| format!("--listen {text}: expected http://IP:PORT"));
+    }
+    let ip = if local {
+        IpAddr::V4(Ipv4Addr::LOCALHOST)
+    } else {
+        IpAddr::V4(Ipv4Addr::UNSPECIFIED)
+    };
+    Ok(SocketAddr::new(ip, port.unwrap_or(8080)))
 }
 
 /// The address the Session Service's proxy reaches: `SANDBOX_ENDPOINT`, else the bound
@@ -211,5 +222,55 @@ pub async fn serve(
     match failure {
         Some(message) => bail!("{message}"),
         None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(endpoint: Option<&str>) -> SandboxSettings {
+        SandboxSettings {
+            session_id: "sess".to_owned(),
+            registration_token: "token".to_owned(),
+            bind: SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), 9123),
+            endpoint: endpoint.map(str::to_owned),
+            workspace_dir: PathBuf::from("/tmp"),
+            task_arn: None,
+            ecs_metadata_uri: None,
+            deadline: Duration::from_secs(1),
+            retry_delay: Duration::from_secs(1),
+        }
+    }
+
+    #[test]
+    fn the_cloud_binds_every_interface_and_the_local_launcher_loopback() {
+        let cloud = bind_address(None, None, false).unwrap();
+        assert_eq!(cloud, "0.0.0.0:8080".parse().unwrap());
+        let local = bind_address(None, Some(9123), true).unwrap();
+        assert_eq!(local, "127.0.0.1:9123".parse().unwrap());
+        let listen = std::ffi::OsStr::new("http://10.0.1.42:7000/");
+        assert_eq!(
+            bind_address(Some(listen), Some(1), true).unwrap(),
+            "10.0.1.42:7000".parse().unwrap()
+        );
+        let wrong = bind_address(Some(std::ffi::OsStr::new("/tmp/rt.sock")), None, false);
+        assert!(wrong.unwrap_err().to_string().contains("http://IP:PORT"));
+    }
+
+    #[tokio::test]
+    async fn an_unspecified_bind_registers_the_interface_that_reaches_the_service() {
+        let bound = SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), 9123);
+        // The route to a loopback Session Service leaves through loopback.
+        let endpoint = endpoint(&settings(None), bound, "http://127.0.0.1:8000").await;
+        assert_eq!(endpoint, "http://127.0.0.1:9123");
+        // SANDBOX_ENDPOINT wins whatever the route.
+        let given = endpoint_of(Some("http://sandbox.internal:9123/")).await;
+        assert_eq!(given, "http://sandbox.internal:9123");
+    }
+
+    async fn endpoint_of(configured: Option<&str>) -> String {
+        let bound = SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), 9123);
+        endpoint(&settings(configured), bound, "http://127.0.0.1:8000").await
     }
 }

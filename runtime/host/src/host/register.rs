@@ -333,3 +333,42 @@ fn retryable(error: &ServiceError) -> bool {
         _ => false,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// ECS task metadata (v4) as the container agent serves it, on loopback.
+    async fn metadata_server(task: Value) -> String {
+        let app = axum::Router::new().route(
+            "/v4/abc/task",
+            axum::routing::get(move || async move { axum::Json(task) }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        format!("http://{address}/v4/abc")
+    }
+
+    #[tokio::test]
+    async fn the_task_arn_comes_from_the_ecs_task_metadata() {
+        let arn = "arn:aws:ecs:us-east-1:123456789012:task/cluster/0123abcd";
+        let uri = metadata_server(serde_json::json!({"Cluster": "cluster", "TaskARN": arn})).await;
+        let http = reqwest::Client::new();
+        let found = ecs_task_arn(&http, &uri, Duration::from_secs(5)).await;
+        assert_eq!(found.as_deref(), Ok(arn));
+        // A trailing slash on the URI names the same endpoint.
+        let found = ecs_task_arn(&http, &format!("{uri}/"), Duration::from_secs(5)).await;
+        assert_eq!(found.as_deref(), Ok(arn));
+    }
+
+    #[tokio::test]
+    async fn metadata_without_a_task_arn_is_a_readable_failure() {
+        let uri = metadata_server(serde_json::json!({"Cluster": "cluster"})).await;
+        let failure = ecs_task_arn(&reqwest::Client::new(), &uri, Duration::from_secs(5))
+            .await
+            .unwrap_err();
+        assert!(failure.contains("names no TaskARN"), "{failure}");
+        assert!(failure.contains(&uri), "{failure}");
+    }
+}
