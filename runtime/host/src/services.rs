@@ -15,7 +15,7 @@ use agent_protocol::services::{
 };
 use agent_protocol::{ErrorCode, ErrorShape};
 
-use crate::pieces::JsonPieces;
+use crate::json_splice::JsonPieces;
 use reqwest::{Client, Method, StatusCode};
 use serde::Serialize;
 use serde::de::DeserializeOwned;

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use super::Backends;
 use crate::events::Scope;
-use crate::pieces::{Items, JsonPieces};
+use crate::json_splice::{Items, JsonPieces};
 use crate::session::Session;
 use crate::time::now_rfc3339;
 

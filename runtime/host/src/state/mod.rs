@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use agent_protocol::checkpoint::{CHECKPOINT_VERSION, Checkpoint};
 
-use crate::pieces::{Items, JsonPieces};
+use crate::json_splice::{Items, JsonPieces};
 
 mod origin;
 

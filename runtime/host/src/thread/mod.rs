@@ -10,6 +10,7 @@
 //! thread for the life of the session, and the session's memory grew with its length.
 
 pub mod spill;
+mod store;
 pub mod tokens;
 pub mod window;
 
@@ -19,10 +20,10 @@ use std::sync::Arc;
 
 use agent_protocol::message::{ConversationMessage, MessageToolCall, Role};
 
-use crate::pieces::Items;
+use crate::json_splice::Items;
 use crate::redact::Redactor;
 use crate::time::now_rfc3339;
-use spill::SpillFile;
+use store::Store;
 
 /// What the context window needs of a message on every step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,18 +40,9 @@ pub struct Thread {
     meta: Vec<MessageMeta>,
     /// Each message as stored JSON (the checkpoint's `thread`), serialised once when it is
     /// added: the checkpoint repeats the whole thread every step, and serialising it again
-    /// each time would be most of a long task's step. This is the thread's only copy of what
-    /// its messages say: messages `..kept.len()` in `kept`, checked against the exact
-    /// values of `scrubbed_by`; the rest, added since, in `pending`.
-    kept: Kept,
-    pending: Vec<Arc<str>>,
-    /// Where `kept` goes on disk; in memory when `None` or when the file fails.
-    spill_dir: Option<PathBuf>,
-    /// Messages whose stored JSON had a credential value replaced, as they were said: the
-    /// model request is redacted on its own terms and must not see another replacement.
-    said: Vec<(usize, Box<ConversationMessage>)>,
-    /// The redactor whose exact values the kept messages were checked against.
-    scrubbed_by: Option<Arc<Redactor>>,
+    /// each time would be most of a long task's step. The thread's only copy of what its
+    /// messages say.
+    store: Store,
     /// Tool call ids of the assistant message opening the last unit, while tool results
     /// may still join it.
     open_calls: Vec<String>,
@@ -73,11 +65,7 @@ impl Thread {
         Self {
             session_id: session_id.to_owned(),
             meta: Vec::new(),
-            kept: Kept::default(),
-            pending: Vec::new(),
-            spill_dir: None,
-            said: Vec::new(),
-            scrubbed_by: None,
+            store: Store::default(),
             open_calls: Vec::new(),
             task_ids: Vec::new(),
             last_tasked: None,
@@ -98,7 +86,7 @@ impl Thread {
         let mut thread = Self::new(session_id);
         thread.next_id = highest.max(messages.len() as u64) + 1;
         thread.meta.reserve_exact(messages.len());
-        thread.pending.reserve_exact(messages.len());
+        thread.store.reserve(messages.len());
         for mut message in messages {
             if message.token_count.is_none() {
                 message.token_count = Some(estimate_tokens(&message.content));
@@ -116,41 +104,24 @@ impl Thread {
     /// Message `index` as it was said, parsed back from its stored JSON. `None` only when
     /// there is no such message.
     pub fn message(&self, index: usize) -> Option<Cow<'_, ConversationMessage>> {
-        if let Ok(at) = self.said.binary_search_by_key(&index, |(at, _)| *at) {
-            return self
-                .said
-                .get(at)
-                .map(|(_, message)| Cow::Borrowed(&**message));
-        }
-        let json = match index.checked_sub(self.kept.len()) {
-            Some(pending) => Cow::Borrowed(&**self.pending.get(pending)?),
-            None => match self.kept.read(index) {
-                Ok(json) => json,
-                Err(error) => {
-                    tracing::error!(index, %error, "a stored message cannot be read back");
-                    return None;
-                }
-            },
-        };
-        match serde_json::from_str(&json) {
-            Ok(message) => Some(Cow::Owned(message)),
-            Err(error) => {
-                // Stored JSON is written by this module and stays a message when scrubbed
-                // (`scrubbed_json`); this is a bug, not bad input.
-                tracing::error!(index, %error, "a stored message does not parse back");
-                None
-            }
-        }
+        self.store.message(index)
     }
 
     /// Keeps the checked messages in a spill file in `dir` (see [`spill`]) from the next
     /// [`stored`](Self::stored) on; `None` keeps them in memory.
     pub fn spill_into(&mut self, dir: Option<PathBuf>) {
-        self.spill_dir = dir;
+        self.store.spill_into(dir);
     }
 
     pub fn spill_dir(&self) -> Option<&PathBuf> {
-        self.spill_dir.as_ref()
+        self.store.spill_dir()
+    }
+
+    /// The messages as stored JSON, in order, each checked once against `redactor`'s exact
+    /// values (the backstop that keeps a known credential off the disk). A snapshot:
+    /// messages added later are not part of it.
+    pub fn stored(&mut self, redactor: &Arc<Redactor>) -> Items {
+        self.store.stored(redactor)
     }
 
     /// Whether any message belongs to task `task_id`.
@@ -161,102 +132,6 @@ impl Thread {
     /// The last message that names a task.
     pub fn last_tasked(&self) -> Option<Cow<'_, ConversationMessage>> {
         self.message(self.last_tasked?)
-    }
-
-    /// The messages as stored JSON, in order, each checked once against `redactor`'s exact
-    /// values (the backstop that keeps a known credential off the disk): a message is
-    /// scanned when it is first written, and all of them again when the redactor changes.
-    /// The answer is a snapshot: messages added later are not part of it.
-    pub fn stored(&mut self, redactor: &Arc<Redactor>) -> Items {
-        if !self
-            .scrubbed_by
-            .as_ref()
-            .is_some_and(|known| Arc::ptr_eq(known, redactor))
-            && self.rescan(redactor)
-        {
-            self.scrubbed_by = Some(Arc::clone(redactor));
-        }
-        let first = self.kept.len();
-        for (offset, json) in std::mem::take(&mut self.pending).into_iter().enumerate() {
-            let json = self.scrub(first + offset, json, redactor);
-            self.keep(json);
-        }
-        self.kept.items()
-    }
-
-    /// `json`, stored JSON of message `index`, without `redactor`'s exact values.
-    fn scrub(&mut self, index: usize, json: Arc<str>, redactor: &Redactor) -> Arc<str> {
-        let Cow::Owned(clean) = redactor.redact_values(&json) else {
-            return json;
-        };
-        let at = match self.said.binary_search_by_key(&index, |(at, _)| *at) {
-            Ok(at) => at,
-            Err(at) => {
-                let Ok(message) = serde_json::from_str(&json) else {
-                    // Stored JSON is always a message (see `message`); should it not be,
-                    // the replaced text still keeps the credential off the disk.
-                    return Arc::from(clean);
-                };
-                self.said.insert(at, (index, Box::new(message)));
-                at
-            }
-        };
-        scrubbed_json(redactor, &self.said[at].1, clean)
-    }
-
-    /// Every kept message checked again; rewritten only when one of them changed. `false`
-    /// when one cannot be read back: nothing changes, and the next call tries again.
-    fn rescan(&mut self, redactor: &Redactor) -> bool {
-        let mut changed = false;
-        let mut all = Vec::with_capacity(self.kept.len());
-        for index in 0..self.kept.len() {
-            let json = match self.kept.read(index) {
-                Ok(json) => Arc::<str>::from(json),
-                Err(error) => {
-                    tracing::error!(index, %error, "a stored message cannot be read back to check it for credentials");
-                    return false;
-                }
-            };
-            let clean = self.scrub(index, Arc::clone(&json), redactor);
-            changed |= !Arc::ptr_eq(&clean, &json);
-            all.push(clean);
-        }
-        if changed {
-            self.kept = Kept::default();
-            for json in all {
-                self.keep(json);
-            }
-        }
-        true
-    }
-
-    /// Adds a checked message to `kept`: to the spill file, created on first use, as long
-    /// as every message before it is there; in memory otherwise. A file that fails keeps
-    /// what it holds, and the messages after it stay in memory: nothing is lost.
-    fn keep(&mut self, json: Arc<str>) {
-        if self.kept.len() == 0
-            && let Some(dir) = &self.spill_dir
-        {
-            match SpillFile::create(dir) {
-                Ok(file) => self.kept.file = Some(file),
-                Err(error) => {
-                    tracing::warn!(dir = %dir.display(), %error, "cannot create the thread's spill file; keeping the thread in memory");
-                    self.spill_dir = None;
-                }
-            }
-        }
-        if self.kept.memory.is_empty()
-            && let Some(file) = &mut self.kept.file
-        {
-            match file.append(&json) {
-                Ok(()) => return,
-                Err(error) => {
-                    tracing::warn!(%error, "cannot write the thread's spill file; keeping the rest of the thread in memory");
-                    self.spill_dir = None;
-                }
-            }
-        }
-        self.kept.memory.push(json);
     }
 
     pub fn len(&self) -> usize {
@@ -314,7 +189,7 @@ impl Thread {
             token_count: message.token_count.unwrap_or(0),
             joins_previous,
         });
-        self.pending.push(stored_json(message));
+        self.store.push(store::stored_json(message));
     }
 
     pub fn add_user(&mut self, prompt: &str, origin: Origin<'_>) {
@@ -368,61 +243,6 @@ impl Thread {
             .filter_map(|index| self.message(index).map(Cow::into_owned))
             .collect()
     }
-}
-
-/// Where the checked messages are kept: the first ones in the spill file, the rest (all
-/// of them when there is no file) in memory.
-#[derive(Default)]
-struct Kept {
-    file: Option<SpillFile>,
-    memory: Vec<Arc<str>>,
-}
-
-impl Kept {
-    fn in_file(&self) -> usize {
-        self.file.as_ref().map_or(0, SpillFile::len)
-    }
-
-    fn len(&self) -> usize {
-        self.in_file() + self.memory.len()
-    }
-
-    fn read(&self, index: usize) -> std::io::Result<Cow<'_, str>> {
-        match (index.checked_sub(self.in_file()), &self.file) {
-            (None, Some(file)) => file.read(index).map(Cow::Owned),
-            (at, _) => at
-                .and_then(|at| self.memory.get(at))
-                .map(|json| Cow::Borrowed(&**json))
-                .ok_or_else(|| std::io::Error::other(format!("the thread has no message {index}"))),
-        }
-    }
-
-    fn items(&self) -> Items {
-        Items::new(
-            self.file.as_ref().map(SpillFile::region),
-            self.memory.as_slice().into(),
-        )
-    }
-}
-
-/// A message as the checkpoint stores it./// A message as the checkpoint stores it. Serialising a message cannot fail: it holds
-/// strings, numbers and lists only (no map whose keys could be refused).
-fn stored_json(message: &ConversationMessage) -> Arc<str> {
-    serde_json::to_string(message).map_or_else(|_| Arc::from("null"), Arc::from)
-}
-
-/// `clean` is the stored JSON with exact credential values replaced. A value that spans
-/// JSON syntax (a quote, a key) can break the text or the message's shape; then every
-/// string of the message is redacted instead, which always stays a message.
-fn scrubbed_json(redactor: &Redactor, message: &ConversationMessage, clean: String) -> Arc<str> {
-    if serde_json::from_str::<ConversationMessage>(&clean).is_ok() {
-        return Arc::from(clean);
-    }
-    let Ok(mut value) = serde_json::to_value(message) else {
-        return Arc::from("null");
-    };
-    crate::redact::apply::json_value(redactor, &mut value);
-    Arc::from(value.to_string())
 }
 
 /// The local token estimate of a text (see [`tokens`]).

@@ -12,7 +12,7 @@ fn origin() -> Origin<'static> {
 
 /// Each stored message's text, as [`Thread::stored`] gives them.
 fn texts(items: &Items) -> Vec<String> {
-    let array = crate::pieces::JsonPieces::new("[", items.clone(), "]");
+    let array = crate::json_splice::JsonPieces::new("[", items.clone(), "]");
     let each: Vec<Box<serde_json::value::RawValue>> =
         serde_json::from_slice(&array.to_vec().unwrap()).unwrap();
     each.iter().map(|raw| raw.get().to_owned()).collect()
@@ -94,7 +94,7 @@ fn messages_a_failing_spill_file_cannot_take_stay_in_memory_and_nothing_is_lost(
     thread.add_user("one", origin());
     thread.add_user("two", origin());
     let _ = thread.stored(&redactor);
-    let Some(file) = thread.kept.file.as_mut() else {
+    let Some(file) = thread.store.spill_file() else {
         panic!("the thread spills");
     };
     file.refuse_appends = true;
@@ -115,7 +115,7 @@ fn messages_a_failing_spill_file_cannot_take_stay_in_memory_and_nothing_is_lost(
     let all: Vec<String> = thread.all().into_iter().map(|m| m.content).collect();
     assert_eq!(all, contents);
     // The file is not tried again, even once it could take more.
-    if let Some(file) = thread.kept.file.as_mut() {
+    if let Some(file) = thread.store.spill_file() {
         file.refuse_appends = false;
     }
     thread.add_user("five", origin());
