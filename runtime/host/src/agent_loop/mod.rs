@@ -160,7 +160,7 @@ impl TaskRun {
         match error {
             LlmError::Cancelled => Ending::Cancelled,
             LlmError::Guardrail(message) => {
-                self.session.lock().thread.add_system_note(
+                self.session.add_system_note(
                     &format!("The previous request was blocked by the LLM Gateway's guardrails: {message}"),
                     Origin {
                         task_id: &self.task_id,
@@ -235,22 +235,14 @@ impl TaskRun {
             Ending::Failed { .. } => TaskStatus::TaskFailed,
             Ending::Cancelled => TaskStatus::TaskCancelled,
         };
-        if self.session.task_transition(terminal).is_err() {
-            // From a state with no direct arrow (e.g. a panic mid-tools): force it, the task
-            // must end whatever happened.
-            if let Some(task) = self.session.lock().task.as_mut() {
-                task.machine = crate::session::machine::TaskMachine::new();
-                let _ = task.machine.transition(TaskStatus::TaskRunning);
-                let _ = task.machine.transition(terminal);
+        let recoverable = matches!(
+            ending,
+            Ending::Failed {
+                recoverable: true,
+                ..
             }
-        }
-        if let Ending::Failed {
-            recoverable: true, ..
-        } = &ending
-            && let Some(task) = self.session.lock().task.as_mut()
-        {
-            task.incomplete = true;
-        }
+        );
+        self.session.end_task(terminal, recoverable);
         self.checkpoint().await;
         upload_history(
             &self.session,
@@ -298,16 +290,7 @@ impl TaskRun {
                 reason: "cancelled_by_user".to_owned(),
             }),
         };
-        // The terminal event goes out and the task returns to IDLE under the session lock, so
-        // GetSessionState sees the ended task either before its terminal event is out or
-        // IDLE after it — never "event out, still TASK_COMPLETED" (REQ-LOOP-020).
-        let mut inner = self.session.lock();
-        self.emit(scope, body);
-        if let Some(task) = inner.task.as_mut()
-            && let Err(error) = task.machine.transition(TaskStatus::Idle)
-        {
-            tracing::error!(%error, "refused a task transition");
-        }
+        self.session.announce_end(|| self.emit(scope, body));
     }
 
     async fn checkpoint(&self) {

@@ -74,15 +74,16 @@ pub async fn upload_history(
 /// holds one message in memory at a time however long the session.
 fn app_form_items(session: &Session) -> Items {
     let redactor = crate::redact::global();
-    let inner = session.lock();
-    let messages = (0..inner.thread.len())
-        .filter_map(|index| inner.thread.message(index))
-        .flat_map(|message| crate::session::history::to_app_form(&message))
-        .map(|mut value| {
-            exact_values_out(&redactor, &mut value);
-            value.to_string()
-        });
-    collect_items(messages, inner.thread.spill_dir().map(PathBuf::as_path))
+    session.with_thread(|thread| {
+        let messages = (0..thread.len())
+            .filter_map(|index| thread.message(index))
+            .flat_map(|message| crate::session::history::to_app_form(&message))
+            .map(|mut value| {
+                exact_values_out(&redactor, &mut value);
+                value.to_string()
+            });
+        collect_items(messages, thread.spill_dir().map(PathBuf::as_path))
+    })
 }
 
 /// `messages` as upload items: written to an unnamed file in `dir` when there is one (in

@@ -26,47 +26,48 @@ impl TaskRun {
             max_messages: self.config.max_request_messages,
             recency_window: self.config.recency_window,
         };
-        let mut inner = self.session.lock();
         let session_id = self.session.id().to_owned();
-        let fitted = fit(inner.thread.meta(), &limits, |dropped| {
-            let text = marker_text(dropped);
-            agent_protocol::message::ConversationMessage {
-                message_id: "context_marker".to_owned(),
-                session_id: session_id.clone(),
-                task_id: None,
-                step_id: None,
-                role: agent_protocol::message::Role::System,
-                token_count: Some(estimate_tokens(&text)),
-                content: text,
-                timestamp: String::new(),
-                tool_calls: Vec::new(),
-                tool_call_id: None,
-                tool_name: None,
-            }
+        let (body, estimated, dropped) = self.session.with_thread(|thread| {
+            let fitted = fit(thread.meta(), &limits, |dropped| {
+                let text = marker_text(dropped);
+                agent_protocol::message::ConversationMessage {
+                    message_id: "context_marker".to_owned(),
+                    session_id: session_id.clone(),
+                    task_id: None,
+                    step_id: None,
+                    role: agent_protocol::message::Role::System,
+                    token_count: Some(estimate_tokens(&text)),
+                    content: text,
+                    timestamp: String::new(),
+                    tool_calls: Vec::new(),
+                    tool_call_id: None,
+                    tool_name: None,
+                }
+            });
+            let meta = thread.meta();
+            let estimated = fixed_tokens
+                + fitted
+                    .messages
+                    .iter()
+                    .map(|message| match message {
+                        Sent::Thread(index) => meta.get(*index).map_or(0, |meta| meta.token_count),
+                        Sent::Marker(marker) => marker.token_count.unwrap_or(0),
+                    })
+                    .sum::<u64>();
+            // §8.7 (Phase 2): the outbound prompt is scrubbed as a whole — the user's
+            // prompt too — and the request says so in its context headers.
+            let body = wires.body(
+                &crate::redact::global(),
+                system_prompt,
+                &fitted.messages,
+                |index| thread.message(index),
+                tools,
+                llm_policy,
+            );
+            (body, estimated, fitted.dropped)
         });
-        let meta = inner.thread.meta();
-        let estimated = fixed_tokens
-            + fitted
-                .messages
-                .iter()
-                .map(|message| match message {
-                    Sent::Thread(index) => meta.get(*index).map_or(0, |meta| meta.token_count),
-                    Sent::Marker(marker) => marker.token_count.unwrap_or(0),
-                })
-                .sum::<u64>();
-        // §8.7 (Phase 2): the outbound prompt is scrubbed as a whole — the user's prompt
-        // too — and the request says so in its context headers.
-        let thread = &inner.thread;
-        let body = wires.body(
-            &crate::redact::global(),
-            system_prompt,
-            &fitted.messages,
-            |index| thread.message(index),
-            tools,
-            llm_policy,
-        )?;
-        let changed = (fitted.dropped != inner.last_dropped).then_some(fitted.dropped);
-        inner.last_dropped = fitted.dropped;
+        let body = body?;
+        let changed = self.session.note_dropped(dropped);
         Ok((body, estimated, changed.filter(|dropped| *dropped > 0)))
     }
 }

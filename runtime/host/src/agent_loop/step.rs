@@ -142,7 +142,7 @@ impl TaskRun {
                 }),
             );
         }
-        let used = self.session.lock().tokens_used;
+        let used = self.session.tokens_used();
         if let Some(budget) = llm_policy.max_session_tokens
             && used.saturating_add(estimated) > budget
         {
@@ -245,7 +245,7 @@ impl TaskRun {
     ) -> AfterAnswer {
         match response.stop_reason {
             StopReason::Guardrail => {
-                self.session.lock().thread.add_system_note(
+                self.session.add_system_note(
                     "The previous answer was withheld by the LLM Gateway's content filter.",
                     self.origin(&step.id),
                 );

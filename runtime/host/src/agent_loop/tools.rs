@@ -180,9 +180,7 @@ impl TaskRun {
         crate::redact::apply::tool_result(&crate::redact::global(), &mut result);
         let result = self.upload_artifacts(result, scope).await;
         self.session
-            .lock()
-            .patches
-            .record(&self.task_id, &result.file_changes);
+            .record_file_changes(&self.task_id, &result.file_changes);
         let text = result.text_for_model();
         self.session.events.emit(
             scope.clone(),

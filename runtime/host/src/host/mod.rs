@@ -20,7 +20,7 @@ use agent_protocol::events::{EventBody, SessionEnded, SessionStarted};
 use agent_protocol::methods::{self as m, *};
 use agent_protocol::policy::{PolicyBundle, SUPPORTED_SCHEMA_VERSIONS};
 use agent_protocol::services::CreateSessionRequest;
-use agent_protocol::state::{SessionStatus, TaskStatus};
+use agent_protocol::state::SessionStatus;
 use agent_protocol::{ErrorCode, ToolRouter};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -33,8 +33,7 @@ use crate::config::HostConfig;
 use crate::error::RpcError;
 use crate::events::{EventSink, Scope};
 use crate::outbound::Outbound;
-use crate::session::{Identity, Session, TaskRecord, machine::TaskMachine};
-use crate::thread::Origin;
+use crate::session::{Identity, Session};
 use crate::time::{now_rfc3339, parse_rfc3339};
 
 enum Slot {
@@ -297,12 +296,7 @@ impl Host {
 
     fn patch_preview(&self, params: GetPatchPreviewParams) -> Result<Value, RpcError> {
         let session = self.session_for(&params.session_id)?;
-        let inner = session.lock();
-        let known = inner.thread.has_task(&params.task_id)
-            || inner
-                .task
-                .as_ref()
-                .is_some_and(|task| task.task_id == params.task_id);
+        let known = session.knows_task(&params.task_id);
         if !known {
             return Err(RpcError::new(
                 ErrorCode::InvalidRequest,
@@ -313,10 +307,7 @@ impl Host {
                 ),
             ));
         }
-        let files = inner
-            .patches
-            .preview(&params.task_id, session.identity.workspace_root.as_deref());
-        drop(inner);
+        let files = session.patch_preview(&params.task_id);
         to_value(PatchPreviewResult {
             task_id: params.task_id,
             files,

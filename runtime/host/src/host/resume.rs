@@ -66,11 +66,7 @@ impl Host {
             return to_value(self.ready(session, "compatible"));
         }
         let backends = self.backends()?;
-        let cursor = session
-            .lock()
-            .task
-            .as_ref()
-            .and_then(|task| task.step_cursor.clone());
+        let cursor = session.step_cursor();
         let response = backends
             .sessions
             .resume_session(session.id(), cursor)
@@ -81,7 +77,7 @@ impl Host {
         let (bundle, flags) = refreshed_bundle(response, session.id())?;
         session.set_policy(bundle);
         if let Some(flags) = flags {
-            session.lock().feature_flags = flags;
+            session.set_feature_flags(flags);
         }
         take_up_policy(session);
         // The fresh bundle decides the extensions too (PAUSED → RUNNING re-inits the policy,

@@ -1,6 +1,7 @@
 //! StartTask and CancelTask: the guards of §3.3 before a loop starts or is told to stop.
 
 use super::*;
+use crate::session::{Begun, TaskStart};
 
 impl Host {
     pub(super) async fn start_task(
@@ -56,92 +57,20 @@ impl Host {
             .clone()
             .unwrap_or_else(|| format!("task_{}", uuid::Uuid::new_v4().simple()));
         let cancel = CancellationToken::new();
-        let mut first_task = false;
-        let (prompt, max_steps, options, continues) = {
-            let mut inner = session.lock();
-            if let Some(running) = inner
-                .task
-                .as_ref()
-                .filter(|task| task.machine.status().is_active())
-            {
-                return Err(RpcError::new(
-                    ErrorCode::InvalidRequest,
-                    format!(
-                        "Task {} is still running in this session; cancel it or wait for it to finish before starting another.",
-                        running.task_id
-                    ),
-                ));
-            }
-            // The same taskId as the last task: continue it if it is incomplete.
-            let previous = inner.task.as_ref().filter(|task| task.task_id == task_id);
-            if previous.is_some_and(|task| !task.incomplete) {
-                return Err(RpcError::new(
-                    ErrorCode::InvalidRequest,
-                    format!(
-                        "Task {task_id} has already finished; start a new task with a new taskId."
-                    ),
-                ));
-            }
-            let (prompt, step_count, step_cursor, max_steps, continues, options) = match previous {
-                Some(task) => (
-                    task.prompt.clone(),
-                    task.step_count,
-                    task.step_cursor.clone(),
-                    if options.max_steps.is_some() {
-                        max_steps
-                    } else {
-                        task.max_steps
-                    },
-                    true,
-                    // The app continues a task with its taskId and prompt only (INTEROP.md
-                    // §1): an option it does not repeat keeps the task's own value, so a
-                    // pause or a crash never loosens approvalMode or allowNetwork.
-                    TaskOptions {
-                        max_steps: options.max_steps.or(task.options.max_steps),
-                        allow_network: options.allow_network.or(task.options.allow_network),
-                        approval_mode: options.approval_mode.or(task.options.approval_mode),
-                    },
-                ),
-                // A secret typed in the prompt never reaches the thread in clear, so history,
-                // checkpoints, events, logs and the run store never hold it; the model saw
-                // it redacted anyway (the whole request is), so nothing is lost.
-                None => (
-                    crate::redact::global().redact(&params.prompt).into_owned(),
-                    0,
-                    None,
-                    max_steps,
-                    false,
-                    options,
-                ),
-            };
-            let mut machine = TaskMachine::new();
-            machine
-                .transition(TaskStatus::TaskRunning)
-                .map_err(|error| RpcError::internal(error.to_string()))?;
-            inner.task = Some(TaskRecord {
-                task_id: task_id.clone(),
-                prompt: prompt.clone(),
-                machine,
-                step_count,
-                max_steps,
-                cancel: cancel.clone(),
-                incomplete: false,
-                step_cursor,
-                options: options.clone(),
-            });
-            if !continues {
-                inner.task_count += 1;
-                first_task = inner.task_count == 1;
-                inner.thread.add_user(
-                    &prompt,
-                    Origin {
-                        task_id: &task_id,
-                        step_id: None,
-                    },
-                );
-            }
-            (prompt, max_steps, options, continues)
-        };
+        let Begun {
+            prompt,
+            max_steps,
+            options,
+            continues,
+            first: first_task,
+        } = session.begin_task(TaskStart {
+            task_id: task_id.clone(),
+            prompt: params.prompt.clone(),
+            max_steps,
+            max_steps_given: options.max_steps.is_some(),
+            options,
+            cancel: cancel.clone(),
+        })?;
         // Checkpointed before the acknowledgement: once the app is told the task runs, a
         // crash can no longer lose it or its prompt.
         let backends = self.backends()?;
@@ -217,18 +146,7 @@ impl Host {
         session: &Arc<Session>,
         requested: Option<&str>,
     ) -> Option<String> {
-        let (task_id, step_count) = {
-            let mut inner = session.lock();
-            let task = inner.task.as_mut().filter(|task| {
-                task.incomplete && requested.is_none_or(|requested| requested == task.task_id)
-            })?;
-            task.incomplete = false;
-            let mut machine = TaskMachine::new();
-            let _ = machine.transition(TaskStatus::TaskRunning);
-            let _ = machine.transition(TaskStatus::TaskCancelled);
-            task.machine = machine;
-            (task.task_id.clone(), task.step_count)
-        };
+        let (task_id, step_count) = session.cancel_interrupted_task(requested)?;
         let backends = self.backends().ok();
         let session = Arc::clone(session);
         let ended = task_id.clone();
@@ -247,17 +165,15 @@ impl Host {
                     },
                 );
             }
-            let mut inner = session.lock();
-            session.events.emit(
-                Scope::task(&ended),
-                EventBody::TaskCancelled(agent_protocol::events::TaskCancelled {
-                    step_count,
-                    reason: "cancelled_by_user".to_owned(),
-                }),
-            );
-            if let Some(task) = inner.task.as_mut() {
-                let _ = task.machine.transition(TaskStatus::Idle);
-            }
+            session.announce_end(|| {
+                session.events.emit(
+                    Scope::task(&ended),
+                    EventBody::TaskCancelled(agent_protocol::events::TaskCancelled {
+                        step_count,
+                        reason: "cancelled_by_user".to_owned(),
+                    }),
+                );
+            });
         });
         Some(task_id)
     }

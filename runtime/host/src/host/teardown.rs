@@ -42,22 +42,7 @@ impl Host {
         // when that task was just cancelled and its messages were never uploaded; in a
         // session that ran none it follows the last task of the thread it continues, and
         // when there is none at all it follows no task.
-        let (own_task, last_task) = {
-            let inner = session.lock();
-            match inner.task.as_ref() {
-                Some(task) => (Some(task.task_id.clone()), Some(task.task_id.clone())),
-                None => {
-                    let last = inner.thread.last_tasked();
-                    // A task of this session's own thread (restored after a crash) is the
-                    // upload's task too; one of the conversation it continues is not.
-                    let own = last
-                        .as_ref()
-                        .filter(|message| message.session_id == session.identity.session_id)
-                        .and_then(|message| message.task_id.clone());
-                    (own, last.and_then(|message| message.task_id.clone()))
-                }
-            }
-        };
+        let (own_task, last_task) = session.last_tasks();
         agent_loop::upload_history(
             session,
             &backends,
@@ -74,10 +59,7 @@ impl Host {
             (SessionStatus::SessionCompleted, EventBody::SessionCompleted)
         };
         let _ = session.transition(to);
-        let (task_count, total_tokens) = {
-            let inner = session.lock();
-            (inner.task_count, inner.tokens_used)
-        };
+        let (task_count, total_tokens) = session.totals();
         session.events.emit(
             Scope::session(),
             body_of(SessionEnded {

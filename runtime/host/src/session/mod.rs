@@ -7,6 +7,7 @@ pub mod machine;
 pub mod patches;
 mod progress;
 pub mod records;
+mod task_state;
 
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -28,6 +29,7 @@ use crate::policy::PolicyEnforcer;
 use crate::thread::Thread;
 pub use checkpoint::checkpoint;
 use machine::{IllegalTransition, SessionMachine, TaskMachine};
+pub use task_state::{Begun, TaskStart};
 
 /// Who the session is, fixed at creation.
 #[derive(Debug, Clone)]
@@ -43,7 +45,7 @@ pub struct Identity {
 }
 
 /// The task currently occupying the session, or the last one.
-pub struct TaskRecord {
+pub(crate) struct TaskRecord {
     pub task_id: String,
     pub prompt: String,
     pub machine: TaskMachine,
@@ -59,17 +61,17 @@ pub struct TaskRecord {
     pub options: TaskOptions,
 }
 
-pub struct Inner {
-    pub machine: SessionMachine,
-    pub task: Option<TaskRecord>,
-    pub thread: Thread,
-    pub tokens_used: u64,
-    pub task_count: u64,
+struct Inner {
+    machine: SessionMachine,
+    task: Option<TaskRecord>,
+    thread: Thread,
+    tokens_used: u64,
+    task_count: u64,
     /// Messages left out of the last LLM request, to report changes only.
-    pub last_dropped: usize,
-    pub patches: patches::Patches,
+    last_dropped: usize,
+    patches: patches::Patches,
     /// As the Session Service last sent them: at creation, or with a fresh bundle on resume.
-    pub feature_flags: Map<String, Value>,
+    feature_flags: Map<String, Value>,
 }
 
 pub struct Session {
@@ -191,7 +193,7 @@ impl Session {
     }
 
     /// The state, locked. Held only for short, non-async sections.
-    pub fn lock(&self) -> MutexGuard<'_, Inner> {
+    fn lock(&self) -> MutexGuard<'_, Inner> {
         match self.inner.lock() {
             Ok(inner) => inner,
             Err(poisoned) => poisoned.into_inner(),

@@ -6,7 +6,7 @@ use agent_protocol::message::MessageToolCall;
 
 use super::Session;
 use crate::llm::{LlmResponse, ToolCall};
-use crate::thread::Origin;
+use crate::thread::{Origin, Thread};
 
 impl Session {
     /// The model's answer into the thread (its tool calls with it) and `tokens` onto the
@@ -57,6 +57,14 @@ impl Session {
         })
     }
 
+    /// The current task's last completed step, where a continued task picks up.
+    pub fn step_cursor(&self) -> Option<String> {
+        self.lock()
+            .task
+            .as_ref()
+            .and_then(|task| task.step_cursor.clone())
+    }
+
     /// The current task's completed steps.
     pub fn step_count(&self) -> u32 {
         self.lock().task.as_ref().map_or(0, |task| task.step_count)
@@ -75,5 +83,81 @@ impl Session {
                     .ok()
             })
             .unwrap_or(0)
+    }
+}
+
+impl Session {
+    /// A note of the runtime's in the thread (a withheld or blocked answer).
+    pub fn add_system_note(&self, note: &str, origin: Origin<'_>) {
+        self.lock().thread.add_system_note(note, origin);
+    }
+
+    /// Tokens the session's model calls have used.
+    pub fn tokens_used(&self) -> u64 {
+        self.lock().tokens_used
+    }
+
+    /// Tasks started and tokens used, for `session_completed`/`session_cancelled`.
+    pub fn totals(&self) -> (u64, u64) {
+        let inner = self.lock();
+        (inner.task_count, inner.tokens_used)
+    }
+
+    /// Reads the thread (a request's messages, the history upload) under the lock.
+    pub fn with_thread<R>(&self, read: impl FnOnce(&Thread) -> R) -> R {
+        read(&self.lock().thread)
+    }
+
+    /// Records how many messages the last request left out; the number when it changed.
+    pub fn note_dropped(&self, dropped: usize) -> Option<usize> {
+        let mut inner = self.lock();
+        let changed = (dropped != inner.last_dropped).then_some(dropped);
+        inner.last_dropped = dropped;
+        changed
+    }
+
+    /// Whether `task_id` is a task of this session (its thread, or the task slot).
+    pub fn knows_task(&self, task_id: &str) -> bool {
+        let inner = self.lock();
+        inner.thread.has_task(task_id)
+            || inner
+                .task
+                .as_ref()
+                .is_some_and(|task| task.task_id == task_id)
+    }
+
+    /// The task of the session's last snapshot (system-design.md §8a) and whether it is
+    /// the session's own: the task in the slot; else the last task of the thread — this
+    /// session's own when restored after a crash, or of the conversation it continues.
+    pub fn last_tasks(&self) -> (Option<String>, Option<String>) {
+        let inner = self.lock();
+        match inner.task.as_ref() {
+            Some(task) => (Some(task.task_id.clone()), Some(task.task_id.clone())),
+            None => {
+                let last = inner.thread.last_tasked();
+                let own = last
+                    .as_ref()
+                    .filter(|message| message.session_id == self.identity.session_id)
+                    .and_then(|message| message.task_id.clone());
+                (own, last.and_then(|message| message.task_id.clone()))
+            }
+        }
+    }
+
+    /// The patch preview of a task's file changes, paths relative to the project folder.
+    pub fn patch_preview(&self, task_id: &str) -> Vec<agent_protocol::methods::FilePatch> {
+        self.lock()
+            .patches
+            .preview(task_id, self.identity.workspace_root.as_deref())
+    }
+
+    /// Records the file changes a tool reported, for the task's patch preview.
+    pub fn record_file_changes(&self, task_id: &str, changes: &[agent_protocol::FileChange]) {
+        self.lock().patches.record(task_id, changes);
+    }
+
+    /// The feature flags of a fresh bundle's resume answer, in place of the session's.
+    pub fn set_feature_flags(&self, flags: serde_json::Map<String, serde_json::Value>) {
+        self.lock().feature_flags = flags;
     }
 }
