@@ -11,6 +11,12 @@ enum Message {
 }
 
 /// A cheap, cloneable handle for queueing protocol lines.
+///
+/// The queue is unbounded on purpose: `emit` is called under the session lock and from
+/// the LLM stream, and a bounded queue would make a slow reader (an app busy rendering)
+/// stall the agent loop or drop events, which the protocol forbids (every event id is
+/// sent, in order). What bounds it is the reader: the app reads stdout continuously, and
+/// a stream of text chunks is a few hundred bytes each.
 #[derive(Clone)]
 pub struct Outbound {
     sender: mpsc::UnboundedSender<Message>,
