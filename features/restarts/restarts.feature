@@ -153,3 +153,11 @@ Feature: Sessions across app restarts
     Then the runtime asked the Session Service for a new session to continue the ended one
     And the new session was created with the client's identity, capabilities and workspace
     And the conversation continues in a new session that names the ended one
+
+  @REQ-RST-015
+  Scenario: a task cut short by Shutdown is reported and recorded as ended by the shutdown
+    Given the model will begin answering "The code" and then pause
+    When the client starts the task "What is the launch code in notes.txt?"
+    And the model has begun streaming its answer
+    And the client sends Shutdown without params
+    Then the task_cancelled event and the task record give the reason "shutdown"

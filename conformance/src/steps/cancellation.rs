@@ -1,5 +1,7 @@
 //! Steps for the state machines, cancellation, event replay and the Workspace Service warning
 //! (local-agent-host.md §3.3, §3.4, §12).
+
+use agent_mocks::FaultControl as _;
 use anyhow::Context;
 use cucumber::then;
 use serde_json::{Value, json};
@@ -133,6 +135,47 @@ async fn partial_not_kept(world: &mut ConformanceWorld) -> StepResult {
             );
         }
     }
+    Ok(())
+}
+
+#[then(expr = "the task_cancelled event and the task record give the reason {string}")]
+async fn cancelled_reason(world: &mut ConformanceWorld, reason: String) -> StepResult {
+    let timeout = world.timeout();
+    let task_id = world.task()?.task_id.clone();
+    let session_id = world.session()?.session_id.clone();
+    let cancelled = world
+        .started_runtime()?
+        .wait_for_event("task_cancelled", timeout, |e| {
+            e.event_type() == "task_cancelled" && e.str_field("taskId") == Some(task_id.as_str())
+        })
+        .await?;
+    let said = cancelled
+        .params
+        .pointer("/payload/reason")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    check!(
+        said == reason,
+        "task_cancelled gives the reason {said:?}, not {reason:?}"
+    );
+    let fakes = world.fakes().await?;
+    let completed = format!("/sessions/{session_id}/tasks/{task_id}/complete");
+    super::eventually(timeout, "the task record must be completed", || async {
+        let requests = fakes.session.requests().await;
+        let body = requests
+            .iter()
+            .find(|r| r.method == "POST" && r.path == completed)
+            .map(|r| r.body.clone())
+            .ok_or("no POST /sessions/{id}/tasks/{taskId}/complete")?;
+        match str_at(&body, &["completionReason"]) {
+            Some(given) if given == reason => Ok(()),
+            given => Err(format!(
+                "the task record's completionReason is {given:?}, not {reason:?}"
+            )),
+        }
+    })
+    .await?;
     Ok(())
 }
 

@@ -251,12 +251,13 @@ impl TaskRun {
             Some(&self.task_id),
         )
         .await;
+        let cancel_reason = self.session.cancel_reason();
         let (status, reason) = match &ending {
             Ending::Completed { .. } => ("completed", "completed"),
             // A recoverable failure ends the task too (INTEROP.md §8: every task's end is
             // recorded); continuing it with the same taskId records it again.
             Ending::Failed { reason, .. } => ("failed", *reason),
-            Ending::Cancelled => ("cancelled", "cancelled_by_user"),
+            Ending::Cancelled => ("cancelled", cancel_reason.as_str()),
         };
         self.session.records.task_ended(
             Arc::clone(&self.backends),
@@ -287,7 +288,7 @@ impl TaskRun {
             }),
             Ending::Cancelled => EventBody::TaskCancelled(TaskCancelled {
                 step_count,
-                reason: "cancelled_by_user".to_owned(),
+                reason: cancel_reason.clone(),
             }),
         };
         self.session.announce_end(|| self.emit(scope, body));

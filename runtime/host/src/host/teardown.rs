@@ -24,9 +24,8 @@ impl Host {
     }
 
     async fn teardown(&self, session: &Arc<Session>, reason: &str) {
-        let had_task = session.active_task().is_some();
-        if let Some((_, cancel)) = session.active_task() {
-            cancel.cancel();
+        let had_task = session.cancel_for_end(reason);
+        if had_task {
             session.approvals.cancel_all();
         }
         if let Some(runner) = session.take_runner() {

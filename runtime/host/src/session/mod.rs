@@ -59,6 +59,9 @@ pub(crate) struct TaskRecord {
     pub step_cursor: Option<String>,
     /// The task's own options (system-design.md §2a), kept for a continued task.
     pub options: TaskOptions,
+    /// Why the task was cancelled, when the session's end cancelled it (`shutdown`,
+    /// `terminated`, …); a CancelTask is the user's.
+    pub cancel_reason: Option<String>,
 }
 
 struct Inner {
@@ -164,6 +167,7 @@ impl Session {
             cancel: CancellationToken::new(),
             step_cursor: checkpoint.step_cursor,
             options: task.task_options.unwrap_or_default(),
+            cancel_reason: None,
         });
         inner.replace_thread(&self.identity.session_id, thread);
     }

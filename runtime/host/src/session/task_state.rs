@@ -110,6 +110,7 @@ impl Session {
             incomplete: false,
             step_cursor,
             options: options.clone(),
+            cancel_reason: None,
         });
         let mut first = false;
         if !continues {
@@ -159,6 +160,32 @@ impl Session {
         {
             tracing::error!(%error, "refused a task transition");
         }
+    }
+
+    /// Cancels the running task because the session is ending for `reason`; whether one
+    /// was running.
+    pub fn cancel_for_end(&self, reason: &str) -> bool {
+        let mut inner = self.lock();
+        let Some(task) = inner
+            .task
+            .as_mut()
+            .filter(|task| task.machine.status().is_active())
+        else {
+            return false;
+        };
+        task.cancel_reason = Some(reason.to_owned());
+        task.cancel.cancel();
+        true
+    }
+
+    /// Why the current task was cancelled: `cancelled_by_user` unless the session's end
+    /// cancelled it.
+    pub fn cancel_reason(&self) -> String {
+        self.lock()
+            .task
+            .as_ref()
+            .and_then(|task| task.cancel_reason.clone())
+            .unwrap_or_else(|| "cancelled_by_user".to_owned())
     }
 
     /// CancelTask of the task a crash interrupted (restored, not running): it is cancelled
