@@ -43,6 +43,41 @@ pub struct TaskRun {
     pub cancel: CancellationToken,
 }
 
+/// Why a task failed: the `reason` of `task_failed` and the task record's
+/// `completionReason`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailureReason {
+    MaxStepsExceeded,
+    CapabilityDenied,
+    RequestUnserialisable,
+    BudgetExceeded,
+    GuardrailBlocked,
+    MaxContinuationsExceeded,
+    Unauthorized,
+    LlmRejected,
+    LlmUnavailable,
+    PolicyExpired,
+    InternalError,
+}
+
+impl FailureReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::MaxStepsExceeded => "max_steps_exceeded",
+            Self::CapabilityDenied => "capability_denied",
+            Self::RequestUnserialisable => "request_unserialisable",
+            Self::BudgetExceeded => "budget_exceeded",
+            Self::GuardrailBlocked => "guardrail_blocked",
+            Self::MaxContinuationsExceeded => "max_continuations_exceeded",
+            Self::Unauthorized => "unauthorized",
+            Self::LlmRejected => "llm_rejected",
+            Self::LlmUnavailable => "llm_unavailable",
+            Self::PolicyExpired => "policy_expired",
+            Self::InternalError => "internal_error",
+        }
+    }
+}
+
 /// How a task ended.
 #[derive(Debug, Clone)]
 pub enum Ending {
@@ -50,7 +85,7 @@ pub enum Ending {
         result: String,
     },
     Failed {
-        reason: &'static str,
+        reason: FailureReason,
         code: ErrorCode,
         message: String,
         recoverable: bool,
@@ -60,7 +95,7 @@ pub enum Ending {
 
 impl Ending {
     fn failed(
-        reason: &'static str,
+        reason: FailureReason,
         code: ErrorCode,
         message: impl Into<String>,
         recoverable: bool,
@@ -85,7 +120,7 @@ pub async fn run(run: TaskRun) {
     let ending = match steps.await {
         Ok(ending) => ending,
         Err(error) => Ending::failed(
-            "internal_error",
+            FailureReason::InternalError,
             ErrorCode::InternalError,
             format!("The task stopped because of an internal error in the runtime: {error}"),
             false,
@@ -168,20 +203,20 @@ impl TaskRun {
                     },
                 );
                 Ending::failed(
-                    "guardrail_blocked",
+                    FailureReason::GuardrailBlocked,
                     ErrorCode::LlmGuardrailBlocked,
                     format!("The LLM Gateway blocked the request: {message}"),
                     false,
                 )
             }
             LlmError::Unauthorized { .. } => Ending::failed(
-                "unauthorized",
+                FailureReason::Unauthorized,
                 ErrorCode::Unauthorized,
                 error.to_string(),
                 false,
             ),
             LlmError::Rejected { .. } => Ending::failed(
-                "llm_rejected",
+                FailureReason::LlmRejected,
                 ErrorCode::InvalidRequest,
                 error.to_string(),
                 false,
@@ -193,7 +228,12 @@ impl TaskRun {
                     self.backends.llm.max_retries()
                 );
                 self.pause("llm_unavailable", &message);
-                Ending::failed("llm_unavailable", ErrorCode::LlmUnavailable, message, true)
+                Ending::failed(
+                    FailureReason::LlmUnavailable,
+                    ErrorCode::LlmUnavailable,
+                    message,
+                    true,
+                )
             }
         }
     }
@@ -223,7 +263,12 @@ impl TaskRun {
         let message = "The session's policy has expired; resume the session to get a fresh policy.";
         self.emit(scope.clone(), EventBody::PolicyExpired(Empty {}));
         self.pause("policy_expired", message);
-        Ending::failed("policy_expired", ErrorCode::PolicyExpired, message, true)
+        Ending::failed(
+            FailureReason::PolicyExpired,
+            ErrorCode::PolicyExpired,
+            message,
+            true,
+        )
     }
 
     /// Ends the task: terminal state, checkpoint, history upload, then exactly one
@@ -256,7 +301,7 @@ impl TaskRun {
             Ending::Completed { .. } => ("completed", "completed"),
             // A recoverable failure ends the task too (INTEROP.md §8: every task's end is
             // recorded); continuing it with the same taskId records it again.
-            Ending::Failed { reason, .. } => ("failed", *reason),
+            Ending::Failed { reason, .. } => ("failed", reason.as_str()),
             Ending::Cancelled => ("cancelled", cancel_reason.as_str()),
         };
         self.session.records.task_ended(
@@ -280,7 +325,7 @@ impl TaskRun {
                 message,
                 recoverable,
             } => EventBody::TaskFailed(TaskFailed {
-                reason: reason.to_owned(),
+                reason: reason.as_str().to_owned(),
                 message,
                 error_code: code,
                 is_recoverable: recoverable,

@@ -10,7 +10,7 @@ use agent_protocol::events::*;
 use agent_protocol::state::TaskStatus;
 
 use super::observer::EventObserver;
-use super::{Ending, TaskRun, millis, step_limit_warning_at};
+use super::{Ending, FailureReason, TaskRun, millis, step_limit_warning_at};
 use crate::events::Scope;
 use crate::llm::LlmResponse;
 use crate::llm::client::CallIds;
@@ -62,7 +62,7 @@ impl TaskRun {
         let completed_before = self.step_count();
         if completed_before >= self.max_steps {
             return Err(Ending::failed(
-                "max_steps_exceeded",
+                FailureReason::MaxStepsExceeded,
                 ErrorCode::MaxStepsExceeded,
                 format!(
                     "The task reached its limit of {} steps without finishing.",
@@ -105,7 +105,7 @@ impl TaskRun {
             Err(LlmDenial::Expired) => return Err(self.policy_expired(&step.scope)),
             Err(LlmDenial::NotGranted) => {
                 return Err(Ending::failed(
-                    "capability_denied",
+                    FailureReason::CapabilityDenied,
                     ErrorCode::CapabilityDenied,
                     "The session's policy does not grant LLM.Call, so the model cannot be asked.",
                     false,
@@ -128,7 +128,7 @@ impl TaskRun {
             )
             .map_err(|error| {
                 Ending::failed(
-                    "request_unserialisable",
+                    FailureReason::RequestUnserialisable,
                     ErrorCode::InternalError,
                     format!("The request to the model could not be written: {error}"),
                     false,
@@ -147,7 +147,7 @@ impl TaskRun {
             && used.saturating_add(estimated) > budget
         {
             return Err(Ending::failed(
-                "budget_exceeded",
+                FailureReason::BudgetExceeded,
                 ErrorCode::LlmBudgetExceeded,
                 format!(
                     "The session's token budget is used up ({used} of {budget} tokens; the next request needs about {estimated})."
@@ -250,7 +250,7 @@ impl TaskRun {
                     self.origin(&step.id),
                 );
                 AfterAnswer::End(Ending::failed(
-                    "guardrail_blocked",
+                    FailureReason::GuardrailBlocked,
                     ErrorCode::LlmGuardrailBlocked,
                     "The LLM Gateway's content filter withheld the model's answer.",
                     false,
@@ -267,7 +267,7 @@ impl TaskRun {
                 );
                 if progress.continuations > self.config.max_continuations {
                     return AfterAnswer::End(Ending::failed(
-                        "max_continuations_exceeded",
+                        FailureReason::MaxContinuationsExceeded,
                         ErrorCode::LlmOutputTruncated,
                         format!(
                             "The model's answer was cut off by the output token limit {} times in a row.",
