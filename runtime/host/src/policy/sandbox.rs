@@ -15,7 +15,7 @@
 //!   on this machine reaches it only when it lies in the write paths (the entry's
 //!   `allowedPaths`), as the tool runtime checks first.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use agent_protocol::methods::TaskOptions;
 use agent_protocol::sandbox::SandboxGrant;
@@ -48,17 +48,9 @@ impl PolicyEnforcer {
             return None;
         }
         let entry = self.capability(capability);
-        let absolute = |raw: &String| -> Option<PathBuf> {
-            // A relative entry names a place in the project folder; without one it names
-            // nothing (as in `paths::matches`).
-            if Path::new(raw).is_relative()
-                && !raw.starts_with('~')
-                && self.workspace_root.is_none()
-            {
-                return None;
-            }
-            Some(resolve(&self.absolute(Path::new(raw))))
-        };
+        // A relative entry names a place in the project folder; without one it names
+        // nothing (as in `paths::matches`).
+        let absolute = |raw: &String| self.absolute(raw).map(|path| resolve(&path));
         let write: Vec<PathBuf> = match entry.and_then(|entry| entry.allowed_paths.as_ref()) {
             Some(allowed) => allowed.iter().filter_map(absolute).collect(),
             None => self
@@ -127,6 +119,7 @@ mod tests {
     use super::*;
     use agent_protocol::policy::PolicyBundle;
     use serde_json::{Value, json};
+    use std::path::Path;
 
     fn enforcer(root: &Path, capabilities: Value) -> PolicyEnforcer {
         let bundle: PolicyBundle = serde_json::from_value(json!({

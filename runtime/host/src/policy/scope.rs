@@ -30,7 +30,14 @@ impl PolicyEnforcer {
                 .map_err(|denial| denial.to_string())?;
                 self.check_writes(&analysis.writes, text("cwd"))?;
                 if entry.allowed_paths.is_some() || entry.blocked_paths.is_some() {
-                    self.check_path(entry, text("cwd").unwrap_or("."), false)?;
+                    // Where the tool runtime runs a command without `cwd`: the project
+                    // folder, else the home folder.
+                    let here = if self.workspace_root.is_some() {
+                        "."
+                    } else {
+                        "~"
+                    };
+                    self.check_path(entry, text("cwd").unwrap_or(here), false)?;
                 }
                 Ok(elevated(entry.allowed_commands.is_none()))
             }

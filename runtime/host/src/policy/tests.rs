@@ -4,22 +4,29 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
-use super::paths::expand_home;
 use super::*;
 
+/// `~` is judged where the tool runtime expands it; an empty home is unset on both sides,
+/// so `~/…` is then a folder named `~` in the project, for the enforcer as for the tools.
 #[test]
-fn a_leading_tilde_is_the_home_folder_and_nothing_else_is() {
-    let home = Path::new("/home/ada");
-    let expand = |raw: &str| expand_home(Path::new(raw), Some(home));
-    assert_eq!(expand("~"), Some(PathBuf::from("/home/ada")));
+fn a_leading_tilde_is_the_home_folder_and_an_empty_home_is_unset() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = resolve(dir.path());
+    let home = root.join("home");
+    let policy = |home: Option<PathBuf>| enforcer(&root, json!([])).with_home(home);
+    let judged = |home: Option<PathBuf>, raw: &str| policy(home).judged_path(raw).unwrap();
+    assert_eq!(judged(Some(home.clone()), "~"), home);
     assert_eq!(
-        expand("~/.ssh/id_rsa"),
-        Some(PathBuf::from("/home/ada/.ssh/id_rsa"))
+        judged(Some(home.clone()), "~/.ssh/id_rsa"),
+        home.join(".ssh/id_rsa")
     );
-    assert_eq!(expand("~other/x"), None);
-    assert_eq!(expand("a/~/x"), None);
-    assert_eq!(expand("/abs"), None);
-    assert_eq!(expand_home(Path::new("~/x"), None), None);
+    assert_eq!(
+        judged(Some(home.clone()), "~other/x"),
+        root.join("~other/x")
+    );
+    assert_eq!(judged(Some(home.clone()), "a/~/x"), root.join("a/~/x"));
+    assert_eq!(judged(None, "~/x"), root.join("~/x"));
+    assert_eq!(judged(Some(PathBuf::new()), "~/x"), root.join("~/x"));
 }
 
 fn enforcer(root: &Path, capabilities: Value) -> PolicyEnforcer {
