@@ -116,3 +116,40 @@ fn an_empty_home_leaves_the_tilde_a_name() {
         Err(PathError::RelativeWithoutRoot("~".into()))
     );
 }
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn raw(separator: &'static str) -> impl Strategy<Value = String> {
+        let part = prop::sample::select(vec!["a", "B", "..", ".", "", "~", "c.d"]);
+        (
+            prop::sample::select(vec!["", "/", "~/", r"C:\", r"\\srv\sh\"]),
+            prop::collection::vec(part, 0..6),
+        )
+            .prop_map(move |(prefix, parts)| format!("{prefix}{}", parts.join(separator)))
+    }
+
+    proptest! {
+        /// A resolved path resolves to itself, and lies within the folder it was joined to
+        /// exactly when the shared containment rule says so, on both OS families.
+        #[test]
+        fn resolving_is_idempotent_and_containment_agrees(
+            unix in raw("/"), windows in raw(r"\"),
+        ) {
+            for (os, raw, root, home) in [
+                (Os::OtherUnix, unix, "/work/proj", "/home/ada"),
+                (Os::Windows, windows, r"C:\work\proj", r"C:\Users\ada"),
+            ] {
+                let Ok(once) = resolve_for(os, &raw, Some(root), Some(home)) else { continue };
+                let twice = resolve_for(os, &once, Some(root), Some(home));
+                prop_assert_eq!(twice.as_deref(), Ok(once.as_str()), "{:?}", raw);
+                let prefixed = once.len() > root.len()
+                    && once.as_bytes()[root.len()] == os.separator() as u8
+                    && once[..root.len()].eq_ignore_ascii_case(root);
+                let inside = prefixed || once.eq_ignore_ascii_case(root);
+                prop_assert_eq!(is_within(os, &once, root), inside, "{:?} -> {:?}", raw, once);
+            }
+        }
+    }
+}
