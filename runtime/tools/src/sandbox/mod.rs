@@ -43,6 +43,8 @@ pub struct SandboxConfig {
     pub launcher: Option<PathBuf>,
     /// Whether the egress proxy may reach loopback (the kit's fakes), as HttpRequest may.
     pub allow_loopback: bool,
+    /// How long the egress proxy may take to connect to a destination.
+    pub egress_connect_timeout: std::time::Duration,
 }
 
 /// A command ready to start, and the egress proxy it reaches the network through (kept
@@ -188,6 +190,7 @@ fn command_under(
             addresses: crate::network::ssrf::AddressPolicy {
                 allow_loopback: installed.config.allow_loopback,
             },
+            connect_timeout: installed.config.egress_connect_timeout,
         };
         let proxy = egress::Egress::start(rules)
             .map_err(|error| format!("the egress proxy could not start: {error}"))?;
@@ -262,6 +265,7 @@ mod tests {
             mode: SandboxMode::Off,
             launcher: None,
             allow_loopback: false,
+            egress_connect_timeout: egress::DEFAULT_CONNECT_TIMEOUT,
         });
         assert!(!status.enforced);
         assert!(status.detail.contains("AGENT_RUNTIME_SANDBOX=off"));
@@ -274,6 +278,7 @@ mod tests {
             mode: SandboxMode::Required,
             launcher: None,
             allow_loopback: false,
+            egress_connect_timeout: egress::DEFAULT_CONNECT_TIMEOUT,
         });
         assert!(!status.enforced, "{status:?}");
         assert_eq!(status.mechanism, "none");
@@ -285,6 +290,7 @@ mod tests {
                 mode,
                 launcher: None,
                 allow_loopback: false,
+                egress_connect_timeout: egress::DEFAULT_CONNECT_TIMEOUT,
             },
             status: off(mode, "Landlock is not offered by this kernel"),
             tmp: None,
