@@ -8,7 +8,9 @@
 //! Scope checks (§8.2), decided here:
 //! - `File.*`: every path-like argument present as a string — `path`, `source`,
 //!   `destination`, `cwd` — must pass `allowedPaths`/`blockedPaths` (and the size limit); a
-//!   missing or non-string one is left to the tool's own validation.
+//!   missing or non-string one, or one the shared path rules cannot resolve (empty, relative
+//!   without a project folder, too long: the tool refuses it by the same rules), is left to
+//!   the tool's own validation.
 //! - `Shell.Exec`: `command` is judged by [`command`] (every program the line can start); a
 //!   missing or non-string `command` is denied ("RunCommand needs a command string"), since
 //!   nothing proves it harmless. When the entry sets `allowedPaths` or `blockedPaths`, the

@@ -55,6 +55,23 @@ impl PolicyEnforcer {
         Ok(path)
     }
 
+    /// [`Self::check_path`] for a path the tool itself resolves by the same rules (a file
+    /// tool's `path`, a command's `cwd`, a git call's folder and files): one those rules
+    /// cannot resolve (empty, relative without a project folder, too long) is left to the
+    /// tool, which refuses it as an invalid request (local-tool-runtime.md §6.1) and touches
+    /// nothing — `None` then.
+    pub(super) fn check_tool_path(
+        &self,
+        entry: &CapabilityEntry,
+        raw: &str,
+        size_limit: bool,
+    ) -> Result<Option<PathBuf>, String> {
+        if !raw.contains('\0') && self.lexical(raw).is_err() {
+            return Ok(None);
+        }
+        self.check_path(entry, raw, size_limit).map(Some)
+    }
+
     /// The file a tool given `raw` would act on, as the enforcer judges it: the tool
     /// runtime's lexical rules, then symlinks resolved. A path the tool runtime cannot
     /// resolve (empty, relative without a project folder, too long) is refused here too.

@@ -360,3 +360,29 @@ fn granted_paths_are_the_allowed_paths_resolved_or_none() {
     let status = policy.capability("Git.Status").unwrap();
     assert_eq!(policy.granted_paths(status), None);
 }
+
+/// A path the shared rules cannot resolve is the tool's to refuse as an invalid request
+/// (local-tool-runtime.md §6.1); a redirection target, which a shell opens by its own rules,
+/// is denied instead.
+#[test]
+fn an_unresolvable_path_is_left_to_the_tool_but_an_unresolvable_redirection_is_denied() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = enforcer(
+        dir.path(),
+        json!([
+            {"name": "File.Read", "allowedPaths": ["."]},
+            {"name": "File.Write", "allowedPaths": ["."]},
+            {"name": "Shell.Exec", "allowedCommands": ["echo"]}
+        ]),
+    );
+    let long = "a/".repeat(2500);
+    assert_eq!(
+        policy.check_tool("File.Read", &args(&long)),
+        Verdict::Allowed
+    );
+    assert_eq!(policy.check_tool("File.Read", &args("")), Verdict::Allowed);
+    let command = json!({"command": format!("echo x > {long}")});
+    assert!(
+        matches!(policy.check_tool("Shell.Exec", command.as_object().unwrap()), Verdict::Denied(r) if r.contains("characters long")),
+    );
+}
