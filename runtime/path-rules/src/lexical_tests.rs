@@ -131,6 +131,11 @@ mod properties {
     }
 
     proptest! {
+        #![proptest_config(ProptestConfig {
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        })]
+
         /// A resolved path resolves to itself, and lies within the folder it was joined to
         /// exactly when the shared containment rule says so, on both OS families.
         #[test]
