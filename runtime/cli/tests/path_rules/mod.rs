@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use agent_host::policy::{PolicyEnforcer, Verdict};
+use agent_host::path_check::{PolicyEnforcer, Verdict};
 use agent_protocol::policy::PolicyBundle;
 use proptest::prelude::*;
 use serde_json::json;

@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
+use super::paths::resolve;
 use super::*;
 
 /// `~` is judged where the tool runtime expands it; an empty home is unset on both sides,
