@@ -177,6 +177,14 @@ pub struct Cli {
     /// best-effort (run them unsandboxed then, with a warning at session start) or off.
     #[arg(long, env = "AGENT_RUNTIME_SANDBOX", default_value = "best-effort", value_parser = sandbox_mode)]
     pub sandbox: agent_protocol::sandbox::SandboxMode,
+    /// Seconds the egress proxy of a sandboxed command may take to connect to a destination.
+    #[arg(
+        long,
+        env = "AGENT_RUNTIME_EGRESS_CONNECT_TIMEOUT_SECONDS",
+        default_value = "10",
+        value_parser = Seconds
+    )]
+    egress_connect_timeout_seconds: Duration,
     /// Base URL of the Backend Tool Service (BackendTool.Invoke tools); none offered when unset.
     #[arg(long, env = "BACKEND_TOOL_SERVICE_URL")]
     backend_tool_service_url: Option<String>,
@@ -297,6 +305,7 @@ impl Cli {
             mode: self.sandbox,
             launcher: std::env::current_exe().ok(),
             allow_loopback: self.allow_loopback_http,
+            egress_connect_timeout: self.egress_connect_timeout_seconds,
         }
     }
 

@@ -3,8 +3,10 @@
 //! (tokio's stdio) and a stdout that is also stderr (`2>&1`, kept off the non-blocking
 //! path). Each answers a request and exits when its input ends.
 
-// The sandbox launcher's tests share this binary (one link instead of two).
+// The sandbox launcher's tests and the path rules' agreement share this binary (one link
+// instead of three).
 mod launcher;
+mod path_rules;
 
 use std::io::{Read, Write};
 use std::process::{Command, Stdio};

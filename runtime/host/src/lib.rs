@@ -49,6 +49,13 @@ pub mod transport {
     pub use crate::rpc::server::{buffered, serve};
 }
 
+/// The enforcer's path decisions, for the test that holds them equal to the tool runtime's
+/// (`runtime/cli/tests/path_rules`, the one crate that sees both sides); not an API.
+#[doc(hidden)]
+pub mod path_check {
+    pub use crate::policy::{PolicyEnforcer, Verdict};
+}
+
 /// What the criterion benchmarks measure; not an API.
 #[doc(hidden)]
 pub mod bench {

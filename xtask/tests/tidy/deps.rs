@@ -66,6 +66,15 @@ fn violations(crates: &[Krate]) -> Vec<String> {
                 "agent-host",
                 "host and tools meet only at agent_protocol::ToolRouter",
             ),
+            "agent-path-rules" => {
+                for to in ["agent-host", "agent-tools", "agent-runtime"] {
+                    never(
+                        krate,
+                        to,
+                        "the path rules sit below host and tools, so both judge by the same ones",
+                    );
+                }
+            }
             "agent-protocol" => {
                 for to in ["agent-host", "agent-tools", "agent-runtime"] {
                     never(

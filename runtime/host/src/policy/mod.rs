@@ -8,7 +8,9 @@
 //! Scope checks (§8.2), decided here:
 //! - `File.*`: every path-like argument present as a string — `path`, `source`,
 //!   `destination`, `cwd` — must pass `allowedPaths`/`blockedPaths` (and the size limit); a
-//!   missing or non-string one is left to the tool's own validation.
+//!   missing or non-string one, or one the shared path rules cannot resolve (empty, relative
+//!   without a project folder, too long: the tool refuses it by the same rules), is left to
+//!   the tool's own validation.
 //! - `Shell.Exec`: `command` is judged by [`command`] (every program the line can start); a
 //!   missing or non-string `command` is denied ("RunCommand needs a command string"), since
 //!   nothing proves it harmless. When the entry sets `allowedPaths` or `blockedPaths`, the
@@ -27,7 +29,6 @@ pub mod command;
 pub mod domain;
 mod extensions;
 pub mod path_glob;
-pub mod path_match;
 mod paths;
 mod sandbox;
 mod scope;
@@ -38,6 +39,7 @@ mod tests;
 use std::collections::HashMap;
 use std::path::PathBuf;
 
+use agent_path_rules::Os;
 use agent_protocol::approval::RiskLevel;
 use agent_protocol::policy::{ApprovalRule, CapabilityEntry, PolicyBundle};
 use serde_json::{Map, Value};
@@ -67,6 +69,10 @@ pub struct PolicyEnforcer {
     rules: HashMap<String, ApprovalRule>,
     expires_at: Option<OffsetDateTime>,
     workspace_root: Option<PathBuf>,
+    /// Whose path rules apply, and where `~` points: read once from this machine, so the
+    /// enforcer and the tool runtime judge by the same `agent-path-rules` inputs.
+    os: Os,
+    home: Option<PathBuf>,
 }
 
 impl PolicyEnforcer {
@@ -88,7 +94,16 @@ impl PolicyEnforcer {
             rules,
             expires_at,
             workspace_root,
+            os: Os::current(),
+            home: agent_path_rules::home::home(),
         }
+    }
+
+    /// The same enforcer with `~` pointing at `home` (an empty one is unset), for callers
+    /// that hand the tool runtime a home of their own.
+    pub fn with_home(mut self, home: Option<PathBuf>) -> Self {
+        self.home = home;
+        self
     }
 
     pub fn bundle(&self) -> &PolicyBundle {

@@ -1,12 +1,13 @@
-//! Paths as the enforcer judges them: `~` expanded like the tool runtime does, relative
-//! paths joined to the workspace root, `.`/`..` folded and symlinks resolved, then matched on
-//! whole components against the entry's prefixes.
+//! Paths as the enforcer judges them: made absolute by the rules the tool runtime uses too
+//! (`agent-path-rules`: `~`, the project folder, `.`/`..`), symlinks resolved, then matched
+//! on whole components against the entry's prefixes, or by its glob patterns.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
+use agent_path_rules::{PathError, glob, is_within, normalize, resolve_for};
 use agent_protocol::policy::CapabilityEntry;
 
-use super::{PolicyEnforcer, path_glob, path_match};
+use super::PolicyEnforcer;
 
 impl PolicyEnforcer {
     /// One path against the entry's prefixes (and size limit); the resolved path on success.
@@ -19,15 +20,15 @@ impl PolicyEnforcer {
         if raw.contains('\0') {
             return Err("Path contains a NUL byte".to_owned());
         }
-        let path = resolve(&self.absolute(Path::new(raw)));
+        let path = self.judged_path(raw)?;
         if let Some(blocked) = &entry.blocked_paths {
-            // A blocked pattern that cannot be read fails closed: it blocks every path.
-            if let Some(unusable) = blocked
+            // A blocked entry that cannot be read fails closed: it blocks every path.
+            if let Some((unusable, why)) = blocked
                 .iter()
-                .find(|entry| path_glob::invalid(entry).is_some())
+                .find_map(|entry| self.unusable(entry).map(|why| (entry, why)))
             {
                 return Err(format!(
-                    "Path is blocked: {} (the blockedPaths entry {unusable:?} is not a usable pattern, so it blocks every path until the policy is corrected)",
+                    "Path is blocked: {} (the blockedPaths entry {unusable:?} is not a usable pattern ({why}), so it blocks every path until the policy is corrected)",
                     path.display()
                 ));
             }
@@ -54,6 +55,32 @@ impl PolicyEnforcer {
         Ok(path)
     }
 
+    /// [`Self::check_path`] for a path the tool itself resolves by the same rules (a file
+    /// tool's `path`, a command's `cwd`, a git call's folder and files): one those rules
+    /// cannot resolve (empty, relative without a project folder, too long) is left to the
+    /// tool, which refuses it as an invalid request (local-tool-runtime.md §6.1) and touches
+    /// nothing — `None` then.
+    pub(super) fn check_tool_path(
+        &self,
+        entry: &CapabilityEntry,
+        raw: &str,
+        size_limit: bool,
+    ) -> Result<Option<PathBuf>, String> {
+        if !raw.contains('\0') && self.lexical(raw).is_err() {
+            return Ok(None);
+        }
+        self.check_path(entry, raw, size_limit).map(Some)
+    }
+
+    /// The file a tool given `raw` would act on, as the enforcer judges it: the tool
+    /// runtime's lexical rules, then symlinks resolved. A path the tool runtime cannot
+    /// resolve (empty, relative without a project folder, too long) is refused here too.
+    pub fn judged_path(&self, raw: &str) -> Result<PathBuf, String> {
+        self.lexical(raw)
+            .map(|path| resolve(&path))
+            .map_err(|error| format!("Path refused: {error}"))
+    }
+
     /// The entry's `allowedPaths` as the tool runtime is told them (`ToolRequest.grantedPaths`):
     /// absolute and resolved like every judged path; `None` when the entry names none.
     pub fn granted_paths(&self, entry: &CapabilityEntry) -> Option<Vec<String>> {
@@ -61,93 +88,67 @@ impl PolicyEnforcer {
         Some(
             allowed
                 .iter()
-                // As in `matches`: a relative entry means nothing without a project folder.
-                .filter(|prefix| Path::new(prefix).is_absolute() || self.workspace_root.is_some())
-                .map(|prefix| {
-                    resolve(&self.absolute(Path::new(prefix)))
-                        .display()
-                        .to_string()
-                })
+                // A relative entry means nothing without a project folder.
+                .filter_map(|prefix| self.absolute(prefix))
+                .map(|path| resolve(&path).display().to_string())
                 .collect(),
         )
     }
 
     pub(super) fn inside_workspace(&self, path: &Path) -> bool {
         self.workspace_root.as_deref().is_some_and(|root| {
-            path_match::starts_with(path, &resolve(root), path_match::FOLDS_CASE)
+            is_within(
+                self.os,
+                &path.to_string_lossy(),
+                &resolve(root).to_string_lossy(),
+            )
         })
     }
 
-    pub(super) fn absolute(&self, path: &Path) -> PathBuf {
-        // The tool runtime expands `~` before it touches a file (local-tool-runtime.md §6.1),
-        // so the enforcer must judge the same file: `~/.ssh/id_rsa` is in the home folder,
-        // not a folder named `~` in the workspace.
-        if let Some(expanded) = expand_home(path, home_dir().as_deref()) {
-            return expanded;
+    /// `raw` made absolute by the shared rules, symlinks not yet resolved.
+    fn lexical(&self, raw: &str) -> Result<PathBuf, PathError> {
+        let root = self.workspace_root.as_deref().map(Path::to_string_lossy);
+        let home = self.home.as_deref().map(Path::to_string_lossy);
+        resolve_for(self.os, raw, root.as_deref(), home.as_deref()).map(PathBuf::from)
+    }
+
+    /// A policy entry made absolute; `None` when it names no place (a relative entry
+    /// without a project folder: resolved anyway, "." would be a prefix of every path).
+    pub(super) fn absolute(&self, entry: &str) -> Option<PathBuf> {
+        self.lexical(entry).ok()
+    }
+
+    /// Why a `blockedPaths` entry cannot be applied: a glob that does not compile, or a
+    /// prefix no path can be made of (empty, too long). A relative prefix without a project
+    /// folder names nothing and is no error.
+    fn unusable(&self, entry: &str) -> Option<String> {
+        if glob::is_glob(entry) {
+            return glob::invalid(self.os, entry);
         }
-        if path.is_absolute() {
-            return path.to_path_buf();
-        }
-        match &self.workspace_root {
-            Some(root) => root.join(path),
-            None => path.to_path_buf(),
+        match self.lexical(entry) {
+            Err(PathError::RelativeWithoutRoot(_)) | Ok(_) => None,
+            Err(error) => Some(error.to_string()),
         }
     }
 
     /// Prefix match on whole path components: `/proj` admits `/proj/a`, never `/proj2`.
     /// An entry with glob characters (`*.pem`, `secrets/**`) is a pattern instead.
     fn matches(&self, path: &Path, prefix: &str) -> bool {
-        if path_glob::is_glob(prefix) {
+        let path = path.to_string_lossy();
+        if glob::is_glob(prefix) {
             let base = self.workspace_root.as_deref().map(resolve);
-            return path_glob::matches(path, prefix, base.as_deref());
+            let base = base.as_deref().map(Path::to_string_lossy);
+            return glob::matches(self.os, &path, prefix, base.as_deref());
         }
-        // A relative entry names a place in the project folder (INTEROP.md §5); a session
-        // without one (a general chat) has no such place. Resolved anyway, "." would become
-        // the empty path, a prefix of every path.
-        if Path::new(prefix).is_relative() && self.workspace_root.is_none() {
-            return false;
-        }
-        let prefix = resolve(&self.absolute(Path::new(prefix)));
-        path_match::starts_with(path, &prefix, path_match::FOLDS_CASE)
+        self.absolute(prefix)
+            .is_some_and(|prefix| is_within(self.os, &path, &resolve(&prefix).to_string_lossy()))
     }
-}
-
-/// The user's home folder, where `~` points (`HOME`; `USERPROFILE` on Windows).
-fn home_dir() -> Option<PathBuf> {
-    std::env::var_os(if cfg!(windows) { "USERPROFILE" } else { "HOME" })
-        .filter(|home| !home.is_empty())
-        .map(PathBuf::from)
-}
-
-/// `~` or `~/…` (also `~\…` on Windows) with `~` replaced by `home`; `None` for any other
-/// path (`~user/…` is an ordinary relative name, as in the tool runtime).
-pub(super) fn expand_home(path: &Path, home: Option<&Path>) -> Option<PathBuf> {
-    let text = path.to_str()?;
-    let rest = text.strip_prefix('~')?;
-    let is_separator = |c: char| c == '/' || (cfg!(windows) && c == '\\');
-    if !(rest.is_empty() || rest.starts_with(is_separator)) {
-        return None;
-    }
-    let mut expanded = home?.to_path_buf();
-    for part in rest.split(is_separator).filter(|part| !part.is_empty()) {
-        expanded.push(part);
-    }
-    Some(expanded)
 }
 
 /// Normalises `.` and `..` lexically, then resolves symlinks of the deepest ancestor that
 /// exists, so a file that does not exist yet is judged by where it would really land.
 pub fn resolve(path: &Path) -> PathBuf {
-    let mut normal = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::ParentDir => {
-                normal.pop();
-            }
-            Component::CurDir => {}
-            other => normal.push(other.as_os_str()),
-        }
-    }
+    let normal = normalize(path);
     let mut existing = normal.as_path();
     let mut rest = Vec::new();
     loop {

@@ -11,11 +11,12 @@
 //!   `allowedPaths` (none when not granted) plus the write roots;
 //! - network: `Network.Http` granted and not switched off by `taskOptions.allowNetwork`;
 //!   for GitPush, a remote allowlist (the Git.Push entry's `allowedDomains`) instead of
-//!   `Network.Http`, plus reads of `~/.ssh` for the keys of an ssh remote. A push to a folder
+//!   `Network.Http`, reached through the egress proxy like any command's network (so over
+//!   HTTP(S): the tool runtime refuses an ssh remote while it confines processes). A push to a folder
 //!   on this machine reaches it only when it lies in the write paths (the entry's
 //!   `allowedPaths`), as the tool runtime checks first.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use agent_protocol::methods::TaskOptions;
 use agent_protocol::sandbox::SandboxGrant;
@@ -48,17 +49,9 @@ impl PolicyEnforcer {
             return None;
         }
         let entry = self.capability(capability);
-        let absolute = |raw: &String| -> Option<PathBuf> {
-            // A relative entry names a place in the project folder; without one it names
-            // nothing (as in `paths::matches`).
-            if Path::new(raw).is_relative()
-                && !raw.starts_with('~')
-                && self.workspace_root.is_none()
-            {
-                return None;
-            }
-            Some(resolve(&self.absolute(Path::new(raw))))
-        };
+        // A relative entry names a place in the project folder; without one it names
+        // nothing (as in `paths::matches`).
+        let absolute = |raw: &String| self.absolute(raw).map(|path| resolve(&path));
         let write: Vec<PathBuf> = match entry.and_then(|entry| entry.allowed_paths.as_ref()) {
             Some(allowed) => allowed.iter().filter_map(absolute).collect(),
             None => self
@@ -84,20 +77,15 @@ impl PolicyEnforcer {
             blocked.extend(write.iter().map(|root| root.join(".git")));
         }
         let pushes_to_servers = capability == "Git.Push" && push_reaches_servers(entry);
-        // ssh reads its keys and known hosts there; git's own config stays ignored.
-        let ssh = pushes_to_servers
-            .then(|| absolute(&"~/.ssh".to_owned()))
-            .flatten();
         let read = match self.capability("File.Read") {
             Some(entry) => entry.allowed_paths.as_ref().map(|allowed| {
                 allowed
                     .iter()
                     .filter_map(absolute)
                     .chain(write.iter().cloned())
-                    .chain(ssh.clone())
                     .collect::<Vec<_>>()
             }),
-            None => Some(write.iter().cloned().chain(ssh.clone()).collect()),
+            None => Some(write.clone()),
         };
         let network = if capability == "Git.Push" {
             pushes_to_servers
@@ -127,6 +115,7 @@ mod tests {
     use super::*;
     use agent_protocol::policy::PolicyBundle;
     use serde_json::{Value, json};
+    use std::path::Path;
 
     fn enforcer(root: &Path, capabilities: Value) -> PolicyEnforcer {
         let bundle: PolicyBundle = serde_json::from_value(json!({
@@ -239,8 +228,8 @@ mod tests {
         assert!(push.network);
         let reads = push.read_paths.unwrap();
         assert!(
-            reads.iter().any(|path| path.ends_with("/.ssh")),
-            "{reads:?}"
+            !reads.iter().any(|path| path.ends_with("/.ssh")),
+            "no ssh key is needed through the egress proxy: {reads:?}"
         );
         let offline = TaskOptions {
             allow_network: Some(false),

@@ -30,7 +30,14 @@ impl PolicyEnforcer {
                 .map_err(|denial| denial.to_string())?;
                 self.check_writes(&analysis.writes, text("cwd"))?;
                 if entry.allowed_paths.is_some() || entry.blocked_paths.is_some() {
-                    self.check_path(entry, text("cwd").unwrap_or("."), false)?;
+                    // Where the tool runtime runs a command without `cwd`: the project
+                    // folder, else the home folder.
+                    let here = if self.workspace_root.is_some() {
+                        "."
+                    } else {
+                        "~"
+                    };
+                    self.check_tool_path(entry, text("cwd").unwrap_or(here), false)?;
                 }
                 Ok(elevated(entry.allowed_commands.is_none()))
             }
@@ -49,11 +56,11 @@ impl PolicyEnforcer {
                 // commit stages (`files`, relative to that folder) obey the entry's paths.
                 if entry.allowed_paths.is_some() || entry.blocked_paths.is_some() {
                     let repo = text("path").unwrap_or(".");
-                    self.check_path(entry, repo, false)?;
+                    self.check_tool_path(entry, repo, false)?;
                     let files = arguments.get("files").and_then(Value::as_array);
                     for file in files.into_iter().flatten().filter_map(Value::as_str) {
                         let joined = Path::new(repo).join(file);
-                        self.check_path(entry, &joined.to_string_lossy(), false)?;
+                        self.check_tool_path(entry, &joined.to_string_lossy(), false)?;
                     }
                 }
                 Ok(default_risk(git))
@@ -61,8 +68,9 @@ impl PolicyEnforcer {
             file if file.starts_with("File.") => {
                 let mut outside = false;
                 for raw in PATH_ARGUMENTS.iter().filter_map(|key| text(key)) {
-                    let path = self.check_path(entry, raw, true)?;
-                    outside |= !self.inside_workspace(&path);
+                    if let Some(path) = self.check_tool_path(entry, raw, true)? {
+                        outside |= !self.inside_workspace(&path);
+                    }
                 }
                 Ok(match file {
                     "File.Write" if outside => RiskLevel::High,

@@ -4,22 +4,30 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
-use super::paths::expand_home;
+use super::paths::resolve;
 use super::*;
 
+/// `~` is judged where the tool runtime expands it; an empty home is unset on both sides,
+/// so `~/…` is then a folder named `~` in the project, for the enforcer as for the tools.
 #[test]
-fn a_leading_tilde_is_the_home_folder_and_nothing_else_is() {
-    let home = Path::new("/home/ada");
-    let expand = |raw: &str| expand_home(Path::new(raw), Some(home));
-    assert_eq!(expand("~"), Some(PathBuf::from("/home/ada")));
+fn a_leading_tilde_is_the_home_folder_and_an_empty_home_is_unset() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = resolve(dir.path());
+    let home = root.join("home");
+    let policy = |home: Option<PathBuf>| enforcer(&root, json!([])).with_home(home);
+    let judged = |home: Option<PathBuf>, raw: &str| policy(home).judged_path(raw).unwrap();
+    assert_eq!(judged(Some(home.clone()), "~"), home);
     assert_eq!(
-        expand("~/.ssh/id_rsa"),
-        Some(PathBuf::from("/home/ada/.ssh/id_rsa"))
+        judged(Some(home.clone()), "~/.ssh/id_rsa"),
+        home.join(".ssh/id_rsa")
     );
-    assert_eq!(expand("~other/x"), None);
-    assert_eq!(expand("a/~/x"), None);
-    assert_eq!(expand("/abs"), None);
-    assert_eq!(expand_home(Path::new("~/x"), None), None);
+    assert_eq!(
+        judged(Some(home.clone()), "~other/x"),
+        root.join("~other/x")
+    );
+    assert_eq!(judged(Some(home.clone()), "a/~/x"), root.join("a/~/x"));
+    assert_eq!(judged(None, "~/x"), root.join("~/x"));
+    assert_eq!(judged(Some(PathBuf::new()), "~/x"), root.join("~/x"));
 }
 
 fn enforcer(root: &Path, capabilities: Value) -> PolicyEnforcer {
@@ -352,4 +360,30 @@ fn granted_paths_are_the_allowed_paths_resolved_or_none() {
     );
     let status = policy.capability("Git.Status").unwrap();
     assert_eq!(policy.granted_paths(status), None);
+}
+
+/// A path the shared rules cannot resolve is the tool's to refuse as an invalid request
+/// (local-tool-runtime.md §6.1); a redirection target, which a shell opens by its own rules,
+/// is denied instead.
+#[test]
+fn an_unresolvable_path_is_left_to_the_tool_but_an_unresolvable_redirection_is_denied() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = enforcer(
+        dir.path(),
+        json!([
+            {"name": "File.Read", "allowedPaths": ["."]},
+            {"name": "File.Write", "allowedPaths": ["."]},
+            {"name": "Shell.Exec", "allowedCommands": ["echo"]}
+        ]),
+    );
+    let long = "a/".repeat(2500);
+    assert_eq!(
+        policy.check_tool("File.Read", &args(&long)),
+        Verdict::Allowed
+    );
+    assert_eq!(policy.check_tool("File.Read", &args("")), Verdict::Allowed);
+    let command = json!({"command": format!("echo x > {long}")});
+    assert!(
+        matches!(policy.check_tool("Shell.Exec", command.as_object().unwrap()), Verdict::Denied(r) if r.contains("characters long")),
+    );
 }

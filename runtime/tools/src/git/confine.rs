@@ -291,6 +291,16 @@ pub(crate) fn server_url(url: &str) -> String {
     }
 }
 
+/// The scheme of a server URL (as [`server_url`] spells it) that the egress proxy does not
+/// carry: anything but `http` and `https` (`ssh`, `git`, `git+ssh`, …).
+pub(crate) fn unproxied_scheme(server: &str) -> Option<&str> {
+    let scheme = server.split_once("://").map_or("ssh", |(scheme, _)| scheme);
+    let proxied = ["http", "https"]
+        .iter()
+        .any(|carried| scheme.eq_ignore_ascii_case(carried));
+    (!proxied).then_some(scheme)
+}
+
 #[cfg(test)]
 #[path = "confine_tests.rs"]
 mod tests;

@@ -159,6 +159,53 @@ async fn a_push_to_a_folder_outside_the_project_is_refused() {
     assert_eq!(pushed.status, ToolStatus::Succeeded, "{pushed:?}");
 }
 
+/// Under the OS sandbox a push reaches servers through the egress proxy, which carries
+/// HTTP(S) only: an ssh or git:// remote is refused before git starts, saying why and what
+/// to do; unconfined, the same remote is tried (and here fails to connect).
+#[tokio::test]
+async fn a_push_over_ssh_is_refused_while_the_sandbox_confines_processes() {
+    let dir = repo();
+    let request = crate::testing::request("GitPush", dir.path(), json!({}));
+    let settings = GitSettings::default();
+    sh_git(
+        dir.path(),
+        &["remote", "add", "origin", "https://example.com/x.git"],
+    );
+    for url in [
+        "git@example.com:team/repo.git",
+        "ssh://git@example.com/team/repo.git",
+        "git://example.com/team/repo.git",
+    ] {
+        sh_git(dir.path(), &["remote", "set-url", "origin", url]);
+        let refused = tools::check_destination(&request, settings, dir.path(), "origin", true)
+            .await
+            .unwrap_err();
+        let (code, message) = failure(&refused);
+        assert_eq!(code, ErrorCode::PermissionDenied, "{url}: {message}");
+        assert!(message.contains("AGENT_RUNTIME_SANDBOX=off"), "{message}");
+        assert!(
+            tools::check_destination(&request, settings, dir.path(), "origin", false)
+                .await
+                .is_ok(),
+            "{url}"
+        );
+    }
+    sh_git(
+        dir.path(),
+        &[
+            "remote",
+            "set-url",
+            "origin",
+            "https://example.com/team/repo.git",
+        ],
+    );
+    assert!(
+        tools::check_destination(&request, settings, dir.path(), "origin", true)
+            .await
+            .is_ok()
+    );
+}
+
 /// A call whose policy grants only the project folder.
 async fn call_granted(
     tool: &dyn crate::router::Tool,

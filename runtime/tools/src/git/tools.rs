@@ -361,7 +361,10 @@ impl Tool for GitPush {
                 Err(failure) => return *failure,
             },
         };
-        if let Err(failure) = check_destination(request, self.settings, &dir, &remote).await {
+        let confined = crate::sandbox::confines_processes();
+        if let Err(failure) =
+            check_destination(request, self.settings, &dir, &remote, confined).await
+        {
             return *failure;
         }
         if branch.is_some_and(|branch| branch.starts_with('+')) {
@@ -409,12 +412,16 @@ async fn push_remote(
 /// A push reaches a server on the policy's remote allowlist (the host's check in
 /// `limits.urlCheck`), or a folder the policy grants (`grantedPaths`; any folder when it
 /// names none): never a folder elsewhere on this machine nor another server, whatever the
-/// repository's config (or the `remote` argument) says the remote is.
-async fn check_destination(
+/// repository's config (or the `remote` argument) says the remote is. While processes are
+/// `confined` by the OS sandbox, a server is reached through the egress proxy, which carries
+/// HTTP(S) only: a remote over ssh (or git://) is refused, since the sandbox can allow a
+/// port but not a host.
+pub(super) async fn check_destination(
     request: &ToolRequest,
     settings: GitSettings,
     dir: &std::path::Path,
     remote: &str,
+    confined: bool,
 ) -> Result<(), Box<ToolResult>> {
     let url = git(
         request,
@@ -431,17 +438,27 @@ async fn check_destination(
         remote.to_owned()
     };
     let Some(local) = confine::local_destination(&url) else {
-        let Some(check) = &request.limits.url_check else {
-            return Ok(());
-        };
         let server = confine::server_url(&url);
-        return check.check(&server).map_err(|reason| {
+        let refused = |message: String| {
             Box::new(ToolResult::failed(
                 request,
                 ErrorCode::PermissionDenied,
-                format!("GitPush: the remote \"{remote}\" ({url}) may not be pushed to: {reason}"),
+                message,
             ))
-        });
+        };
+        if let Some(check) = &request.limits.url_check {
+            check.check(&server).map_err(|reason| {
+                refused(format!(
+                    "GitPush: the remote \"{remote}\" ({url}) may not be pushed to: {reason}"
+                ))
+            })?;
+        }
+        if confined && let Some(scheme) = confine::unproxied_scheme(&server) {
+            return Err(refused(format!(
+                "GitPush: the remote \"{remote}\" ({url}) is reached over {scheme}, which the command sandbox cannot hold to the Git.Push remote allowlist (only HTTP and HTTPS pass the runtime's egress proxy; the OS sandbox can allow a port, not a host). Push to an https URL of the repository, or run the runtime with AGENT_RUNTIME_SANDBOX=off to push over {scheme} unconfined."
+            )));
+        }
+        return Ok(());
     };
     let Some(granted) = &request.granted_paths else {
         return Ok(());

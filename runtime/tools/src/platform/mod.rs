@@ -11,34 +11,26 @@ pub mod shell;
 
 pub use shell::Os;
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum PathError {
-    #[error("the path contains a NUL byte")]
-    NulByte,
-    #[error(
-        "the path \"{0}\" is relative and the session has no project folder to resolve it against; use an absolute path"
-    )]
-    RelativeWithoutRoot(String),
-    #[error("the path is empty")]
-    Empty,
-    #[error(
-        "the path is {length} characters long, more than this system's limit of {limit}; use a shorter path"
-    )]
-    TooLong { length: usize, limit: usize },
-    #[error(
-        "the path \"{raw}\" uses \"..\" to leave the project folder {root}; name the file by its absolute path instead"
-    )]
-    EscapesWorkspace { raw: String, root: String },
-}
+pub use agent_path_rules::{PathError, normalize};
 
 /// Expands `~`, makes the path absolute against `root`, normalises `.`, `..` and the
-/// separators, and checks the OS's length limit (local-tool-runtime.md §6.1, [`paths`]).
-/// Symlinks are left for the file system to follow.
+/// separators, and checks the OS's length limit (local-tool-runtime.md §6.1,
+/// `agent-path-rules`, the rules the policy enforcer judges by). Symlinks are left for the
+/// file system to follow.
 pub fn resolve(raw: &str, root: Option<&Path>) -> Result<PathBuf, PathError> {
-    let root = root.map(|root| root.to_string_lossy());
-    let home = home().map(|home| home.to_string_lossy().into_owned());
+    resolve_in(raw, root, home().as_deref())
+}
+
+/// [`resolve`] with `~` pointing at `home` (an empty one is unset).
+pub fn resolve_in(
+    raw: &str,
+    root: Option<&Path>,
+    home: Option<&Path>,
+) -> Result<PathBuf, PathError> {
+    let root = root.map(Path::to_string_lossy);
+    let home = home.map(Path::to_string_lossy);
     paths::resolve_for(Os::current(), raw, root.as_deref(), home.as_deref()).map(PathBuf::from)
 }
 
@@ -63,23 +55,10 @@ pub fn resolve_within(raw: &str, root: Option<&Path>) -> Result<PathBuf, PathErr
     }
 }
 
-/// The user's home directory, where a command runs when the session has no project folder.
+/// The user's home directory, where a command runs when the session has no project folder
+/// (an empty home variable is unset, as for `~`: [`agent_path_rules::home`]).
 pub fn home() -> Option<PathBuf> {
-    std::env::var_os(if cfg!(windows) { "USERPROFILE" } else { "HOME" }).map(PathBuf::from)
-}
-
-pub fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
+    agent_path_rules::home::home()
 }
 
 #[cfg(test)]

@@ -5,26 +5,7 @@
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
-/// The operating-system families the spec distinguishes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Os {
-    MacOs,
-    Windows,
-    /// Linux and the other unixes: not in the spec, treated like macOS without zsh as default.
-    OtherUnix,
-}
-
-impl Os {
-    pub fn current() -> Self {
-        if cfg!(target_os = "macos") {
-            Os::MacOs
-        } else if cfg!(windows) {
-            Os::Windows
-        } else {
-            Os::OtherUnix
-        }
-    }
-}
+pub use agent_path_rules::Os;
 
 /// A shell and the way a command string is handed to it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -8,12 +8,16 @@
 //! `git fetch` obey the same policy as HttpRequest.
 //!
 //! Two forms are served: `CONNECT host:port` (a TLS tunnel; the proxy never sees inside) and
-//! plain HTTP in absolute form (`GET http://host/path`), forwarded in origin form. A refusal
+//! plain HTTP in absolute form (`GET http://host/path`), forwarded in origin form, one
+//! request per client connection (`egress_http`: a kept-alive client's next request comes on
+//! a new connection and is judged again, never sent to the first server). Connecting to a
+//! destination is bounded by [`Rules::connect_timeout`]. A refusal
 //! is a `403` whose body says which rule refused. The proxy lives as long as its [`Egress`]
 //! handle, one per started process.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use agent_protocol::UrlCheck;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
@@ -26,11 +30,27 @@ use crate::network::ssrf::{self, AddressPolicy, VettingResolver};
 const MAX_HEAD_BYTES: usize = 16 * 1024;
 
 /// What the proxy applies to every destination.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct Rules {
     /// The host's domain rules; `None`: only the address rules apply.
     pub check: Option<UrlCheck>,
     pub addresses: AddressPolicy,
+    /// How long connecting to a destination may take
+    /// (`AGENT_RUNTIME_EGRESS_CONNECT_TIMEOUT_SECONDS`).
+    pub connect_timeout: Duration,
+}
+
+/// The default of `AGENT_RUNTIME_EGRESS_CONNECT_TIMEOUT_SECONDS`.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+impl Default for Rules {
+    fn default() -> Self {
+        Rules {
+            check: None,
+            addresses: AddressPolicy::default(),
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+        }
+    }
 }
 
 /// A running proxy; dropping it stops it (open tunnels end with their process anyway).
@@ -103,20 +123,44 @@ async fn serve(mut client: TcpStream, rules: &Rules) -> std::io::Result<()> {
         Ok(addresses) => addresses,
         Err(Refused(status, reason)) => return refuse(&mut client, status, &reason).await,
     };
-    let mut upstream = match connect(&addresses).await {
-        Ok(upstream) => upstream,
-        Err(error) => {
+    if !tunnel && let Err(reason) = egress_http::check_framing(&head.headers) {
+        return refuse(&mut client, 400, &reason).await;
+    }
+    let mut upstream = match tokio::time::timeout(rules.connect_timeout, connect(&addresses)).await
+    {
+        Ok(Ok(upstream)) => upstream,
+        Ok(Err(error)) => {
             let reason = format!("could not connect to {}: {error}", display_host(&url));
             return refuse(&mut client, 502, &reason).await;
         }
+        Err(_) => {
+            let reason = format!(
+                "could not connect to {} within {:?} (AGENT_RUNTIME_EGRESS_CONNECT_TIMEOUT_SECONDS)",
+                display_host(&url),
+                rules.connect_timeout
+            );
+            return refuse(&mut client, 504, &reason).await;
+        }
     };
-    if tunnel {
-        client
-            .write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
-            .await?;
-    } else {
-        upstream.write_all(&origin_form(&head, &url)).await?;
+    if !tunnel {
+        let request = egress_http::request_head(
+            &head.method,
+            &origin_path(&url),
+            &head.version,
+            &head.headers,
+        );
+        return egress_http::exchange(
+            &mut client,
+            &mut upstream,
+            request,
+            &head.headers,
+            &head.rest,
+        )
+        .await;
     }
+    client
+        .write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
+        .await?;
     upstream.write_all(&head.rest).await?;
     tokio::io::copy_bidirectional(&mut client, &mut upstream).await?;
     Ok(())
@@ -228,25 +272,12 @@ async fn connect(addresses: &[SocketAddr]) -> std::io::Result<TcpStream> {
     Err(last.unwrap_or_else(|| std::io::Error::other("no address to connect to")))
 }
 
-/// The request as the server expects it: origin form, without the proxy's own headers.
-fn origin_form(head: &Head, url: &Url) -> Vec<u8> {
-    let path = match url.query() {
+/// The request target as the server expects it: origin form.
+fn origin_path(url: &Url) -> String {
+    match url.query() {
         Some(query) => format!("{}?{query}", url.path()),
         None => url.path().to_owned(),
-    };
-    let mut text = format!("{} {path} {}\r\n", head.method, head.version);
-    for header in &head.headers {
-        let name = header.split(':').next().unwrap_or_default().trim();
-        if name.eq_ignore_ascii_case("proxy-connection")
-            || name.eq_ignore_ascii_case("proxy-authorization")
-        {
-            continue;
-        }
-        text.push_str(header);
-        text.push_str("\r\n");
     }
-    text.push_str("\r\n");
-    text.into_bytes()
 }
 
 fn display_host(url: &Url) -> String {
@@ -259,6 +290,7 @@ fn display_host(url: &Url) -> String {
 async fn refuse(client: &mut TcpStream, status: u16, reason: &str) -> std::io::Result<()> {
     let phrase = match status {
         403 => "Forbidden",
+        504 => "Gateway Timeout",
         431 => "Request Header Fields Too Large",
         502 => "Bad Gateway",
         _ => "Bad Request",
@@ -271,6 +303,9 @@ async fn refuse(client: &mut TcpStream, status: u16, reason: &str) -> std::io::R
     client.write_all(response.as_bytes()).await?;
     client.shutdown().await
 }
+
+#[path = "egress_http.rs"]
+mod egress_http;
 
 #[cfg(test)]
 #[path = "egress_tests.rs"]

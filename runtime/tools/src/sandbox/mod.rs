@@ -43,6 +43,8 @@ pub struct SandboxConfig {
     pub launcher: Option<PathBuf>,
     /// Whether the egress proxy may reach loopback (the kit's fakes), as HttpRequest may.
     pub allow_loopback: bool,
+    /// How long the egress proxy may take to connect to a destination.
+    pub egress_connect_timeout: std::time::Duration,
 }
 
 /// A command ready to start, and the egress proxy it reaches the network through (kept
@@ -91,6 +93,14 @@ pub fn install(config: SandboxConfig) -> SandboxStatus {
         }
     });
     installed.status.clone()
+}
+
+/// Whether the processes the tools start are confined by an OS sandbox (installed, not
+/// `off`, enforced here).
+pub(crate) fn confines_processes() -> bool {
+    INSTALLED.get().is_some_and(|installed| {
+        installed.config.mode != SandboxMode::Off && installed.status.enforced
+    })
 }
 
 /// The installed status; `None` when nothing was installed.
@@ -180,14 +190,16 @@ fn command_under(
         installed.tmp.as_ref().map(tempfile::TempDir::path),
         mode == SandboxMode::Required,
     );
-    // A push reaches its remote over ssh as often as over https, which no HTTP proxy
-    // carries; its destination was judged against the remote allowlist before it started.
-    let egress = if plan.network && request.tool_name != "GitPush" {
+    // GitPush too: its https remote goes through the proxy, judged by the Git.Push remote
+    // allowlist (its `urlCheck`); an ssh remote, which no HTTP proxy carries, is refused
+    // before git starts while processes are confined ([`confines_processes`]).
+    let egress = if plan.network {
         let rules = egress::Rules {
             check: request.limits.url_check.clone(),
             addresses: crate::network::ssrf::AddressPolicy {
                 allow_loopback: installed.config.allow_loopback,
             },
+            connect_timeout: installed.config.egress_connect_timeout,
         };
         let proxy = egress::Egress::start(rules)
             .map_err(|error| format!("the egress proxy could not start: {error}"))?;
@@ -262,6 +274,7 @@ mod tests {
             mode: SandboxMode::Off,
             launcher: None,
             allow_loopback: false,
+            egress_connect_timeout: egress::DEFAULT_CONNECT_TIMEOUT,
         });
         assert!(!status.enforced);
         assert!(status.detail.contains("AGENT_RUNTIME_SANDBOX=off"));
@@ -274,6 +287,7 @@ mod tests {
             mode: SandboxMode::Required,
             launcher: None,
             allow_loopback: false,
+            egress_connect_timeout: egress::DEFAULT_CONNECT_TIMEOUT,
         });
         assert!(!status.enforced, "{status:?}");
         assert_eq!(status.mechanism, "none");
@@ -285,6 +299,7 @@ mod tests {
                 mode,
                 launcher: None,
                 allow_loopback: false,
+                egress_connect_timeout: egress::DEFAULT_CONNECT_TIMEOUT,
             },
             status: off(mode, "Landlock is not offered by this kernel"),
             tmp: None,
@@ -312,6 +327,48 @@ mod tests {
                 "{mode:?}"
             );
         }
+    }
+
+    /// A push granted the network goes through the egress proxy like any command: the
+    /// sandbox lets it connect to the proxy's port only, and the proxy judges each server by
+    /// the Git.Push remote allowlist.
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn a_push_reaches_servers_through_the_egress_proxy_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut request = crate::testing::request("GitPush", dir.path(), serde_json::json!({}));
+        request.sandbox = Some(agent_protocol::sandbox::SandboxGrant {
+            write_paths: vec![dir.path().display().to_string()],
+            network: true,
+            ..Default::default()
+        });
+        let installed = Installed {
+            config: SandboxConfig {
+                mode: SandboxMode::BestEffort,
+                launcher: Some(PathBuf::from("/x/agent-runtime")),
+                allow_loopback: false,
+                egress_connect_timeout: egress::DEFAULT_CONNECT_TIMEOUT,
+            },
+            status: SandboxStatus {
+                mode: SandboxMode::BestEffort,
+                enforced: true,
+                mechanism: "landlock+seccomp".to_owned(),
+                detail: String::new(),
+            },
+            tmp: None,
+        };
+        let started = command_under(Some(&installed), OsStr::new("git"), &request).unwrap();
+        let proxy = started
+            .egress
+            .as_ref()
+            .expect("no egress proxy for the push");
+        let std = started.command.as_std();
+        let plan = Plan::from_json(std.get_args().nth(1).unwrap().to_str().unwrap()).unwrap();
+        assert_eq!(plan.proxy_port, Some(proxy.port()));
+        let proxied = std
+            .get_envs()
+            .any(|(name, value)| name == "HTTPS_PROXY" && value == Some(OsStr::new(&proxy.url())));
+        assert!(proxied, "HTTPS_PROXY is not the egress proxy");
     }
 
     #[cfg(target_os = "linux")]
