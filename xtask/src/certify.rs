@@ -70,6 +70,27 @@ pub fn build_release_runtime() -> anyhow::Result<PathBuf> {
         .join(format!("agent-runtime{}", std::env::consts::EXE_SUFFIX)))
 }
 
+/// Certifies `runtime` (a command line) with the given manifest; `cargo xtask windows` uses it.
+pub fn run_kit(
+    runtime: &str,
+    manifest: &std::path::Path,
+    report_dir: &std::path::Path,
+    rest: &[String],
+) -> anyhow::Result<ExitCode> {
+    run(Args {
+        runtime: Some(quote(runtime)),
+        tags: None,
+        name: None,
+        shard: None,
+        fail_fast: false,
+        concurrency: None,
+        baseline: None,
+        manifest: Some(manifest.to_path_buf()),
+        report_dir: Some(report_dir.to_path_buf()),
+        rest: rest.to_vec(),
+    })
+}
+
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let root = crate::workspace_root();
     let manifest = match (&args.manifest, &args.runtime) {

@@ -20,6 +20,8 @@
 
 // A program: every chore reports to the person running it.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
+//! - `windows [--install] [--build-only]`: cross-build for `x86_64-pc-windows-gnu` with
+//!   Debian's toolchain, run the agent-tools/agent-host tests and certify the `.exe` under Wine.
 
 mod bench;
 mod certify;
@@ -32,6 +34,7 @@ mod new_scenario;
 mod steps;
 mod vocabulary;
 mod walk;
+mod windows;
 
 // The catalogue/feature parsing is the kit's own module, included verbatim so that xtask and
 // the kit can never disagree, and xtask stays free of cucumber.
@@ -75,6 +78,8 @@ enum Command {
     Demo(demo::Args),
     /// Regenerate runtime/cli/hot-symbols.txt (the functions release builds link together).
     HotSymbols(hot_symbols::Args),
+    /// Cross-build for Windows, run the tool/host tests and certify the `.exe` under Wine.
+    Windows(windows::Args),
 }
 
 /// The workspace root (this crate lives in `<root>/xtask`).
@@ -112,6 +117,7 @@ fn main() -> ExitCode {
         Command::Crash(args) => crash::run(args),
         Command::Demo(args) => demo::run(args),
         Command::HotSymbols(args) => hot_symbols::run(args),
+        Command::Windows(args) => windows::run(args),
     };
     match result {
         Ok(code) => code,

@@ -17,7 +17,10 @@ pub type Writer = Box<dyn AsyncWrite + Unpin + Send>;
 /// a shell pipeline — which must not find them non-blocking afterwards.
 #[must_use]
 pub struct Restore {
+    // Elsewhere tokio's stdio is kept as it is, so there is nothing to put back.
+    #[cfg(unix)]
     stdin: bool,
+    #[cfg(unix)]
     stdout: bool,
 }
 
@@ -85,10 +88,7 @@ pub fn streams() -> (Reader, Writer, Restore) {
     (
         Box::new(tokio::io::stdin()),
         Box::new(tokio::io::stdout()),
-        Restore {
-            stdin: false,
-            stdout: false,
-        },
+        Restore {},
     )
 }
 

@@ -1,0 +1,218 @@
+//! `cargo xtask windows`: cross-build the runtime for `x86_64-pc-windows-gnu` with Debian's
+//! packaged toolchain (no rustup target is downloaded: std is built from `rust-web-src` with
+//! `-Zbuild-std`), prepare a Wine prefix under the target dir, run the agent-tools and
+//! agent-host tests under Wine, and certify the `.exe` with the Linux kit driving it through
+//! Wine.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+use anyhow::Context;
+
+pub const TARGET: &str = "x86_64-pc-windows-gnu";
+
+/// The Debian packages the lane needs, and the files that show each is installed.
+const PACKAGES: &[(&str, &str)] = &[
+    ("rustc-web", "/usr/bin/rustc"),
+    ("cargo-web", "/usr/bin/cargo"),
+    ("rust-web-src", "/usr/lib/rustlib/src/rust/library/Cargo.lock"),
+    ("gcc-mingw-w64-x86-64", "/usr/bin/x86_64-w64-mingw32-gcc"),
+    ("wine64", "/usr/lib/wine/wine64"),
+];
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Install the missing Debian packages with apt-get first (needs root).
+    #[arg(long)]
+    install: bool,
+    /// Build only: no tests under Wine, no certification.
+    #[arg(long)]
+    build_only: bool,
+    /// Skip the agent-tools/agent-host tests under Wine.
+    #[arg(long)]
+    skip_tests: bool,
+    /// Skip the certification of the `.exe`.
+    #[arg(long)]
+    skip_certify: bool,
+    /// Further options for the conformance kit (after `--`), e.g. `-- --tags @core`.
+    #[arg(last = true)]
+    rest: Vec<String>,
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let missing = missing_packages();
+    if !missing.is_empty() {
+        if args.install {
+            install(&missing)?;
+        } else {
+            anyhow::bail!(
+                "the Windows lane needs Debian packages that are not installed: {}. Install them \
+                 with `apt-get install -y --no-install-recommends {}` or run `cargo xtask windows \
+                 --install` as root.",
+                missing.join(", "),
+                PACKAGES
+                    .iter()
+                    .map(|(name, _)| *name)
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            );
+        }
+    }
+    let root = crate::workspace_root();
+    let target_dir = crate::certify::target_dir();
+    let exe = build(&root, &["build", "-p", "agent-runtime", "--bin", "agent-runtime"])
+        .map(|()| target_dir.join(TARGET).join("debug").join("agent-runtime.exe"))?;
+    println!("xtask: built {}", exe.display());
+    if args.build_only {
+        return Ok(ExitCode::SUCCESS);
+    }
+    let prefix = prepare_prefix(&root, &target_dir)?;
+    let mut ok = true;
+    if !args.skip_tests {
+        println!("xtask: agent-tools and agent-host tests under Wine");
+        let status = windows_cargo(&root)
+            .args(["test", "-p", "agent-tools", "-p", "agent-host"])
+            .args(build_std_args())
+            .env(runner_variable(), "wine64")
+            .env("WINEPREFIX", &prefix)
+            .env("WINEDEBUG", "-all")
+            .status()
+            .context("cannot run cargo for the tests under Wine")?;
+        if !status.success() {
+            println!("xtask: the tests under Wine failed ({status})");
+            ok = false;
+        }
+    }
+    if !args.skip_certify {
+        let wrapper = write_wrapper(&target_dir, &prefix, &exe)?;
+        let code = crate::certify::run_kit(
+            &wrapper.display().to_string(),
+            &root.join("conformance/manifests/windows.toml"),
+            &target_dir.join("conformance-report-windows"),
+            &args.rest,
+        )?;
+        ok &= code == ExitCode::SUCCESS;
+    }
+    Ok(if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+fn missing_packages() -> Vec<&'static str> {
+    PACKAGES
+        .iter()
+        .filter(|(_, file)| !Path::new(file).exists())
+        .map(|(name, _)| *name)
+        .collect()
+}
+
+fn install(missing: &[&str]) -> anyhow::Result<()> {
+    println!("xtask: apt-get install {}", missing.join(" "));
+    let update = Command::new("apt-get")
+        .arg("update")
+        .status()
+        .context("cannot run apt-get")?;
+    if !update.success() {
+        anyhow::bail!("apt-get update failed ({update})");
+    }
+    let status = Command::new("apt-get")
+        .args(["install", "-y", "--no-install-recommends"])
+        .args(missing)
+        .env("DEBIAN_FRONTEND", "noninteractive")
+        .status()
+        .context("cannot run apt-get")?;
+    if !status.success() {
+        anyhow::bail!("apt-get install {} failed ({status})", missing.join(" "));
+    }
+    Ok(())
+}
+
+/// Debian's cargo and rustc (not rustup's, which has no Windows std here), with the nightly
+/// switch that `-Zbuild-std` needs.
+fn windows_cargo(root: &Path) -> Command {
+    let mut command = Command::new("/usr/bin/cargo");
+    let path = std::env::var("PATH").unwrap_or_default();
+    command
+        .current_dir(root)
+        .env("PATH", format!("/usr/bin:{path}"))
+        .env("RUSTC", "/usr/bin/rustc")
+        .env("RUSTDOC", "/usr/bin/rustdoc")
+        .env("RUSTC_BOOTSTRAP", "1")
+        .env_remove("RUSTUP_TOOLCHAIN")
+        .env_remove("CARGO");
+    command
+}
+
+fn build_std_args() -> [&'static str; 4] {
+    ["--locked", "--target", TARGET, "-Zbuild-std=std,panic_abort"]
+}
+
+fn runner_variable() -> &'static str {
+    "CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER"
+}
+
+fn build(root: &Path, command: &[&str]) -> anyhow::Result<()> {
+    println!("xtask: cargo {} --target {TARGET}", command.join(" "));
+    let status = windows_cargo(root)
+        .args(command)
+        .args(build_std_args())
+        .status()
+        .context("cannot run /usr/bin/cargo")?;
+    if !status.success() {
+        anyhow::bail!("the Windows build failed ({status})");
+    }
+    Ok(())
+}
+
+/// A Wine prefix under the target dir (never the user's home) with the stand-in
+/// `bcryptprimitives.dll` that Wine 8.0 lacks.
+fn prepare_prefix(root: &Path, target_dir: &Path) -> anyhow::Result<PathBuf> {
+    let prefix = target_dir.join("wine-prefix");
+    let system32 = prefix.join("drive_c/windows/system32");
+    if !system32.join("kernel32.dll").exists() {
+        println!("xtask: creating the Wine prefix {}", prefix.display());
+        let status = Command::new("wine64")
+            .args(["wineboot", "--init"])
+            .env("WINEPREFIX", &prefix)
+            .env("WINEDEBUG", "-all")
+            .status()
+            .context("cannot run wine64")?;
+        if !status.success() {
+            anyhow::bail!("wineboot failed ({status})");
+        }
+    }
+    let source = root.join("xtask/windows");
+    let status = Command::new("x86_64-w64-mingw32-gcc")
+        .args(["-shared", "-O2", "-o"])
+        .arg(system32.join("bcryptprimitives.dll"))
+        .arg(source.join("bcryptprimitives.c"))
+        .arg(source.join("bcryptprimitives.def"))
+        .arg("-ladvapi32")
+        .status()
+        .context("cannot run x86_64-w64-mingw32-gcc")?;
+    if !status.success() {
+        anyhow::bail!("building the stand-in bcryptprimitives.dll failed ({status})");
+    }
+    Ok(prefix)
+}
+
+/// The kit starts runtimes by command line; this wrapper makes the `.exe` one.
+fn write_wrapper(target_dir: &Path, prefix: &Path, exe: &Path) -> anyhow::Result<PathBuf> {
+    let wrapper = target_dir.join("agent-runtime-wine");
+    let script = format!(
+        "#!/bin/sh\nWINEPREFIX='{}' WINEDEBUG=-all exec wine64 '{}' \"$@\"\n",
+        prefix.display(),
+        exe.display()
+    );
+    std::fs::write(&wrapper, script)
+        .with_context(|| format!("cannot write {}", wrapper.display()))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755))
+            .with_context(|| format!("cannot make {} executable", wrapper.display()))?;
+    }
+    Ok(wrapper)
+}
