@@ -7,6 +7,8 @@
 //! ```toml
 //! profiles = ["core", "interop"]        # default: core and interop
 //! transports = ["stdio"]                # default: stdio
+//! os = "windows"                        # the runtime's OS: "unix" (default) or "windows"
+//! git = false                           # whether `git` runs on the runtime's machine (default: true)
 //!
 //! [knobs.APPROVAL_TIMEOUT_SECONDS]      # the kit's knob name (the reference runtime's variable)
 //! env = "APPROVAL_TIMEOUT"              # the variable this runtime reads (default: the same)
@@ -104,6 +106,36 @@ struct File {
     knobs: BTreeMap<String, Knob>,
     #[serde(default)]
     env: BTreeMap<String, String>,
+    #[serde(default)]
+    os: Option<String>,
+    #[serde(default)]
+    git: Option<bool>,
+}
+
+/// The OS family the runtime runs on: scenario commands, path comparisons and the graceful
+/// end follow it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum RuntimeOs {
+    #[default]
+    Unix,
+    Windows,
+}
+
+impl RuntimeOs {
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "unix" => Some(Self::Unix),
+            "windows" => Some(Self::Windows),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Unix => "unix",
+            Self::Windows => "windows",
+        }
+    }
 }
 
 /// What the runtime under test declares (see the module docs).
@@ -116,6 +148,9 @@ pub struct RuntimeManifest {
     pub transports: BTreeSet<Transport>,
     pub knobs: BTreeMap<String, Knob>,
     pub env: BTreeMap<String, String>,
+    pub os: RuntimeOs,
+    /// Whether `git` runs on the runtime's machine; git scenarios are not applicable without.
+    pub git: bool,
 }
 
 impl Default for RuntimeManifest {
@@ -129,6 +164,8 @@ impl Default for RuntimeManifest {
             transports: [Transport::Stdio].into_iter().collect(),
             knobs: BTreeMap::new(),
             env: BTreeMap::new(),
+            os: RuntimeOs::Unix,
+            git: true,
         }
     }
 }
@@ -174,6 +211,11 @@ impl RuntimeManifest {
                 bail!("unknown knob {name:?}: the kit knows {}", KNOBS.join(", "));
             }
         }
+        let os = match file.os {
+            None => defaults.os,
+            Some(os) => RuntimeOs::parse(&os)
+                .with_context(|| format!("unknown os {os:?} (known: unix, windows)"))?,
+        };
         Ok(Self {
             source: source.to_owned(),
             name: file.name,
@@ -181,6 +223,8 @@ impl RuntimeManifest {
             transports,
             knobs: file.knobs,
             env: file.env,
+            os,
+            git: file.git.unwrap_or(defaults.git),
         })
     }
 
@@ -241,6 +285,15 @@ mod tests {
             .filter(|k| !manifest.knobs.contains_key(**k))
             .collect();
         assert!(missing.is_empty(), "knobs not declared: {missing:?}");
+    }
+
+    #[test]
+    fn the_os_and_git_default_to_unix_with_git_and_unknown_oses_are_refused() {
+        let manifest = RuntimeManifest::parse("", "t").unwrap();
+        assert_eq!((manifest.os, manifest.git), (RuntimeOs::Unix, true));
+        let windows = RuntimeManifest::parse("os = \"windows\"\ngit = false\n", "t").unwrap();
+        assert_eq!((windows.os, windows.git), (RuntimeOs::Windows, false));
+        assert!(RuntimeManifest::parse("os = \"plan9\"\n", "t").is_err());
     }
 
     #[test]

@@ -231,6 +231,25 @@ impl ConformanceWorld {
             .context("no fake service was started in this scenario")
     }
 
+    /// The OS the runtime under test runs on (its manifest's `os`; unix without a config).
+    pub fn runtime_os(&self) -> crate::runtime_manifest::RuntimeOs {
+        self.config
+            .as_ref()
+            .map(|config| config.manifest.os)
+            .unwrap_or_default()
+    }
+
+    /// Fails the step as not applicable when the runtime's machine has no git.
+    pub fn require_git(&self) -> anyhow::Result<()> {
+        if self.config.as_ref().is_some_and(|config| !config.manifest.git) {
+            bail!(
+                "{} the runtime's manifest declares that its machine has no git",
+                crate::runtime_manifest::NOT_APPLICABLE
+            );
+        }
+        Ok(())
+    }
+
     /// Sets an environment variable for the runtime; only before it starts. A knob goes
     /// through the runtime's manifest: under the name it reads, or, when the runtime does not
     /// declare it, the step fails as "not applicable" (see [`crate::runtime_manifest`]).

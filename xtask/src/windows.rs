@@ -11,6 +11,9 @@ use anyhow::Context;
 
 pub const TARGET: &str = "x86_64-pc-windows-gnu";
 
+/// Debian's `wine64` package installs the loader here (`/usr/bin/wine64` comes with `wine`).
+const WINE: &str = "/usr/lib/wine/wine64";
+
 /// The Debian packages the lane needs, and the files that show each is installed.
 const PACKAGES: &[(&str, &str)] = &[
     ("rustc-web", "/usr/bin/rustc"),
@@ -73,7 +76,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let status = windows_cargo(&root)
             .args(["test", "-p", "agent-tools", "-p", "agent-host"])
             .args(build_std_args())
-            .env(runner_variable(), "wine64")
+            .env(runner_variable(), WINE)
             .env("WINEPREFIX", &prefix)
             .env("WINEDEBUG", "-all")
             .status()
@@ -173,7 +176,7 @@ fn prepare_prefix(root: &Path, target_dir: &Path) -> anyhow::Result<PathBuf> {
     let system32 = prefix.join("drive_c/windows/system32");
     if !system32.join("kernel32.dll").exists() {
         println!("xtask: creating the Wine prefix {}", prefix.display());
-        let status = Command::new("wine64")
+        let status = Command::new(WINE)
             .args(["wineboot", "--init"])
             .env("WINEPREFIX", &prefix)
             .env("WINEDEBUG", "-all")
@@ -202,8 +205,9 @@ fn prepare_prefix(root: &Path, target_dir: &Path) -> anyhow::Result<PathBuf> {
 fn write_wrapper(target_dir: &Path, prefix: &Path, exe: &Path) -> anyhow::Result<PathBuf> {
     let wrapper = target_dir.join("agent-runtime-wine");
     let script = format!(
-        "#!/bin/sh\nWINEPREFIX='{}' WINEDEBUG=-all exec wine64 '{}' \"$@\"\n",
+        "#!/bin/sh\nWINEPREFIX='{}' WINEDEBUG=-all exec {} '{}' \"$@\"\n",
         prefix.display(),
+        WINE,
         exe.display()
     );
     std::fs::write(&wrapper, script)

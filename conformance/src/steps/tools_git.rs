@@ -43,6 +43,7 @@ pub(super) async fn git(
 
 #[given(expr = "the workspace is a git repository with {string} committed")]
 async fn workspace_repo(world: &mut ConformanceWorld, name: String) -> StepResult {
+    world.require_git()?;
     let workspace = world.dirs()?.workspace.clone();
     check!(
         workspace.join(&name).is_file(),
