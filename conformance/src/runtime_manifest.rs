@@ -297,6 +297,21 @@ mod tests {
     }
 
     #[test]
+    fn a_scripted_command_takes_its_cmd_exe_form_only_on_windows() {
+        use crate::steps::tools::{CommandForm, command_for_os};
+        let scripted = || serde_json::json!({"command": "echo a; exit 3", "command@windows": "echo a & exit /b 3"});
+        let mut unix = scripted();
+        assert_eq!(command_for_os(&mut unix, RuntimeOs::Unix), CommandForm::Chosen);
+        assert_eq!(unix, serde_json::json!({"command": "echo a; exit 3"}));
+        let mut windows = scripted();
+        assert_eq!(command_for_os(&mut windows, RuntimeOs::Windows), CommandForm::Chosen);
+        assert_eq!(windows, serde_json::json!({"command": "echo a & exit /b 3"}));
+        let mut posix = serde_json::json!({"command": "seq 3"});
+        assert_eq!(command_for_os(&mut posix, RuntimeOs::Windows), CommandForm::PosixOnly);
+        assert_eq!(command_for_os(&mut posix, RuntimeOs::Unix), CommandForm::Unchanged);
+    }
+
+    #[test]
     fn defaults_claim_core_and_interop_over_stdio_with_no_knob() {
         let manifest = RuntimeManifest::parse("", "t").unwrap();
         assert_eq!(manifest.profiles_label(), "core+interop");

@@ -239,6 +239,19 @@ impl ConformanceWorld {
             .unwrap_or_default()
     }
 
+    /// Fails the step as not applicable when the scenario's commands need a POSIX shell
+    /// (`@posix-shell`) and the runtime runs on Windows, where commands go to cmd.exe.
+    pub fn require_posix_shell(&self) -> anyhow::Result<()> {
+        let posix = self.scenario.tags.iter().any(|tag| tag == "posix-shell");
+        if posix && self.runtime_os() == crate::runtime_manifest::RuntimeOs::Windows {
+            bail!(
+                "{} the scenario's command is POSIX sh (@posix-shell) and the runtime's shell on Windows is cmd.exe",
+                crate::runtime_manifest::NOT_APPLICABLE
+            );
+        }
+        Ok(())
+    }
+
     /// Fails the step as not applicable when the runtime's machine has no git.
     pub fn require_git(&self) -> anyhow::Result<()> {
         if self.config.as_ref().is_some_and(|config| !config.manifest.git) {

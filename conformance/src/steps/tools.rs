@@ -163,8 +163,19 @@ async fn model_calls_with(world: &mut ConformanceWorld, tool: String, step: &Ste
         .as_deref()
         .context("the step needs the JSON arguments as a doc string")?;
     let arguments = expand(world, raw.trim()).await?;
-    serde_json::from_str::<Value>(&arguments)
+    let mut parsed = serde_json::from_str::<Value>(&arguments)
         .with_context(|| format!("the scripted arguments are not JSON: {arguments}"))?;
+    let os = world.runtime_os();
+    let posix_only = world.scenario.tags.iter().any(|tag| tag == POSIX_SHELL_TAG);
+    let arguments = match command_for_os(&mut parsed, os) {
+        CommandForm::Unchanged => arguments,
+        CommandForm::Chosen => parsed.to_string(),
+        CommandForm::PosixOnly if posix_only => anyhow::bail!(
+            "{} the scenario's command is POSIX sh (@{POSIX_SHELL_TAG}) and gives no `command@windows` form for cmd.exe",
+            crate::runtime_manifest::NOT_APPLICABLE
+        ),
+        CommandForm::PosixOnly => parsed.to_string(),
+    };
     let n = world.marks.get(SCRIPTED_CALLS).copied().unwrap_or(0) + 1;
     world.marks.insert(SCRIPTED_CALLS, n);
     push_model_reply(
@@ -172,6 +183,39 @@ async fn model_calls_with(world: &mut ConformanceWorld, tool: String, step: &Ste
         GatewayReply::tool_call(call_id(n), tool, arguments),
     );
     Ok(())
+}
+
+/// Marks a scenario whose commands need a POSIX shell: on a Windows runtime, a call without a
+/// `command@windows` form is not applicable.
+pub const POSIX_SHELL_TAG: &str = "posix-shell";
+
+#[derive(Debug, PartialEq, Eq)]
+pub enum CommandForm {
+    /// No `command@windows` key: the arguments go as written.
+    Unchanged,
+    /// The key was there and is gone; on Windows its value replaced `command`.
+    Chosen,
+    /// Windows, and the call has a `command` but no `command@windows` form.
+    PosixOnly,
+}
+
+/// A scripted call's `command` for the runtime's OS: `command@windows`, when present, is
+/// the cmd.exe form of the POSIX `command` (taken on Windows, dropped elsewhere).
+pub fn command_for_os(arguments: &mut Value, os: crate::runtime_manifest::RuntimeOs) -> CommandForm {
+    let Some(object) = arguments.as_object_mut() else {
+        return CommandForm::Unchanged;
+    };
+    let windows = object.remove("command@windows");
+    let is_windows = os == crate::runtime_manifest::RuntimeOs::Windows;
+    match windows {
+        Some(form) if is_windows => {
+            object.insert("command".to_owned(), form);
+            CommandForm::Chosen
+        }
+        Some(_) => CommandForm::Chosen,
+        None if is_windows && object.contains_key("command") => CommandForm::PosixOnly,
+        None => CommandForm::Unchanged,
+    }
 }
 
 // ---- Then: the call's outcome ----------------------------------------------------------------

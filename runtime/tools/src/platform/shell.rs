@@ -57,7 +57,9 @@ pub fn choose_shell(
         value
             .filter(|value| !value.is_empty())
             .map(PathBuf::from)
-            .filter(|path| path.is_absolute() || os == Os::Windows)
+            // `os`'s rule, not the host's: `/bin/zsh` has a root on every host, while
+            // `is_absolute` would also want a drive letter on Windows.
+            .filter(|path| os == Os::Windows || path.has_root())
     };
     match os {
         Os::Windows => Shell::Cmd(from_var(comspec_var).unwrap_or_else(|| "cmd.exe".into())),
