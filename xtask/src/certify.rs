@@ -76,8 +76,8 @@ pub fn run_kit(
     manifest: &std::path::Path,
     report_dir: &std::path::Path,
     rest: &[String],
-) -> anyhow::Result<ExitCode> {
-    run(Args {
+) -> anyhow::Result<bool> {
+    certify(Args {
         runtime: Some(quote(runtime)),
         tags: None,
         name: None,
@@ -92,6 +92,15 @@ pub fn run_kit(
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    Ok(if certify(args)? {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// Whether the runtime is certified.
+fn certify(args: Args) -> anyhow::Result<bool> {
     let root = crate::workspace_root();
     let manifest = match (&args.manifest, &args.runtime) {
         (Some(path), _) if path.is_absolute() => Some(path.clone()),
@@ -182,11 +191,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         "report: {} (and certification.html, manifest.json)",
         report_dir.join("certification.md").display()
     );
-    Ok(if status.success() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
+    Ok(status.success())
 }
 
 fn print_summary(outcome: &serde_json::Value) {

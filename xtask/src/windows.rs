@@ -88,13 +88,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     if !args.skip_certify {
         let wrapper = write_wrapper(&target_dir, &prefix, &exe)?;
-        let code = crate::certify::run_kit(
+        let certified = crate::certify::run_kit(
             &wrapper.display().to_string(),
             &root.join("conformance/manifests/windows.toml"),
             &target_dir.join("conformance-report-windows"),
             &args.rest,
         )?;
-        ok &= code == ExitCode::SUCCESS;
+        ok &= certified;
     }
     Ok(if ok {
         ExitCode::SUCCESS

@@ -123,10 +123,10 @@ async fn call_reported(world: &mut ConformanceWorld, n: usize) -> StepResult {
 #[when("the runtime receives SIGTERM")]
 async fn sigterm(world: &mut ConformanceWorld) -> StepResult {
     if world.runtime_os() == crate::runtime_manifest::RuntimeOs::Windows {
-        anyhow::bail!(
+        Err(anyhow::anyhow!(
             "{} Windows has no SIGTERM: the desktop app ends the runtime with Shutdown, by closing stdin, or with TerminateProcess (scenarios for those run on every OS)",
             crate::runtime_manifest::NOT_APPLICABLE
-        );
+        ))?;
     }
     // What was uploaded before, so a later step can find the upload teardown made.
     let uploaded = world.fakes().await?.workspace.uploads().await.len();

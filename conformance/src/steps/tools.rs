@@ -170,10 +170,10 @@ async fn model_calls_with(world: &mut ConformanceWorld, tool: String, step: &Ste
     let arguments = match command_for_os(&mut parsed, os) {
         CommandForm::Unchanged => arguments,
         CommandForm::Chosen => parsed.to_string(),
-        CommandForm::PosixOnly if posix_only => anyhow::bail!(
+        CommandForm::PosixOnly if posix_only => Err(anyhow::anyhow!(
             "{} the scenario's command is POSIX sh (@{POSIX_SHELL_TAG}) and gives no `command@windows` form for cmd.exe",
             crate::runtime_manifest::NOT_APPLICABLE
-        ),
+        ))?,
         CommandForm::PosixOnly => parsed.to_string(),
     };
     let n = world.marks.get(SCRIPTED_CALLS).copied().unwrap_or(0) + 1;
