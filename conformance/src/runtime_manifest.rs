@@ -301,14 +301,29 @@ mod tests {
         use crate::steps::tools::{CommandForm, command_for_os};
         let scripted = || serde_json::json!({"command": "echo a; exit 3", "command@windows": "echo a & exit /b 3"});
         let mut unix = scripted();
-        assert_eq!(command_for_os(&mut unix, RuntimeOs::Unix), CommandForm::Chosen);
+        assert_eq!(
+            command_for_os(&mut unix, RuntimeOs::Unix),
+            CommandForm::Chosen
+        );
         assert_eq!(unix, serde_json::json!({"command": "echo a; exit 3"}));
         let mut windows = scripted();
-        assert_eq!(command_for_os(&mut windows, RuntimeOs::Windows), CommandForm::Chosen);
-        assert_eq!(windows, serde_json::json!({"command": "echo a & exit /b 3"}));
+        assert_eq!(
+            command_for_os(&mut windows, RuntimeOs::Windows),
+            CommandForm::Chosen
+        );
+        assert_eq!(
+            windows,
+            serde_json::json!({"command": "echo a & exit /b 3"})
+        );
         let mut posix = serde_json::json!({"command": "seq 3"});
-        assert_eq!(command_for_os(&mut posix, RuntimeOs::Windows), CommandForm::PosixOnly);
-        assert_eq!(command_for_os(&mut posix, RuntimeOs::Unix), CommandForm::Unchanged);
+        assert_eq!(
+            command_for_os(&mut posix, RuntimeOs::Windows),
+            CommandForm::PosixOnly
+        );
+        assert_eq!(
+            command_for_os(&mut posix, RuntimeOs::Unix),
+            CommandForm::Unchanged
+        );
     }
 
     #[test]

@@ -254,7 +254,11 @@ impl ConformanceWorld {
 
     /// Fails the step as not applicable when the runtime's machine has no git.
     pub fn require_git(&self) -> anyhow::Result<()> {
-        if self.config.as_ref().is_some_and(|config| !config.manifest.git) {
+        if self
+            .config
+            .as_ref()
+            .is_some_and(|config| !config.manifest.git)
+        {
             bail!(
                 "{} the runtime's manifest declares that its machine has no git",
                 crate::runtime_manifest::NOT_APPLICABLE

@@ -18,7 +18,10 @@ const WINE: &str = "/usr/lib/wine/wine64";
 const PACKAGES: &[(&str, &str)] = &[
     ("rustc-web", "/usr/bin/rustc"),
     ("cargo-web", "/usr/bin/cargo"),
-    ("rust-web-src", "/usr/lib/rustlib/src/rust/library/Cargo.lock"),
+    (
+        "rust-web-src",
+        "/usr/lib/rustlib/src/rust/library/Cargo.lock",
+    ),
     ("gcc-mingw-w64-x86-64", "/usr/bin/x86_64-w64-mingw32-gcc"),
     ("wine64", "/usr/lib/wine/wine64"),
 ];
@@ -63,8 +66,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let root = crate::workspace_root();
     let target_dir = crate::certify::target_dir();
-    let exe = build(&root, &["build", "-p", "agent-runtime", "--bin", "agent-runtime"])
-        .map(|()| target_dir.join(TARGET).join("debug").join("agent-runtime.exe"))?;
+    let exe = build(
+        &root,
+        &["build", "-p", "agent-runtime", "--bin", "agent-runtime"],
+    )
+    .map(|()| {
+        target_dir
+            .join(TARGET)
+            .join("debug")
+            .join("agent-runtime.exe")
+    })?;
     println!("xtask: built {}", exe.display());
     if args.build_only {
         return Ok(ExitCode::SUCCESS);
@@ -149,7 +160,12 @@ fn windows_cargo(root: &Path) -> Command {
 }
 
 fn build_std_args() -> [&'static str; 4] {
-    ["--locked", "--target", TARGET, "-Zbuild-std=std,panic_abort"]
+    [
+        "--locked",
+        "--target",
+        TARGET,
+        "-Zbuild-std=std,panic_abort",
+    ]
 }
 
 fn runner_variable() -> &'static str {

@@ -201,7 +201,10 @@ pub enum CommandForm {
 
 /// A scripted call's `command` for the runtime's OS: `command@windows`, when present, is
 /// the cmd.exe form of the POSIX `command` (taken on Windows, dropped elsewhere).
-pub fn command_for_os(arguments: &mut Value, os: crate::runtime_manifest::RuntimeOs) -> CommandForm {
+pub fn command_for_os(
+    arguments: &mut Value,
+    os: crate::runtime_manifest::RuntimeOs,
+) -> CommandForm {
     let Some(object) = arguments.as_object_mut() else {
         return CommandForm::Unchanged;
     };

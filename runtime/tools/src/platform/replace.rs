@@ -8,11 +8,14 @@
 //! name. Missing folders are created one at a time, each beneath the project folder.
 
 use std::ffi::{OsStr, OsString};
+#[cfg(unix)]
 use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use super::beneath::{self, Access, Escaped};
+use super::beneath::Escaped;
+#[cfg(unix)]
+use super::beneath::{self, Access};
 
 /// What a name in the folder holds, seen without following a link.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
