@@ -17,11 +17,11 @@
 //! - `bench-sandbox [--launcher PATH] [--runs N]`: what the command sandbox adds to starting
 //!   a command.
 //! - `hot-symbols`: re-profile which functions release builds link together.
+//! - `windows [--install] [--build-only]`: cross-build for `x86_64-pc-windows-gnu` with
+//!   Debian's toolchain, run the agent-tools/agent-host tests and certify the `.exe` under Wine.
 
 // A program: every chore reports to the person running it.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
-//! - `windows [--install] [--build-only]`: cross-build for `x86_64-pc-windows-gnu` with
-//!   Debian's toolchain, run the agent-tools/agent-host tests and certify the `.exe` under Wine.
 
 mod bench;
 mod certify;
