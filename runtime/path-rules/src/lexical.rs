@@ -64,10 +64,12 @@ pub(crate) fn parse(os: Os, raw: &str) -> Lexical {
                 rest = unc;
                 anchor = unc_anchor(os, &mut rest);
             }
-        } else if rest.len() >= 2
+        } else if rest.len() > 2
             && rest.chars().take(2).all(|c| os.is_separator(c))
             && !rest[2..].starts_with(|c| os.is_separator(c))
         {
+            // `\server\share`; two separators with no server after them name no share
+            // and are read as the drive's root, like one.
             rest = &rest[2..];
             anchor = unc_anchor(os, &mut rest);
         }

@@ -117,6 +117,17 @@ fn an_empty_home_leaves_the_tilde_a_name() {
     );
 }
 
+/// Two separators and nothing else name no share: the drive's root, resolved the same way
+/// twice (a property-test finding).
+#[test]
+fn two_bare_separators_are_the_drives_root() {
+    let once = resolve_for(Os::Windows, "/\\", Some(r"C:\work\proj"), None);
+    assert_eq!(once.as_deref(), Ok(r"C:\"));
+    let twice = resolve_for(Os::Windows, r"C:\", Some(r"C:\work\proj"), None);
+    assert_eq!(once, twice);
+    assert!(!is_within(Os::Windows, r"C:\", r"C:\work\proj"));
+}
+
 mod properties {
     use super::*;
     use proptest::prelude::*;
