@@ -107,7 +107,22 @@ fn main() -> ExitCode {
         let mut sandbox = options.clone();
         sandbox.transport = Transport::Sandbox;
         sandbox.report_dir = sandbox.report_dir.map(|dir| dir.join("sandbox"));
-        let mut tags: Vec<String> = (1..=13).map(|n| format!("@REQ-SBX-{n:03}")).collect();
+        // Every §9 requirement the catalogue lists, so a new one is run without an edit here.
+        let catalogue = match conformance::catalogue::Catalogue::load(
+            &options.features.join("requirements.toml"),
+        ) {
+            Ok(catalogue) => catalogue,
+            Err(error) => {
+                eprintln!("{error:#}");
+                return ExitCode::FAILURE;
+            }
+        };
+        let mut tags: Vec<String> = catalogue
+            .requirements
+            .iter()
+            .filter(|requirement| requirement.id.starts_with("REQ-SBX-"))
+            .map(|requirement| format!("@{}", requirement.id))
+            .collect();
         tags.extend(
             [
                 "@REQ-EVT-001",
