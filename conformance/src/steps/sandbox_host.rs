@@ -410,8 +410,9 @@ async fn readers_saw_all(world: &mut ConformanceWorld) -> StepResult {
     Ok(())
 }
 
-#[then("the reconnected reader received exactly the events after that id")]
-async fn replayed(world: &mut ConformanceWorld) -> StepResult {
+/// The reconnect point, the runtime's event ids after it, and the frames the reconnected
+/// reader got once it reached the last of them.
+async fn after_reconnect(world: &ConformanceWorld) -> anyhow::Result<(u64, Vec<u64>, Vec<Frame>)> {
     let after = world.sandbox.resumed_after;
     let all: Vec<u64> = world
         .started_runtime()?
@@ -430,6 +431,12 @@ async fn replayed(world: &mut ConformanceWorld) -> StepResult {
         .last()
         .map(|reader| reader.frames())
         .unwrap_or_default();
+    Ok((after, all, frames))
+}
+
+#[then("the reconnected reader received exactly the events after that id")]
+async fn replayed(world: &mut ConformanceWorld) -> StepResult {
+    let (after, all, frames) = after_reconnect(world).await?;
     let got: Vec<u64> = frames
         .iter()
         .filter(|f| f.event.as_deref() == Some("session_event"))
@@ -444,24 +451,7 @@ async fn replayed(world: &mut ConformanceWorld) -> StepResult {
 
 #[then("the reconnected reader is told that events were lost, then gets the events still kept")]
 async fn replayed_after_gap(world: &mut ConformanceWorld) -> StepResult {
-    let after = world.sandbox.resumed_after;
-    let all: Vec<u64> = world
-        .started_runtime()?
-        .events()
-        .into_iter()
-        .filter_map(|e| e.params.get("eventId").and_then(Value::as_u64))
-        .filter(|id| *id > after)
-        .collect();
-    let last = *all
-        .last()
-        .context("no event followed the reconnect point")?;
-    readers_reach(world, last).await?;
-    let frames = world
-        .sandbox
-        .readers
-        .last()
-        .map(|reader| reader.frames())
-        .unwrap_or_default();
+    let (_, all, frames) = after_reconnect(world).await?;
     let gap = frames
         .iter()
         .position(|f| f.event.as_deref() == Some("gap"))
