@@ -10,7 +10,7 @@ use crate::world::{ConformanceWorld, TaskInfo};
 
 // ---- When: pausing and resuming --------------------------------------------------------------
 
-async fn resume_session(world: &mut ConformanceWorld) -> anyhow::Result<Value> {
+pub(super) async fn resume_session(world: &mut ConformanceWorld) -> anyhow::Result<Value> {
     let session_id = world.session()?.session_id.clone();
     let response = world
         .runtime()

@@ -105,14 +105,8 @@ async fn records_refused(world: &mut ConformanceWorld) -> StepResult {
 
 #[when("the client continues the conversation of the session")]
 async fn continue_conversation(world: &mut ConformanceWorld) -> StepResult {
-    let session_id = world.session()?.session_id.clone();
-    let response = world
-        .runtime()
-        .await?
-        .request("ResumeSession", Some(json!({"sessionId": session_id})))
-        .await?;
-    world.last_response = Some(response);
-    world.last_method = Some("ResumeSession".to_owned());
+    // The app's "Continue Conversation" is a plain ResumeSession of the session.
+    super::pause::resume_session(world).await?;
     Ok(())
 }
 

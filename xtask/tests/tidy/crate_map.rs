@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 
 use regex::Regex;
 
-use super::{assert_clean, metadata, read, relative};
+use super::{assert_clean, members, metadata, read};
 
 /// A crate as the map or the metadata describes it.
 #[derive(Debug, PartialEq)]
@@ -52,36 +52,17 @@ fn mapped(architecture: &str) -> Vec<Entry> {
 }
 
 fn actual(metadata: &serde_json::Value) -> Vec<Entry> {
-    let packages = metadata["packages"].as_array().unwrap();
-    let workspace: BTreeSet<&str> = packages
-        .iter()
-        .map(|package| package["name"].as_str().unwrap())
-        .collect();
-    packages
-        .iter()
-        .map(|package| {
-            let manifest = relative(package["manifest_path"].as_str().unwrap());
-            let mut entry = Entry {
-                name: package["name"].as_str().unwrap().to_owned(),
-                dir: manifest
-                    .trim_end_matches("Cargo.toml")
-                    .trim_end_matches('/')
-                    .to_owned(),
-                deps: BTreeSet::new(),
-                dev: BTreeSet::new(),
-            };
-            for dep in package["dependencies"].as_array().unwrap() {
-                let name = dep["name"].as_str().unwrap();
-                if !workspace.contains(name) {
-                    continue;
-                }
-                if dep["kind"].as_str() == Some("dev") {
-                    entry.dev.insert(name.to_owned());
-                } else {
-                    entry.deps.insert(name.to_owned());
-                }
+    members(metadata)
+        .into_iter()
+        .map(|member| {
+            let (dev, normal): (Vec<_>, Vec<_>) =
+                member.deps.into_iter().partition(|(_, dev)| *dev);
+            Entry {
+                name: member.name,
+                dir: member.dir,
+                deps: normal.into_iter().map(|(name, _)| name).collect(),
+                dev: dev.into_iter().map(|(name, _)| name).collect(),
             }
-            entry
         })
         .collect()
 }

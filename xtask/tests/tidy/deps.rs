@@ -2,7 +2,7 @@
 //! ARCHITECTURE.md draws hold because Cargo refuses what crosses them, and this check
 //! refuses a `Cargo.toml` that would add such a dependency.
 
-use super::{assert_clean, metadata, relative};
+use super::{assert_clean, members, metadata};
 
 /// One workspace crate: its name, its folder and the workspace crates it names as
 /// dependencies of any kind (normal, dev, build).
@@ -13,29 +13,12 @@ struct Krate {
 }
 
 fn crates(metadata: &serde_json::Value) -> Vec<Krate> {
-    let packages = metadata["packages"].as_array().unwrap();
-    let names: Vec<&str> = packages
-        .iter()
-        .map(|package| package["name"].as_str().unwrap())
-        .collect();
-    packages
-        .iter()
-        .map(|package| {
-            let manifest = relative(package["manifest_path"].as_str().unwrap());
-            Krate {
-                name: package["name"].as_str().unwrap().to_owned(),
-                dir: manifest
-                    .trim_end_matches("Cargo.toml")
-                    .trim_end_matches('/')
-                    .to_owned(),
-                deps: package["dependencies"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|dep| dep["name"].as_str().unwrap().to_owned())
-                    .filter(|dep| names.contains(&dep.as_str()))
-                    .collect(),
-            }
+    members(metadata)
+        .into_iter()
+        .map(|member| Krate {
+            name: member.name,
+            dir: member.dir,
+            deps: member.deps.into_iter().map(|(name, _)| name).collect(),
         })
         .collect()
 }

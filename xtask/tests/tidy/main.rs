@@ -80,6 +80,45 @@ fn relative(path: &str) -> String {
         .unwrap_or(path)
 }
 
+/// A workspace crate as `cargo metadata` describes it: name, folder (relative to the root)
+/// and the workspace crates it depends on, each with whether it is a dev-dependency.
+struct Member {
+    name: String,
+    dir: String,
+    deps: Vec<(String, bool)>,
+}
+
+fn members(metadata: &serde_json::Value) -> Vec<Member> {
+    let packages = metadata["packages"].as_array().unwrap();
+    let names: Vec<&str> = packages
+        .iter()
+        .map(|package| package["name"].as_str().unwrap())
+        .collect();
+    packages
+        .iter()
+        .map(|package| Member {
+            name: package["name"].as_str().unwrap().to_owned(),
+            dir: relative(package["manifest_path"].as_str().unwrap())
+                .trim_end_matches("Cargo.toml")
+                .trim_end_matches('/')
+                .to_owned(),
+            deps: package["dependencies"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|dep| {
+                    (
+                        dep["name"].as_str().unwrap(),
+                        dep["kind"].as_str() == Some("dev"),
+                    )
+                })
+                .filter(|(name, _)| names.contains(name))
+                .map(|(name, dev)| (name.to_owned(), dev))
+                .collect(),
+        })
+        .collect()
+}
+
 /// Fails with every violation listed, one per line.
 fn assert_clean(check: &str, violations: &[String]) {
     assert!(

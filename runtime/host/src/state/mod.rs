@@ -369,26 +369,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = CheckpointStore::new(dir.path().join("cp"));
         let mut checkpoint = Checkpoint {
-            checkpoint_version: "1.0".into(),
-            session_id: "sess/../x".into(),
-            workspace_id: "w".into(),
-            tenant_id: "t".into(),
-            user_id: "u".into(),
-            session_status: SessionStatus::SessionRunning,
-            task: None,
             step_cursor: None,
-            thread: vec![],
             session_tokens_used: 1,
-            policy_bundle_version: "v".into(),
-            checkpointed_at: "2026-01-01T00:00:00Z".into(),
-            pending_approvals: vec![],
-            workspace_root: None,
-            event_id_epoch: 0,
-            file_changes: Vec::new(),
-            name: None,
-            feature_flags: serde_json::Map::new(),
-            execution_environment: None,
-            os_family: None,
+            ..sample("sess/../x")
         };
         let path = store.write(&checkpoint).unwrap();
         assert!(path.starts_with(dir.path().join("cp")));
