@@ -27,7 +27,7 @@ use serde_json::{Value, json};
 
 use crate::driver::{LaunchSpec, ReceivedEvent, RuntimeCommand, RuntimeDriver};
 use crate::env::contract_env;
-use crate::steps::TASK_TERMINAL_EVENTS;
+use crate::steps::support::task::TASK_TERMINAL_EVENTS;
 use crate::world::ScenarioDirs;
 
 /// The log each step's RunCommand appends its line to, in the workspace.

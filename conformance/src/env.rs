@@ -42,7 +42,10 @@ pub fn contract_env(
 ) -> (Vec<(String, String)>, Vec<String>) {
     let path = |p: &std::path::Path| p.display().to_string();
     let mut env: BTreeMap<String, String> = [
-        ("LLM_GATEWAY_ENDPOINT", crate::steps::gateway_url(fakes)),
+        (
+            "LLM_GATEWAY_ENDPOINT",
+            crate::steps::support::model::gateway_url(fakes),
+        ),
         ("LLM_GATEWAY_AUTH_TOKEN", GATEWAY_TOKEN.to_owned()),
         ("SESSION_SERVICE_URL", fakes.session.url()),
         ("WORKSPACE_SERVICE_URL", fakes.workspace.url()),

@@ -11,7 +11,6 @@
 //! process, and messages only as JSON checked against the schemas.
 
 pub mod baseline;
-pub mod catalogue;
 pub mod cli;
 pub mod config;
 pub mod crash;
@@ -27,6 +26,7 @@ pub mod validation;
 pub mod variance;
 pub mod world;
 
+pub use conformance_catalogue as catalogue;
 pub use driver::{RuntimeCommand, RuntimeDriver, Transport};
 pub use report::Outcome;
 pub use runner::{RunOptions, run};

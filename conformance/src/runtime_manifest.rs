@@ -298,7 +298,7 @@ mod tests {
 
     #[test]
     fn a_scripted_command_takes_its_cmd_exe_form_only_on_windows() {
-        use crate::steps::tools::{CommandForm, command_for_os};
+        use crate::steps::tools::shell::{CommandForm, command_for_os};
         let scripted = || serde_json::json!({"command": "echo a; exit 3", "command@windows": "echo a & exit /b 3"});
         let mut unix = scripted();
         assert_eq!(

@@ -55,24 +55,35 @@ pub fn kind_name(kind: StepType) -> &'static str {
     }
 }
 
-/// Every step definition in the `.rs` files of `dir`, in file then line order. Fails on an
-/// attribute it cannot read, so a definition can never silently drop out of the lint.
+/// The `.rs` files under `dir`, at any depth.
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) -> anyhow::Result<()> {
+    for entry in std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))? {
+        let path = entry?.path();
+        if path.is_dir() {
+            rust_files(&path, out)?;
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// Every step definition in the `.rs` files under `dir` (area modules nest), in path then line
+/// order. Fails on an attribute it cannot read, so a definition can never silently drop out of
+/// the lint.
 pub fn step_definitions(dir: &Path) -> anyhow::Result<Vec<StepDef>> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .with_context(|| format!("cannot list {}", dir.display()))?
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "rs"))
-        .collect();
+    let mut files = Vec::new();
+    rust_files(dir, &mut files)?;
     files.sort();
     let mut defs = Vec::new();
     for path in files {
         let source = std::fs::read_to_string(&path)
             .with_context(|| format!("cannot read {}", path.display()))?;
         let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
+            .strip_prefix(dir)
+            .unwrap_or(&path)
+            .to_string_lossy()
+            .replace('\\', "/");
         for (kind, offset) in attribute_starts(&source) {
             let line = source[..offset].matches('\n').count() + 1;
             let location = format!("conformance/src/steps/{name}:{line}");

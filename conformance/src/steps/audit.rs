@@ -8,9 +8,9 @@ use agent_mocks::{EventServiceFake, FaultControl};
 use cucumber::{then, when};
 use serde_json::Value;
 
-use super::session::{TENANT_ID, USER_ID};
-use super::task::wait_task_end;
-use super::{StepResult, eventually, show, str_at};
+use crate::steps::session::{TENANT_ID, USER_ID};
+use crate::steps::support::{StepResult, eventually, show, str_at};
+use crate::steps::task::wait_task_end;
 use crate::world::ConformanceWorld;
 
 /// The envelope schema every delivered record must satisfy.
@@ -39,15 +39,11 @@ impl Service {
     }
 }
 
-// ---- Given: faults ---------------------------------------------------------------------------
-
 #[when("the Audit Service answers at once again")]
 async fn audit_fast(world: &mut ConformanceWorld) -> StepResult {
     world.started_fakes()?.audit.slow_by(None);
     Ok(())
 }
-
-// ---- Then: envelopes -------------------------------------------------------------------------
 
 /// What an envelope must carry besides its own fields.
 #[derive(Clone, Copy, PartialEq)]
@@ -313,8 +309,6 @@ async fn drops_reported(world: &mut ConformanceWorld) -> StepResult {
     );
     Ok(())
 }
-
-// ---- Then: the local run store ---------------------------------------------------------------
 
 fn run_files(dir: &Path) -> Result<Vec<(String, u64)>, String> {
     let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;

@@ -6,7 +6,9 @@ use anyhow::{Context, anyhow};
 use cucumber::then;
 use serde_json::Value;
 
-use super::{StepResult, show};
+use crate::steps::rpc::current_response;
+use crate::steps::support::{StepResult, declares_reference, show, str_at};
+use crate::steps::task::wait_task_end;
 use crate::world::ConformanceWorld;
 
 /// JSON-RPC code of domain errors: the request was well formed, the runtime refused it.
@@ -41,20 +43,12 @@ pub const SPEC_CODES: &[&str] = &[
 /// `SERVICE_UNAVAILABLE`, `MAX_STEPS_EXCEEDED`, …) only for a runtime that claims the
 /// `reference` profile. For any other runtime the failure itself is still judged, under
 /// whatever code it names.
-pub fn judges_code(world: &ConformanceWorld, code: &str) -> anyhow::Result<bool> {
+pub(crate) fn judges_code(world: &ConformanceWorld, code: &str) -> anyhow::Result<bool> {
     Ok(SPEC_CODES.contains(&code) || declares_reference(world)?)
 }
 
-/// Whether the runtime claims the `reference` profile (our own wording, codes and extras).
-pub fn declares_reference(world: &ConformanceWorld) -> anyhow::Result<bool> {
-    Ok(world
-        .config()?
-        .manifest
-        .declares(crate::catalogue::Profile::Reference))
-}
-
 /// The `error` member of the last response, which must be an error.
-pub fn last_error(world: &ConformanceWorld) -> anyhow::Result<&Value> {
+pub(crate) fn last_error(world: &ConformanceWorld) -> anyhow::Result<&Value> {
     let response = world.last_response()?;
     response.get("error").ok_or_else(|| {
         anyhow!(
@@ -65,7 +59,7 @@ pub fn last_error(world: &ConformanceWorld) -> anyhow::Result<&Value> {
 }
 
 /// Checks `error.data` has the spec's shape `{code, message, retryable, details?}`.
-pub fn check_error_data(error: &Value) -> anyhow::Result<&Value> {
+pub(crate) fn check_error_data(error: &Value) -> anyhow::Result<&Value> {
     let data = error
         .get("data")
         .with_context(|| format!("error.data is missing (INTEROP.md §1 puts the spec's code, message and retryable there): {}", show(error)))?;
@@ -95,7 +89,7 @@ pub fn check_error_data(error: &Value) -> anyhow::Result<&Value> {
 }
 
 /// Why a message would not read as a sentence to a person; empty when it does.
-pub fn unreadable_reasons(message: &str) -> Vec<String> {
+pub(crate) fn unreadable_reasons(message: &str) -> Vec<String> {
     let mut reasons = Vec::new();
     let trimmed = message.trim();
     if trimmed.is_empty() {
@@ -201,7 +195,7 @@ async fn answers_with_some_error(world: &mut ConformanceWorld) -> StepResult {
 
 /// The response to the raw line just sent (read now), or the last response of a request.
 async fn rpc_response(world: &mut ConformanceWorld) -> anyhow::Result<Value> {
-    super::rpc::current_response(world).await
+    current_response(world).await
 }
 
 #[then("the request fails")]
@@ -334,4 +328,33 @@ mod tests {
         assert!(!unreadable_reasons("error").is_empty());
         assert!(!unreadable_reasons("thread 'main' panicked at src/main.rs:3").is_empty());
     }
+}
+
+/// INTEROP.md §1: the app shows error.message to people — a service's structured error is
+/// put in words, not quoted as JSON.
+#[then("the error message quotes no JSON")]
+async fn no_json_in_message(world: &mut ConformanceWorld) -> StepResult {
+    let error = last_error(world)?;
+    let message = error.get("message").and_then(Value::as_str).unwrap_or("");
+    check!(
+        !message.contains('{') && !message.contains('['),
+        "error.message {message:?} quotes structured data instead of saying it in words"
+    );
+    Ok(())
+}
+
+#[then("the task_failed message quotes no JSON")]
+async fn task_failed_plain(world: &mut ConformanceWorld) -> StepResult {
+    let end = wait_task_end(world).await?;
+    check!(
+        end.event_type() == "task_failed",
+        "the task ended with {}, not task_failed",
+        end.event_type()
+    );
+    let message = str_at(end.payload(), &["message"]).unwrap_or_default();
+    check!(
+        !message.contains('{') && !message.contains('['),
+        "task_failed.message {message:?} quotes structured data instead of saying it in words"
+    );
+    Ok(())
 }

@@ -3,12 +3,107 @@
 //! bubble (INTEROP.md §1).
 
 use anyhow::Context;
-use cucumber::then;
-use serde_json::Value;
+use cucumber::{then, when};
+use serde_json::{Value, json};
 
-use super::{StepResult, barrier, show, str_at, task_events};
 use crate::driver::ReceivedEvent;
+use crate::steps::support::model::model_requests;
+use crate::steps::support::task::{
+    barrier, event_types, only_terminal, task_events, this_task_events,
+};
+use crate::steps::support::{StepResult, declares_reference, expect_result, show, str_at, u64_at};
 use crate::world::ConformanceWorld;
+
+#[then("the replay holds every later event in order, up to the latest id, with no gap")]
+async fn replay_complete(world: &mut ConformanceWorld) -> StepResult {
+    let since = world.marks.get("events since").copied().unwrap_or(0) as u64;
+    let response = world.last_response()?.clone();
+    let result = expect_result(&response, "GetEvents")?;
+    let seen: Vec<u64> = world
+        .started_runtime()?
+        .events()
+        .iter()
+        .filter_map(|e| e.params.get("eventId").and_then(Value::as_u64))
+        .filter(|id| *id > since)
+        .collect();
+    let replayed: Vec<u64> = result
+        .get("events")
+        .and_then(Value::as_array)
+        .map(|events| {
+            events
+                .iter()
+                .filter_map(|e| e.get("eventId").and_then(Value::as_u64))
+                .collect()
+        })
+        .unwrap_or_default();
+    check!(
+        replayed == seen,
+        "GetEvents since {since} replayed eventIds {replayed:?}, the runtime sent {seen:?} after it"
+    );
+    check!(
+        result.get("gapDetected") == Some(&json!(false)),
+        "gapDetected must be false when nothing was lost: {}",
+        show(result)
+    );
+    let latest = seen.last().copied().unwrap_or(since);
+    check!(
+        u64_at(result, "latestId") == Some(latest),
+        "latestId must be the last eventId sent ({latest}): {}",
+        show(result)
+    );
+    Ok(())
+}
+
+#[then("the replay reports a gap")]
+async fn replay_gap(world: &mut ConformanceWorld) -> StepResult {
+    let response = world.last_response()?.clone();
+    let result = expect_result(&response, "GetEvents")?;
+    check!(
+        result.get("gapDetected") == Some(&json!(true)),
+        "older events fell out of the ring, so gapDetected must be true: {}",
+        show(result)
+    );
+    let latest = world
+        .started_runtime()?
+        .events()
+        .iter()
+        .filter_map(|e| e.params.get("eventId").and_then(Value::as_u64))
+        .max();
+    check!(
+        u64_at(result, "latestId") == latest,
+        "latestId must be the last eventId sent ({latest:?}): {}",
+        show(result)
+    );
+    Ok(())
+}
+
+#[then(expr = "a warning with code {string} precedes task_completed")]
+async fn warning_precedes(world: &mut ConformanceWorld, code: String) -> StepResult {
+    let end = only_terminal(world, "task_completed").await?;
+    // The documents say "warn the Desktop App" (local-agent-host.md §11) but give the warning
+    // no form on the wire: the `warning` event is the reference runtime's, judged only for a
+    // runtime that claims that profile; for others the task completing is what is judged.
+    if !declares_reference(world)? {
+        return Ok(());
+    }
+    let events = world.started_runtime()?.events();
+    let warning = events
+        .iter()
+        .find(|e| {
+            e.event_type() == "warning" && str_at(e.payload(), &["code"]) == Some(code.as_str())
+        })
+        .with_context(|| {
+            format!(
+                "the Desktop App must be warned with a warning {code:?}; events: {}",
+                event_types(&events)
+            )
+        })?;
+    check!(
+        warning.seq < end.seq,
+        "the warning must come before task_completed"
+    );
+    Ok(())
+}
 
 /// Events that belong to a task and must carry its `taskId`.
 fn is_task_scoped(event_type: &str) -> bool {
@@ -246,7 +341,7 @@ async fn llm_calls_reported(world: &mut ConformanceWorld) -> StepResult {
     settled_events(world).await?;
     let task_id = world.task()?.task_id.clone();
     let events = task_events(&world.started_runtime()?.events(), &task_id);
-    let calls = super::model_requests(world.started_fakes()?).await.len();
+    let calls = model_requests(world.started_fakes()?).await.len();
     let started: Vec<&ReceivedEvent> = events
         .iter()
         .filter(|e| e.event_type() == "llm_request_started")
@@ -274,5 +369,45 @@ async fn llm_calls_reported(world: &mut ConformanceWorld) -> StepResult {
             "llm_request_completed for step {step:?} came before its llm_request_started"
         );
     }
+    Ok(())
+}
+
+#[when("the client asks for the events since the task started")]
+async fn events_since_task(world: &mut ConformanceWorld) -> StepResult {
+    let started = this_task_events(world)?
+        .into_iter()
+        .find(|e| e.event_type() == "task_started")
+        .context("the task has no task_started event to count from")?;
+    let since = started
+        .params
+        .get("eventId")
+        .and_then(Value::as_u64)
+        .with_context(|| {
+            format!(
+                "{} task_started has no integer eventId to ask GetEvents from; that is REQ-EVT-002's finding",
+                crate::report::NOT_JUDGED
+            )
+        })?;
+    ask_events(world, since).await?;
+    world.marks.insert("events since", since as usize);
+    Ok(())
+}
+
+#[when(expr = "the client asks for the events since eventId {int}")]
+async fn events_since(world: &mut ConformanceWorld, since: u64) -> StepResult {
+    ask_events(world, since).await?;
+    world.marks.insert("events since", since as usize);
+    Ok(())
+}
+
+async fn ask_events(world: &mut ConformanceWorld, since: u64) -> anyhow::Result<()> {
+    barrier(world).await?;
+    let response = world
+        .runtime()
+        .await?
+        .request("GetEvents", Some(json!({"sinceId": since})))
+        .await?;
+    world.last_response = Some(response);
+    world.last_method = Some("GetEvents".to_owned());
     Ok(())
 }

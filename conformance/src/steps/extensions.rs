@@ -3,20 +3,23 @@
 //! `McpServer`). The runtime must reach it over plain http on loopback, which needs its test
 //! mode; the reference runtime's switch is `AGENT_RUNTIME_ALLOW_LOOPBACK_HTTP`.
 
-use agent_mocks::policy::capability_entry;
-use agent_mocks::{BackendToolReply, BackendToolServiceFake, McpServerFake};
-use anyhow::Context as _;
+use agent_mocks::{
+    BackendToolReply, BackendToolServiceFake, McpServerFake, policy::capability_entry,
+};
+use anyhow::Context;
 use cucumber::{given, then};
 use serde_json::{Value, json};
 
-use super::task::wait_task_end;
-use super::{StepResult, event_types, model_requests, show, str_at, task_events};
+use crate::steps::support::model::model_requests;
+use crate::steps::support::task::{barrier, event_types, task_events};
+use crate::steps::support::{StepResult, check_service_body, show, str_at};
+use crate::steps::task::wait_task_end;
 use crate::world::ConformanceWorld;
 
 /// The bearer token the policy gives every MCP server fake.
 const MCP_TOKEN: &str = "mcp-conformance-token";
 
-pub(super) fn mcp_server<'a>(
+pub(crate) fn mcp_server<'a>(
     world: &'a ConformanceWorld,
     name: &str,
 ) -> anyhow::Result<&'a McpServerFake> {
@@ -44,7 +47,7 @@ async fn allowed_mcp_server(
 
 /// Starts an MCP server fake and lists it in the bundles the Session Service serves from now
 /// on (creates and resumes).
-pub(super) async fn add_mcp_server(
+pub(crate) async fn add_mcp_server(
     world: &mut ConformanceWorld,
     name: String,
     tool: String,
@@ -207,8 +210,6 @@ async fn warned(world: &mut ConformanceWorld, name: String) -> StepResult {
     Ok(())
 }
 
-// ---- the Backend Tool Service (local-agent-host.md §7.6) ----------------------------------------
-
 #[given(
     expr = "the Backend Tool Service runs the tool {string} answering {string} and the policy allows only it"
 )]
@@ -264,5 +265,124 @@ async fn backend_received(
             "expected one invocation of {tool} with the ToolRequest's arguments.text {text:?}; got {seen:?}"
         );
     }
+    Ok(())
+}
+
+#[then("the Backend Tool Service received a ToolRequest naming the session, the task and the step")]
+async fn backend_tool_request_ids(world: &mut ConformanceWorld) -> StepResult {
+    wait_task_end(world).await?;
+    let session_id = world.session()?.session_id.clone();
+    let task_id = world.task()?.task_id.clone();
+    let step_id = world
+        .started_runtime()?
+        .events()
+        .iter()
+        .find(|e| e.event_type() == "tool_requested" && e.str_field("taskId") == Some(&task_id))
+        .and_then(|e| e.str_field("stepId").map(str::to_owned))
+        .context("the runtime reported no tool_requested with a stepId for the task")?;
+    let fake = world
+        .backend_tools
+        .as_ref()
+        .context("no Backend Tool Service fake was started")?;
+    let seen = fake.invocations().await;
+    let (_, body) = seen
+        .first()
+        .context("the Backend Tool Service received no invocation")?;
+    check_service_body("tool/ToolRequest", body, "the Backend Tool Service request")?;
+    for (field, want) in [
+        ("sessionId", session_id.as_str()),
+        ("taskId", task_id.as_str()),
+        ("stepId", step_id.as_str()),
+    ] {
+        check!(
+            str_at(body, &[field]) == Some(want),
+            "the ToolRequest's {field} must be {want:?} (system-design.md §13.2), got {}",
+            show(body.get(field).unwrap_or(&Value::Null))
+        );
+    }
+    Ok(())
+}
+
+#[then(expr = "the MCP server {string} received no request at all")]
+async fn mcp_untouched(world: &mut ConformanceWorld, name: String) -> StepResult {
+    wait_task_end(world).await?;
+    barrier(world).await?;
+    let fake = mcp_server(world, &name)?;
+    let count = fake.request_count();
+    check!(
+        count == 0,
+        "the MCP server {name} must never be contacted; it received {count} HTTP request(s)"
+    );
+    Ok(())
+}
+
+#[then(expr = "the runtime reported a warning naming the MCP tool {string}")]
+async fn warned_about_tool(world: &mut ConformanceWorld, tool: String) -> StepResult {
+    let events = world.started_runtime()?.events();
+    check!(
+        events.iter().any(|e| e.event_type() == "warning"
+            && str_at(e.payload(), &["message"]).is_some_and(|message| message.contains(&tool))),
+        "no warning event names the MCP tool {tool}; events: {}",
+        event_types(&events)
+    );
+    Ok(())
+}
+
+#[given(
+    expr = "an MCP server {string} the policy allows with only the tool {string}, approved under the rule {string}"
+)]
+async fn mcp_server_with_approval(
+    world: &mut ConformanceWorld,
+    name: String,
+    tool: String,
+    title: String,
+) -> StepResult {
+    check!(
+        world.session.is_none(),
+        "the policy must be shaped before the session is created (put this step before \"a running session\")"
+    );
+    let fake = agent_mocks::McpServerFake::start().await?;
+    let rule_id = format!("approval_conformance_mcp_{name}_{tool}");
+    // local-tool-runtime.md §9.4: approvalRules can name individual MCP tools; the bundle's
+    // McpServer carries them as toolApprovalRules {tool: ruleId} (schemas/policy).
+    let server = json!({
+        "name": name, "endpoint": fake.url(), "bearerToken": "mcp-walk-token",
+        "allowedTools": [tool], "toolApprovalRules": {tool.clone(): rule_id},
+    });
+    let rule = json!({
+        "approvalRuleId": rule_id, "title": title,
+        "description": format!("The user approves every call of the MCP tool {name}/{tool}"),
+    });
+    world.mcp_servers.push((name, fake));
+    world.fakes().await?.session.update_policy(|bundle| {
+        let entry =
+            agent_mocks::policy::capability_entry("Mcp.Invoke", json!({"mcpServers": [server]}));
+        match bundle
+            .get_mut("capabilities")
+            .and_then(|v| v.as_array_mut())
+        {
+            Some(capabilities) => capabilities.push(entry),
+            None => bundle["capabilities"] = json!([entry]),
+        }
+        match bundle
+            .get_mut("approvalRules")
+            .and_then(|v| v.as_array_mut())
+        {
+            Some(rules) => rules.push(rule),
+            None => bundle["approvalRules"] = json!([rule]),
+        }
+    });
+    Ok(())
+}
+
+#[then(expr = "the MCP server {string} has received no tool call yet")]
+async fn mcp_no_call_yet(world: &mut ConformanceWorld, name: String) -> StepResult {
+    barrier(world).await?;
+    let fake = mcp_server(world, &name)?;
+    let calls = fake.calls();
+    check!(
+        calls.is_empty(),
+        "the MCP server {name} was called before the approval: {calls:?}"
+    );
     Ok(())
 }

@@ -9,10 +9,11 @@ use std::time::Duration;
 
 use agent_mocks::FaultControl;
 use anyhow::Context;
-use cucumber::given;
+use cucumber::{given, then};
 use serde_json::{Value, json};
 
-use super::StepResult;
+use crate::steps::support::{StepResult, eventually, str_at};
+use crate::steps::task::wait_task_end;
 use crate::world::ConformanceWorld;
 
 /// The services, by the name scenarios give them.
@@ -177,4 +178,56 @@ mod tests {
         let pattern = format!("regex = r\"^the ({SERVICE_NAMES})");
         assert_eq!(include_str!("faults.rs").matches(&pattern).count(), 3);
     }
+}
+
+#[then(expr = "the Session Service received exactly {int} session creation requests")]
+async fn creation_attempts(world: &mut ConformanceWorld, count: usize) -> StepResult {
+    let requests = world.started_fakes()?.session.requests().await;
+    let attempts = requests
+        .iter()
+        .filter(|r| r.method == "POST" && r.path == "/sessions")
+        .count();
+    check!(
+        attempts == count,
+        "expected {count} attempts at POST /sessions, the Session Service saw {attempts}"
+    );
+    Ok(())
+}
+
+#[then(expr = "the Workspace Service received {int} session_history upload attempts")]
+async fn history_attempts(world: &mut ConformanceWorld, count: usize) -> StepResult {
+    wait_task_end(world).await?;
+    let fakes = world.started_fakes()?;
+    let timeout = world.timeout();
+    let attempts = || async {
+        let seen = fakes
+            .workspace
+            .requests()
+            .await
+            .iter()
+            .filter(|r| str_at(&r.body, &["artifactType"]) == Some("session_history"))
+            .count();
+        if seen >= count {
+            Ok(seen)
+        } else {
+            Err(format!("{seen} so far"))
+        }
+    };
+    let seen = eventually(timeout, "the history upload attempts", attempts).await?;
+    check!(
+        seen == count,
+        "expected {count} session_history upload attempts, the Workspace Service saw {seen}"
+    );
+    Ok(())
+}
+
+/// FastAPI's validation error shape (INTEROP.md §7): `422 {detail: [{loc, msg, type}]}`.
+#[given(
+    expr = "the Session Service answers the next request with FastAPI's validation error {string} for the field {string}"
+)]
+async fn fastapi_error(world: &mut ConformanceWorld, msg: String, field: String) -> StepResult {
+    let body =
+        json!({"detail": [{"loc": ["body", field], "msg": msg, "type": "value_error.missing"}]});
+    world.fakes().await?.session.fail_next(1, 422, body);
+    Ok(())
 }

@@ -4,15 +4,20 @@
 //! of §9.4: `{sessionId}.json` in CHECKPOINT_DIR (one session per process, so it is also the
 //! only file there).
 
-use agent_mocks::FaultControl;
 use std::path::PathBuf;
 
+use agent_mocks::FaultControl;
 use anyhow::Context;
 use cucumber::{given, then, when};
 use serde_json::{Value, json};
 
-use super::task::READ_CALL_ID;
-use super::{StepResult, at, eventually, expect_result, model_requests, show, str_at};
+use crate::steps::errors::{check_error_data, unreadable_reasons};
+use crate::steps::support::model::model_requests;
+use crate::steps::support::task::{this_task_events, wait_task_event};
+use crate::steps::support::{
+    StepResult, at, declares_reference, eventually, expect_result, show, str_at,
+};
+use crate::steps::task::READ_CALL_ID;
 use crate::world::{ConformanceWorld, SessionInfo};
 
 /// The gateway requests seen when the runtime was killed, to tell later ones apart.
@@ -46,8 +51,6 @@ fn read_checkpoint(world: &mut ConformanceWorld) -> anyhow::Result<(PathBuf, Val
         .with_context(|| format!("the checkpoint {} is not JSON", path.display()))?;
     Ok((path, value))
 }
-
-// ---- Given / When ----------------------------------------------------------------------------
 
 #[given("the runtime process is killed")]
 #[when("the runtime process is killed")]
@@ -85,6 +88,7 @@ async fn damage_checkpoint(world: &mut ConformanceWorld, damage: String) -> Step
 
 /// `marks` key: the hash of the damaged checkpoint the scenario wrote.
 const DAMAGED_CHECKPOINT: &str = "recovery.damaged_checkpoint";
+
 /// `marks` key, set when a resume over a damaged checkpoint started a fresh session.
 const STARTED_FRESH: &str = "recovery.started_fresh";
 
@@ -103,10 +107,10 @@ fn content_hash(bytes: &[u8]) -> usize {
 )]
 async fn damaged_refused_or_fresh(world: &mut ConformanceWorld, code: String) -> StepResult {
     let response = world.last_response()?.clone();
-    let reference = super::errors::declares_reference(world)?;
+    let reference = declares_reference(world)?;
     if let Some(error) = response.get("error") {
         let message = error.get("message").and_then(Value::as_str).unwrap_or("");
-        let reasons = super::errors::unreadable_reasons(message);
+        let reasons = unreadable_reasons(message);
         check!(
             reasons.is_empty(),
             "the refusal's error.message is not readable ({}): {}",
@@ -114,7 +118,7 @@ async fn damaged_refused_or_fresh(world: &mut ConformanceWorld, code: String) ->
             show(&response)
         );
         if reference {
-            let data = super::errors::check_error_data(error)?;
+            let data = check_error_data(error)?;
             check!(
                 str_at(data, &["code"]) == Some(code.as_str()),
                 "error.data.code should be {code:?}: {}",
@@ -215,8 +219,6 @@ async fn fresh_session(world: &mut ConformanceWorld) -> StepResult {
     expect_result(&response, "CreateSession after a failed crash recovery")?;
     Ok(())
 }
-
-// ---- Then ------------------------------------------------------------------------------------
 
 #[then("the checkpoint of the session is gone")]
 async fn checkpoint_gone(world: &mut ConformanceWorld) -> StepResult {
@@ -320,7 +322,7 @@ async fn first_request_step(world: &mut ConformanceWorld, step_id: String) -> St
     // Step ids are the runtime's own: for another runtime, "the step after the cursor" means
     // the first request already answers the completed step's tool call instead of asking
     // for it again.
-    if !super::errors::declares_reference(world)? {
+    if !declares_reference(world)? {
         let answered = first
             .body
             .get("messages")
@@ -522,6 +524,54 @@ async fn replay_after_crash_gap(world: &mut ConformanceWorld) -> StepResult {
         result.get("gapDetected") == Some(&json!(true)),
         "the events sent after the last checkpoint and before the crash cannot be replayed, so GetEvents since {before} must say gapDetected: true: {}",
         show(result)
+    );
+    Ok(())
+}
+
+/// The session's checkpoint file, which must exist (local-agent-host.md §9.3–§9.4).
+fn required_checkpoint_file(world: &mut ConformanceWorld) -> anyhow::Result<PathBuf> {
+    checkpoint_file(world)?.with_context(|| {
+        format!(
+            "no checkpoint file of the session in CHECKPOINT_DIR {} (local-agent-host.md §9.3–§9.4)",
+            world.dirs().map(|dirs| dirs.checkpoints.display().to_string()).unwrap_or_default()
+        )
+    })
+}
+
+/// Read at the moment the kit sees the first step_completed: the spec writes the checkpoint
+/// before that event, so it must already hold what the step's tools returned. The next
+/// step's model answer is held back by the scenario, so no later checkpoint can stand in.
+#[then(
+    expr = "when the first step_completed is reported, the checkpoint of the session holds {string}"
+)]
+async fn checkpoint_at_step_completed(world: &mut ConformanceWorld, needle: String) -> StepResult {
+    let completed = wait_task_event(world, "the first step_completed", |e| {
+        e.event_type() == "step_completed"
+    })
+    .await?;
+    // A step_completed sent before its tools ran is REQ-LOOP-030's finding; what the
+    // checkpoint holds at a step_completed is this one's.
+    let tools_done = this_task_events(world)?
+        .iter()
+        .any(|e| e.event_type() == "tool_completed" && e.seq < completed.seq);
+    if !tools_done {
+        fail!(
+            "{} the first step_completed came before any tool_completed of its step; that is REQ-LOOP-030's finding",
+            crate::report::NOT_JUDGED
+        );
+    }
+    let path = required_checkpoint_file(world)?;
+    let text = std::fs::read_to_string(&path)
+        .with_context(|| format!("cannot read the checkpoint {}", path.display()))?;
+    let value: Value = serde_json::from_str(&text)
+        .with_context(|| format!("the checkpoint {} is not JSON", path.display()))?;
+    // Compared on the JSON text of the thread (or the whole checkpoint without one), so the
+    // tool message's shape is the runtime's to choose.
+    let thread = value.get("thread").unwrap_or(&value).to_string();
+    check!(
+        thread.contains(&needle),
+        "when step_completed was reported, the checkpoint's thread did not hold the step's tool result {needle:?} (local-agent-host.md §9.3: written after the tool results are added): {}",
+        crate::driver::excerpt(&thread)
     );
     Ok(())
 }

@@ -18,12 +18,14 @@ use base64::Engine as _;
 use cucumber::{gherkin::Step, given, then};
 use serde_json::Value;
 
-use super::task::wait_task_end;
-use super::{StepResult, eventually, model_requests};
+use crate::steps::support::model::model_requests;
+use crate::steps::support::{StepResult, eventually};
+use crate::steps::task::wait_task_end;
 use crate::world::ConformanceWorld;
 
 /// The header that says a model request carries redacted content.
 pub const REDACTION_HEADER: &str = "x-redaction-applied";
+
 /// The variable naming the reference runtime's extra rules file.
 pub const RULES_FILE_ENV: &str = "AGENT_RUNTIME_REDACTION_RULES_FILE";
 

@@ -7,13 +7,13 @@ use anyhow::{Context, anyhow};
 use cucumber::{given, then, when};
 use serde_json::{Value, json};
 
-use super::{StepResult, expect_result, show};
 use crate::driver::kind;
+use crate::steps::support::{StepResult, expect_result, show};
 use crate::world::ConformanceWorld;
 
 /// The response the next `Then` step is about: the answer to the raw line just sent (read
 /// now, once), or else the last response a request step received.
-pub async fn current_response(world: &mut ConformanceWorld) -> anyhow::Result<Value> {
+pub(crate) async fn current_response(world: &mut ConformanceWorld) -> anyhow::Result<Value> {
     if world.awaiting_raw_answer {
         world.awaiting_raw_answer = false;
         let response = world
@@ -188,5 +188,20 @@ async fn still_answers(world: &mut ConformanceWorld) -> StepResult {
         "GetSessionState got neither a result nor an error: {}",
         show(&response)
     );
+    Ok(())
+}
+
+/// GetSessionState for the running session, sent as a raw line with `id` as written (any JSON
+/// value, `null` included); the answer is read by the next `Then` step.
+#[when(regex = r"^the client asks for the session state with id (.+)$")]
+async fn state_with_id(world: &mut ConformanceWorld, id: String) -> StepResult {
+    let id: Value = serde_json::from_str(&id)
+        .with_context(|| format!("the id {id} in the scenario is not a JSON value"))?;
+    let session_id = world.session()?.session_id.clone();
+    let line = serde_json::to_vec(&json!({
+        "jsonrpc": "2.0", "id": id, "method": "GetSessionState",
+        "params": {"sessionId": session_id},
+    }))?;
+    send_line(world, &line).await?;
     Ok(())
 }

@@ -67,7 +67,7 @@ fn violations(crates: &[Krate]) -> Vec<String> {
                     );
                 }
             }
-            "conformance" | "agent-mocks" => {
+            "conformance" | "conformance-catalogue" | "agent-mocks" => {
                 for runtime in crates.iter().filter(|other| is_runtime(other)) {
                     never(
                         krate,

@@ -1,0 +1,171 @@
+//! Steps for the OS sandbox around commands (area HARD): what a command
+//! the policy allows may still not do, judged from outside the runtime — a file outside the
+//! workspace (`${OUTSIDE}`: the scenario's home folder) that must not appear, a workspace
+//! file that must stay unchanged, a loopback listener (`${LISTENER_PORT}`) that must not be
+//! connected to.
+
+use std::{net::TcpListener, sync::Mutex};
+
+use agent_mocks::GatewayReply;
+use anyhow::Context as _;
+use cucumber::{given, then};
+use serde_json::json;
+
+use crate::steps::support::model::push_model_reply;
+use crate::steps::support::policy::grant;
+use crate::steps::support::{StepResult, show};
+use crate::steps::task::wait_task_end;
+use crate::steps::tools::{SCRIPTED_CALLS, call_id, expand};
+use crate::world::ConformanceWorld;
+
+/// The `marks` key of this scenario's listener: its index in [`LISTENERS`], plus one.
+const LISTENER: &str = "hardening.listener";
+
+/// Listeners of running scenarios, taken out (and closed) by the step that judges them. A
+/// scenario that fails before leaves its socket open until the kit exits.
+static LISTENERS: Mutex<Vec<Option<TcpListener>>> = Mutex::new(Vec::new());
+
+pub(crate) fn listener_port(world: &ConformanceWorld) -> anyhow::Result<u16> {
+    let index = world
+        .marks
+        .get(LISTENER)
+        .context("no listener in this scenario (\"a TCP listener on loopback\")")?;
+    let listeners = LISTENERS
+        .lock()
+        .map_err(|_| anyhow::anyhow!("the listener registry is poisoned"))?;
+    let listener = listeners
+        .get(index - 1)
+        .and_then(Option::as_ref)
+        .context("the scenario's listener was already judged")?;
+    Ok(listener.local_addr()?.port())
+}
+
+#[given(expr = "the policy grants Shell.Exec for the command {string} only")]
+async fn shell_for_only(world: &mut ConformanceWorld, command: String) -> StepResult {
+    grant(world, "Shell.Exec", json!({"allowedCommands": [command]})).await?;
+    Ok(())
+}
+
+#[given("a TCP listener on loopback")]
+async fn tcp_listener(world: &mut ConformanceWorld) -> StepResult {
+    let listener = TcpListener::bind("127.0.0.1:0").context("cannot listen on loopback")?;
+    // Judged without waiting: a connection made before the task ended is already queued.
+    listener.set_nonblocking(true)?;
+    let mut listeners = LISTENERS
+        .lock()
+        .map_err(|_| anyhow::anyhow!("the listener registry is poisoned"))?;
+    listeners.push(Some(listener));
+    world.marks.insert(LISTENER, listeners.len());
+    Ok(())
+}
+
+#[given(expr = "the model will run the shell command {string}")]
+async fn model_runs(world: &mut ConformanceWorld, command: String) -> StepResult {
+    world.require_posix_shell()?;
+    let mut command = expand(world, &command).await?;
+    let outside = world.dirs()?.home.display().to_string();
+    command = command.replace("${OUTSIDE}", &outside);
+    if command.contains("${LISTENER_PORT}") {
+        command = command.replace("${LISTENER_PORT}", &listener_port(world)?.to_string());
+    }
+    let n = world.marks.get(SCRIPTED_CALLS).copied().unwrap_or(0) + 1;
+    world.marks.insert(SCRIPTED_CALLS, n);
+    let arguments = json!({ "command": command }).to_string();
+    push_model_reply(
+        world.fakes().await?,
+        GatewayReply::tool_call(call_id(n), "RunCommand", arguments),
+    );
+    Ok(())
+}
+
+#[then(expr = "the file {string} outside the workspace does not exist")]
+async fn outside_absent(world: &mut ConformanceWorld, name: String) -> StepResult {
+    wait_task_end(world).await?;
+    let path = world.dirs()?.home.join(&name);
+    check!(
+        !path.exists(),
+        "a command wrote {} outside the workspace (it holds {:?})",
+        path.display(),
+        std::fs::read_to_string(&path).unwrap_or_default()
+    );
+    Ok(())
+}
+
+#[then(expr = "the workspace file {string} still reads {string}")]
+async fn still_reads(world: &mut ConformanceWorld, name: String, want: String) -> StepResult {
+    wait_task_end(world).await?;
+    let path = world.dirs()?.workspace.join(&name);
+    let now = std::fs::read_to_string(&path)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    check!(
+        now == want,
+        "a command changed {}: it now reads {now:?}, not {want:?}",
+        path.display()
+    );
+    Ok(())
+}
+
+#[then("the loopback listener was never connected to")]
+async fn never_connected(world: &mut ConformanceWorld) -> StepResult {
+    wait_task_end(world).await?;
+    let index = *world
+        .marks
+        .get(LISTENER)
+        .context("no listener in this scenario (\"a TCP listener on loopback\")")?;
+    let listener = LISTENERS
+        .lock()
+        .map_err(|_| anyhow::anyhow!("the listener registry is poisoned"))?
+        .get_mut(index - 1)
+        .and_then(Option::take)
+        .context("the scenario's listener was already judged")?;
+    match listener.accept() {
+        Ok((_, peer)) => fail!("a command connected to the loopback listener (from {peer})"),
+        Err(error) if error.kind() == std::io::ErrorKind::WouldBlock => Ok(()),
+        Err(error) => Err(anyhow::anyhow!("the listener failed: {error}").into()),
+    }
+}
+
+#[then(expr = "the runtime warned at session start that {string}")]
+async fn warned_at_start(world: &mut ConformanceWorld, says: String) -> StepResult {
+    let events = world.started_runtime()?.events();
+    let warned = events.iter().any(|event| {
+        event.event_type() == "warning"
+            && event
+                .payload()
+                .get("message")
+                .and_then(serde_json::Value::as_str)
+                .is_some_and(|message| message.contains(&says))
+    });
+    check!(
+        warned,
+        "no warning event says {says:?}; events: {}",
+        events
+            .iter()
+            .map(|event| event.event_type().to_owned())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    Ok(())
+}
+
+#[then("GetSessionState reports that commands are sandboxed")]
+async fn state_reports_sandbox(world: &mut ConformanceWorld) -> StepResult {
+    let session_id = world.session()?.session_id.clone();
+    let response = world
+        .runtime()
+        .await?
+        .request("GetSessionState", Some(json!({"sessionId": session_id})))
+        .await?;
+    let sandbox = &response["result"]["sandbox"];
+    check!(
+        sandbox.is_object(),
+        "GetSessionState's result carries no `sandbox` object: {}",
+        show(&response)
+    );
+    check!(
+        sandbox["enforced"] == json!(true),
+        "commands are not sandboxed: {}",
+        show(sandbox)
+    );
+    Ok(())
+}

@@ -1,0 +1,74 @@
+//! Steps for `StartTask.taskOptions.approvalMode` and `allowNetwork` (system-design.md
+//! "Task"; architecture.md §6): options that can only tighten the policy.
+
+use anyhow::Context;
+use cucumber::{then, when};
+use serde_json::{Value, json};
+
+use crate::steps::support::model::model_requests;
+use crate::steps::support::{StepResult, expect_result, show, str_at};
+use crate::steps::task::{app_task_id, task_id_of};
+use crate::world::{ConformanceWorld, TaskInfo};
+
+/// `options` is the JSON of `taskOptions`, e.g. `{"approvalMode": "always"}`.
+#[when(expr = "the client starts the task {string} with the task options {string}")]
+async fn starts_with_options(
+    world: &mut ConformanceWorld,
+    prompt: String,
+    options: String,
+) -> StepResult {
+    let options: Value = serde_json::from_str(&options)
+        .with_context(|| format!("the task options {options:?} are not JSON"))?;
+    let session_id = world.session()?.session_id.clone();
+    let requests_before = model_requests(world.fakes().await?).await.len();
+    let runtime = world.runtime().await?;
+    let asked = app_task_id();
+    let response = runtime
+        .request(
+            "StartTask",
+            Some(json!({
+                "sessionId": session_id,
+                "taskId": asked,
+                "prompt": prompt,
+                "taskOptions": options,
+            })),
+        )
+        .await?;
+    let response_seq = runtime.last_response_seq();
+    expect_result(&response, "StartTask")?;
+    let task_id = task_id_of(&response, &asked);
+    world.task = Some(TaskInfo {
+        task_id,
+        prompt,
+        response: response.clone(),
+        response_seq,
+        requests_before,
+    });
+    world.last_response = Some(response);
+    world.last_method = Some("StartTask".to_owned());
+    Ok(())
+}
+
+#[then(regex = r"^the model (is|is not) offered HttpRequest$")]
+async fn offered_http(world: &mut ConformanceWorld, which: String) -> StepResult {
+    let requests = model_requests(world.started_fakes()?).await;
+    let body = &requests
+        .first()
+        .context("the model received no request")?
+        .body;
+    let offered = body
+        .get("tools")
+        .and_then(Value::as_array)
+        .is_some_and(|tools| {
+            tools
+                .iter()
+                .any(|t| str_at(t, &["function", "name"]) == Some("HttpRequest"))
+        });
+    check!(
+        offered == (which == "is"),
+        "HttpRequest should {}be offered to the model: tools = {}",
+        if which == "is" { "" } else { "not " },
+        show(body.get("tools").unwrap_or(&Value::Null))
+    );
+    Ok(())
+}
