@@ -181,6 +181,22 @@ pub(crate) async fn only_terminal(
     }
 }
 
+/// The first event of `event_type` among `events`, or a failure listing the events there are.
+pub(crate) fn first_of_type<'a>(
+    events: &'a [ReceivedEvent],
+    event_type: &str,
+) -> anyhow::Result<&'a ReceivedEvent> {
+    events
+        .iter()
+        .find(|e| e.event_type() == event_type)
+        .with_context(|| {
+            format!(
+                "no {event_type}; the task's events: {}",
+                event_types(events)
+            )
+        })
+}
+
 /// The `tool_completed` event of one call among `events`, if it is there (no wait).
 pub(crate) fn completed_event<'a>(
     events: &'a [ReceivedEvent],

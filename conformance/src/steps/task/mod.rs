@@ -14,8 +14,8 @@ use crate::steps::support::model::{
     model_requests, push_model_reply, push_model_stream, release_model,
 };
 use crate::steps::support::task::{
-    TASK_TERMINAL_EVENTS, barrier, event_types, only_terminal, require_nested_task, task_answer,
-    task_events, this_task_events, wait_task_event,
+    TASK_TERMINAL_EVENTS, barrier, event_types, first_of_type, only_terminal, require_nested_task,
+    task_answer, task_events, this_task_events, wait_task_event,
 };
 use crate::steps::support::{StepResult, at, declares_reference, expect_result, show, str_at};
 use crate::world::{ConformanceWorld, TaskInfo};
@@ -386,15 +386,7 @@ async fn reports_tool_requested(world: &mut ConformanceWorld, name: String) -> S
 #[then(expr = "the runtime reports tool_completed for ReadFile with a result containing {string}")]
 async fn reports_tool_completed(world: &mut ConformanceWorld, content: String) -> StepResult {
     let events = this_task_events(world)?;
-    let completed = events
-        .iter()
-        .find(|e| e.event_type() == "tool_completed")
-        .with_context(|| {
-            format!(
-                "no tool_completed; the task's events: {}",
-                event_types(&events)
-            )
-        })?;
+    let completed = first_of_type(&events, "tool_completed")?;
     let payload = completed.payload();
     for (field, want) in [
         ("toolCallId", json!(READ_CALL_ID)),

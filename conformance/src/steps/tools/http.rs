@@ -12,7 +12,7 @@ use cucumber::{given, then};
 use serde_json::json;
 
 use crate::steps::support::policy::edit_policy;
-use crate::steps::support::task::{event_types, this_task_events};
+use crate::steps::support::task::{first_of_type, this_task_events};
 use crate::steps::support::{StepResult, show, str_at};
 use crate::steps::task::wait_task_end;
 use crate::steps::tools::shell::check_cut_80_20;
@@ -25,15 +25,7 @@ use crate::world::ConformanceWorld;
 async fn http_refused(world: &mut ConformanceWorld) -> StepResult {
     wait_task_end(world).await?;
     let events = this_task_events(world)?;
-    let done = events
-        .iter()
-        .find(|e| e.event_type() == "tool_completed")
-        .with_context(|| {
-            format!(
-                "no tool_completed; the task's events: {}",
-                event_types(&events)
-            )
-        })?;
+    let done = first_of_type(&events, "tool_completed")?;
     let payload = done.payload();
     let status = str_at(payload, &["status"]).unwrap_or("");
     // errorCode is optional (INTEROP.md §1 lists status and error); when sent it must say why.

@@ -18,8 +18,8 @@ use crate::steps::support::model::{
     explain_tool_failure, model_requests, push_model_reply, request_messages, task_requests,
 };
 use crate::steps::support::policy::grant;
-use crate::steps::support::task::{event_types, optional_code, this_task_events};
-use crate::steps::support::{StepResult, of_type, show, str_at};
+use crate::steps::support::task::{event_types, first_of_type, optional_code, this_task_events};
+use crate::steps::support::{StepResult, show, str_at};
 use crate::steps::task::wait_task_end;
 use crate::steps::tools::shell::{CommandForm, POSIX_SHELL_TAG, command_for_os};
 use crate::world::ConformanceWorld;
@@ -28,13 +28,7 @@ use crate::world::ConformanceWorld;
 async fn tool_fails(world: &mut ConformanceWorld, code: String) -> StepResult {
     wait_task_end(world).await?;
     let events = this_task_events(world)?;
-    let completed = of_type(&events, "tool_completed");
-    let done = completed.first().with_context(|| {
-        format!(
-            "no tool_completed; the task's events: {}",
-            event_types(&events)
-        )
-    })?;
+    let done = first_of_type(&events, "tool_completed")?;
     let payload = done.payload();
     check!(
         str_at(payload, &["toolCallId"]) == Some("call_tool_1")
