@@ -105,6 +105,7 @@ fn main() -> std::process::ExitCode {
     // A fallback stdin reader sits in a blocking read that only the client can end; do
     // not wait for it (the client may keep stdin open after Shutdown).
     runtime.shutdown_background();
+    agent_tools::sandbox::release();
     match outcome {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(error) => {

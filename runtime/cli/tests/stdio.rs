@@ -96,6 +96,48 @@ fn pipes_answer_and_the_end_of_input_ends_the_process() {
     assert!(exits(child).success());
 }
 
+/// The sandbox's private temporary folder (TMPDIR of confined commands, made at start when
+/// the OS sandbox is enforced) is removed when the runtime exits, not left in the system's
+/// temporary directory by every run.
+#[test]
+fn the_sandbox_temporary_folder_goes_with_the_process() {
+    use std::io::BufRead;
+    let home = tempfile::tempdir().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let ours = |dir: &std::path::Path| -> Vec<String> {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .filter_map(|entry| entry.ok())
+            .map(|entry| entry.file_name().to_string_lossy().into_owned())
+            .filter(|name| name.starts_with("agent-runtime-sandbox-tmp-"))
+            .collect()
+    };
+    let mut child = runtime(home.path())
+        .env("TMPDIR", tmp.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(REQUEST.as_bytes()).unwrap();
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut answer = String::new();
+    stdout.read_line(&mut answer).unwrap();
+    assert_answered(&answer);
+    // Where the OS sandbox is enforced (Linux with Landlock) the folder exists by now.
+    let while_running = ours(tmp.path());
+    drop(stdin);
+    let mut rest = String::new();
+    stdout.read_to_string(&mut rest).unwrap();
+    assert!(exits(child).success());
+    let after = ours(tmp.path());
+    assert!(
+        after.is_empty(),
+        "left behind: {after:?} (while running: {while_running:?})"
+    );
+}
+
 #[test]
 fn files_answer_too() {
     let home = tempfile::tempdir().unwrap();

@@ -78,14 +78,7 @@ static INSTALLED: OnceLock<Installed> = OnceLock::new();
 pub fn install(config: SandboxConfig) -> SandboxStatus {
     let installed = INSTALLED.get_or_init(|| {
         let status = probe(&config);
-        let tmp = if status.enforced {
-            tempfile::Builder::new()
-                .prefix("agent-runtime-sandbox-tmp-")
-                .tempdir()
-                .ok()
-        } else {
-            None
-        };
+        let tmp = if status.enforced { private_tmp() } else { None };
         Installed {
             config,
             status,
@@ -93,6 +86,66 @@ pub fn install(config: SandboxConfig) -> SandboxStatus {
         }
     });
     installed.status.clone()
+}
+
+/// The name every private temporary folder starts with, followed by the process id.
+const TMP_PREFIX: &str = "agent-runtime-sandbox-tmp-";
+
+/// A private temporary folder for this process's confined commands, named after the process
+/// so that a later runtime can tell one whose owner is gone ([`sweep_orphans`]).
+fn private_tmp() -> Option<tempfile::TempDir> {
+    let system = std::env::temp_dir();
+    sweep_orphans(&system);
+    tempfile::Builder::new()
+        .prefix(&format!("{TMP_PREFIX}{}-", std::process::id()))
+        .tempdir_in(&system)
+        .ok()
+}
+
+/// Removes the folders of runtimes that no longer run, which a runtime killed outright
+/// could not remove itself: only this user's folders whose process id names no process.
+#[cfg(target_os = "linux")]
+fn sweep_orphans(dir: &Path) {
+    use std::os::unix::fs::MetadataExt as _;
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let me = nix::unistd::geteuid().as_raw();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let owner = name
+            .to_str()
+            .and_then(|name| name.strip_prefix(TMP_PREFIX))
+            .and_then(|rest| rest.split_once('-'))
+            .and_then(|(pid, _)| pid.parse::<i32>().ok())
+            .filter(|pid| *pid > 0);
+        let Some(pid) = owner else {
+            continue;
+        };
+        let mine = entry.metadata().is_ok_and(|meta| meta.uid() == me);
+        let gone = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None)
+            == Err(nix::errno::Errno::ESRCH);
+        if mine && gone {
+            if let Err(error) = std::fs::remove_dir_all(entry.path()) {
+                tracing::debug!(%error, folder = %entry.path().display(), "an orphaned sandbox temporary folder could not be removed");
+            }
+        }
+    }
+}
+
+/// Only the Linux sandbox makes private temporary folders.
+#[cfg(not(target_os = "linux"))]
+fn sweep_orphans(_dir: &Path) {}
+
+/// Removes the private temporary folder of confined processes. It lives in a process-wide
+/// static, which is never dropped, so the binary calls this once it has served; one left by
+/// a process killed outright goes at the next runtime's start ([`sweep_orphans`]).
+pub fn release() {
+    if let Some(Installed { tmp: Some(tmp), .. }) = INSTALLED.get()
+        && let Err(error) = std::fs::remove_dir_all(tmp.path())
+    {
+        tracing::debug!(%error, folder = %tmp.path().display(), "the sandbox's temporary folder could not be removed");
+    }
 }
 
 /// Whether the processes the tools start are confined by an OS sandbox (installed, not
@@ -267,6 +320,30 @@ fn wrap(program: &OsStr, _plan: &Plan, _launcher: Option<&Path>) -> Result<Comma
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn orphaned_temporary_folders_are_swept_and_live_ones_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        let orphan = dir.path().join(format!("{TMP_PREFIX}{dead}-abc"));
+        let live = dir
+            .path()
+            .join(format!("{TMP_PREFIX}{}-abc", std::process::id()));
+        let other = dir.path().join(format!("{TMP_PREFIX}not-a-pid"));
+        for folder in [&orphan, &live, &other] {
+            std::fs::create_dir(folder).unwrap();
+        }
+        std::fs::write(orphan.join("left.txt"), "x").unwrap();
+        sweep_orphans(dir.path());
+        assert!(!orphan.exists(), "the dead process's folder stays");
+        assert!(
+            live.exists() && other.exists(),
+            "a folder that is not an orphan went"
+        );
+    }
 
     #[test]
     fn off_is_off_and_says_why() {
