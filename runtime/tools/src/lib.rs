@@ -15,6 +15,7 @@ pub mod platform;
 pub mod router;
 pub mod sandbox;
 pub mod shell;
+mod tool;
 
 #[cfg(test)]
 mod testing;

@@ -7,7 +7,7 @@ use agent_protocol::ToolStatus;
 use serde_json::{Value, json};
 
 use super::*;
-use crate::router::Tool;
+use crate::tool::Tool;
 use crate::testing::{decoded, request};
 
 /// Runs git synchronously to set a repository up.

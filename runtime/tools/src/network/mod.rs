@@ -50,7 +50,7 @@ use self::fetch::{FetchError, Incoming, Outgoing};
 use self::ssrf::AddressPolicy;
 use crate::args::Args;
 use crate::output;
-use crate::router::Tool;
+use crate::tool::Tool;
 
 /// §4.5: "Default: 30".
 pub const DEFAULT_TIMEOUT_SECONDS: u64 = 30;

@@ -1,12 +1,15 @@
 //! OS primitives the tools share (local-tool-runtime.md §6): path resolution here, shell
-//! resolution in [`shell`], process-tree termination in [`process`].
+//! resolution in [`shell`], running a program as its own bounded process tree in [`run`]
+//! (its output kept by [`capture`], the tree ended by [`process`]).
 
 pub mod beneath;
+pub mod capture;
 pub mod child_env;
 pub mod encoding;
 pub mod paths;
 pub mod process;
 pub mod replace;
+pub mod run;
 pub mod shell;
 
 pub use shell::Os;
@@ -59,6 +62,26 @@ pub fn resolve_within(raw: &str, root: Option<&Path>) -> Result<PathBuf, PathErr
 /// (an empty home variable is unset, as for `~`: [`agent_path_rules::home`]).
 pub fn home() -> Option<PathBuf> {
     agent_path_rules::home::home()
+}
+
+/// Why a folder a call names cannot be worked in.
+#[derive(Debug)]
+pub(crate) enum DirError {
+    NotADirectory,
+    NotFound,
+    /// It exists but cannot be looked at (permissions, a broken mount, …).
+    Unusable(std::io::Error),
+}
+
+/// Whether `dir` is an existing directory (links followed), and if not, why: the check
+/// behind a git repository folder and a RunCommand `cwd`.
+pub(crate) fn existing_dir(dir: &Path) -> Result<(), DirError> {
+    match std::fs::metadata(dir) {
+        Ok(metadata) if metadata.is_dir() => Ok(()),
+        Ok(_) => Err(DirError::NotADirectory),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Err(DirError::NotFound),
+        Err(error) => Err(DirError::Unusable(error)),
+    }
 }
 
 #[cfg(test)]
