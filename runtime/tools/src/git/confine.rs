@@ -146,6 +146,78 @@ pub(crate) fn neutralise(listed: &[u8]) -> Vec<String> {
     settings
 }
 
+/// Where a push's HTTP transport connects, which the repository's config must not decide:
+/// the scheme of the server pushed to, and the config keys that would choose a proxy for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Route {
+    pub scheme: String,
+    pub keys: Vec<String>,
+}
+
+/// The listed keys (as [`LIST_CONFIG`] prints them) that decide where git's HTTP transport
+/// connects: `http.proxy` and `http.<url>.proxy` (a URL-specific one outranks even a `-c
+/// http.proxy`), `remote.<name>.proxy` (outranks both), and `http.<url>.curloptResolve`
+/// (pins the address a host name connects to). `Err` for a key that `-c` cannot override
+/// (its URL holds a `=`, where `-c` splits name from value).
+pub(crate) fn route_keys(listed: &[u8]) -> Result<Vec<String>, String> {
+    let mut keys: Vec<String> = Vec::new();
+    for key in listed.split(|byte| *byte == 0) {
+        let Ok(key) = std::str::from_utf8(key) else {
+            continue;
+        };
+        let key = key.trim();
+        let lower = key.to_ascii_lowercase();
+        let routes = (lower.starts_with("http.")
+            && (lower.ends_with(".proxy") || lower.ends_with(".curloptresolve")))
+            || (lower.starts_with("remote.") && lower.ends_with(".proxy"));
+        if !routes || keys.iter().any(|seen| seen == key) {
+            continue;
+        }
+        if key.contains('=') {
+            return Err(format!(
+                "the repository's git config sets \"{key}\", which decides where a push connects and which the runtime cannot override (its name holds a \"=\"); remove it from the repository's config to push"
+            ));
+        }
+        keys.push(key.to_owned());
+    }
+    Ok(keys)
+}
+
+/// The `-c` settings that send a push through `proxy` (empty: straight to the server),
+/// whatever the repository's config says: every proxy key of `route` set to it, every
+/// pinned address list emptied. Command-line settings are read last, so each wins over the
+/// same key in a file.
+pub(crate) fn forced_route(route: &Route, proxy: &str) -> Vec<String> {
+    let mut settings = vec![format!("http.proxy={proxy}"), "http.curloptResolve=".to_owned()];
+    for key in &route.keys {
+        let setting = if key.to_ascii_lowercase().ends_with(".curloptresolve") {
+            format!("{key}=")
+        } else {
+            format!("{key}={proxy}")
+        };
+        if !settings.contains(&setting) {
+            settings.push(setting);
+        }
+    }
+    settings
+}
+
+/// The proxy git itself would take from its environment for a server reached over `scheme`
+/// when no config names one (git's `http.c`): `https_proxy`, then `HTTPS_PROXY` for https,
+/// `http_proxy` for anything else, else `all_proxy`, then `ALL_PROXY`; a variable set empty
+/// counts. Empty when there is none, which `http.proxy` reads as "no proxy".
+pub(crate) fn environment_proxy(scheme: &str, var: impl Fn(&str) -> Option<String>) -> String {
+    let first = |names: &[&str]| names.iter().find_map(|name| var(name));
+    let by_scheme = if scheme.eq_ignore_ascii_case("https") {
+        first(&["https_proxy", "HTTPS_PROXY"])
+    } else {
+        first(&["http_proxy"])
+    };
+    by_scheme
+        .or_else(|| first(&["all_proxy", "ALL_PROXY"]))
+        .unwrap_or_default()
+}
+
 /// The repository of `dir`: the nearest folder from `dir` up to `top` (inclusive) holding a
 /// `.git`. `Ok(None)` when there is none, so git reports "not a git repository". A `.git`
 /// file or link whose git directory lies outside `top` is refused, as is a worktree's

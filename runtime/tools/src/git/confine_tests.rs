@@ -128,3 +128,65 @@ fn server_remotes_become_urls_with_their_host() {
         "https://github.com/o/r"
     );
 }
+
+#[test]
+fn every_key_that_routes_a_push_is_forced_to_the_runtimes_proxy() {
+    let listed = b"core.bare\0http.proxy\0http.https://x.example/.proxy\0remote.origin.proxy\0remote.origin.url\0http.https://x.example.curloptresolve\0http.sslverify\0http.proxy\0";
+    let keys = route_keys(listed).unwrap();
+    assert_eq!(
+        keys,
+        [
+            "http.proxy",
+            "http.https://x.example/.proxy",
+            "remote.origin.proxy",
+            "http.https://x.example.curloptresolve",
+        ]
+    );
+    let route = Route {
+        scheme: "https".to_owned(),
+        keys,
+    };
+    assert_eq!(
+        forced_route(&route, "http://127.0.0.1:9"),
+        [
+            "http.proxy=http://127.0.0.1:9",
+            "http.curloptResolve=",
+            "http.https://x.example/.proxy=http://127.0.0.1:9",
+            "remote.origin.proxy=http://127.0.0.1:9",
+            "http.https://x.example.curloptresolve=",
+        ]
+    );
+    let none = Route {
+        scheme: "https".to_owned(),
+        keys: Vec::new(),
+    };
+    assert_eq!(forced_route(&none, ""), ["http.proxy=", "http.curloptResolve="]);
+    let error = route_keys(b"http.https://x.example/?a=b.proxy\0").unwrap_err();
+    assert!(error.contains("http.https://x.example/?a=b.proxy"), "{error}");
+}
+
+#[test]
+fn the_environments_proxy_is_the_one_git_would_take() {
+    let env = |pairs: &'static [(&'static str, &'static str)]| {
+        move |name: &str| {
+            pairs
+                .iter()
+                .find(|(key, _)| *key == name)
+                .map(|(_, value)| (*value).to_owned())
+        }
+    };
+    let all = env(&[
+        ("HTTPS_PROXY", "upper-s"),
+        ("https_proxy", "lower-s"),
+        ("http_proxy", "lower"),
+        ("HTTP_PROXY", "upper"),
+        ("ALL_PROXY", "upper-all"),
+    ]);
+    assert_eq!(environment_proxy("https", &all), "lower-s");
+    assert_eq!(environment_proxy("http", &all), "lower");
+    let fallback = env(&[("HTTP_PROXY", "upper"), ("ALL_PROXY", "upper-all")]);
+    assert_eq!(environment_proxy("http", &fallback), "upper-all");
+    assert_eq!(environment_proxy("HTTPS", env(&[("HTTPS_PROXY", "s")])), "s");
+    assert_eq!(environment_proxy("https", env(&[("https_proxy", "")])), "");
+    assert_eq!(environment_proxy("https", env(&[])), "");
+}
