@@ -182,10 +182,10 @@ fn the_environments_proxy_is_the_one_git_would_take() {
         ("HTTP_PROXY", "upper"),
         ("ALL_PROXY", "upper-all"),
     ]);
-    assert_eq!(environment_proxy("https", &all), "lower-s");
-    assert_eq!(environment_proxy("http", &all), "lower");
+    assert_eq!(environment_proxy("https", all), "lower-s");
+    assert_eq!(environment_proxy("http", all), "lower");
     let fallback = env(&[("HTTP_PROXY", "upper"), ("ALL_PROXY", "upper-all")]);
-    assert_eq!(environment_proxy("http", &fallback), "upper-all");
+    assert_eq!(environment_proxy("http", fallback), "upper-all");
     assert_eq!(environment_proxy("HTTPS", env(&[("HTTPS_PROXY", "s")])), "s");
     assert_eq!(environment_proxy("https", env(&[("https_proxy", "")])), "");
     assert_eq!(environment_proxy("https", env(&[])), "");
