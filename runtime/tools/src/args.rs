@@ -201,7 +201,9 @@ mod tests {
 
     #[test]
     fn string_lists_refuse_anything_but_non_empty_strings() {
-        let map = args(json!({"files": ["a", "b/c"], "none": null, "bad": ["a", ""], "nul": ["a\u{0}"], "text": "a"}));
+        let map = args(
+            json!({"files": ["a", "b/c"], "none": null, "bad": ["a", ""], "nul": ["a\u{0}"], "text": "a"}),
+        );
         let args = Args::new("GitDiff", &map);
         assert_eq!(args.optional_strings("files"), Ok(vec!["a", "b/c"]));
         assert_eq!(args.optional_strings("none"), Ok(vec![]));

@@ -12,7 +12,7 @@ use crate::file::write::WriteFile;
 use crate::git::{GitCommit, GitDiff, GitPush, GitStatus};
 use crate::mcp::{McpClient, McpOptions};
 use crate::network::HttpRequest;
-use crate::network::ssrf::AddressPolicy;
+use crate::platform::ssrf::AddressPolicy;
 use crate::shell::RunCommand;
 use crate::tool::Tool;
 

@@ -188,7 +188,10 @@ pub(crate) fn route_keys(listed: &[u8]) -> Result<Vec<String>, String> {
 /// pinned address list emptied. Command-line settings are read last, so each wins over the
 /// same key in a file.
 pub(crate) fn forced_route(route: &Route, proxy: &str) -> Vec<String> {
-    let mut settings = vec![format!("http.proxy={proxy}"), "http.curloptResolve=".to_owned()];
+    let mut settings = vec![
+        format!("http.proxy={proxy}"),
+        "http.curloptResolve=".to_owned(),
+    ];
     for key in &route.keys {
         let setting = if key.to_ascii_lowercase().ends_with(".curloptresolve") {
             format!("{key}=")

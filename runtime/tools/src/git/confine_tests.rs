@@ -160,9 +160,15 @@ fn every_key_that_routes_a_push_is_forced_to_the_runtimes_proxy() {
         scheme: "https".to_owned(),
         keys: Vec::new(),
     };
-    assert_eq!(forced_route(&none, ""), ["http.proxy=", "http.curloptResolve="]);
+    assert_eq!(
+        forced_route(&none, ""),
+        ["http.proxy=", "http.curloptResolve="]
+    );
     let error = route_keys(b"http.https://x.example/?a=b.proxy\0").unwrap_err();
-    assert!(error.contains("http.https://x.example/?a=b.proxy"), "{error}");
+    assert!(
+        error.contains("http.https://x.example/?a=b.proxy"),
+        "{error}"
+    );
 }
 
 #[test]
@@ -186,7 +192,10 @@ fn the_environments_proxy_is_the_one_git_would_take() {
     assert_eq!(environment_proxy("http", all), "lower");
     let fallback = env(&[("HTTP_PROXY", "upper"), ("ALL_PROXY", "upper-all")]);
     assert_eq!(environment_proxy("http", fallback), "upper-all");
-    assert_eq!(environment_proxy("HTTPS", env(&[("HTTPS_PROXY", "s")])), "s");
+    assert_eq!(
+        environment_proxy("HTTPS", env(&[("HTTPS_PROXY", "s")])),
+        "s"
+    );
     assert_eq!(environment_proxy("https", env(&[("https_proxy", "")])), "");
     assert_eq!(environment_proxy("https", env(&[])), "");
 }

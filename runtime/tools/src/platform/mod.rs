@@ -1,6 +1,7 @@
 //! OS primitives the tools share (local-tool-runtime.md §6): path resolution here, shell
 //! resolution in [`shell`], running a program as its own bounded process tree in [`run`]
-//! (its output kept by [`capture`], the tree ended by [`process`]).
+//! (its output kept by [`capture`], the tree ended by [`process`]), the addresses a
+//! connection may reach in [`ssrf`].
 
 pub(crate) mod beneath;
 pub(crate) mod capture;
@@ -11,6 +12,7 @@ pub(crate) mod process;
 pub(crate) mod replace;
 pub(crate) mod run;
 pub(crate) mod shell;
+pub(crate) mod ssrf;
 
 pub(crate) use shell::Os;
 

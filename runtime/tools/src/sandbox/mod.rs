@@ -198,7 +198,7 @@ fn command_under(
     let egress = if plan.network {
         let rules = egress::Rules {
             check: request.limits.url_check.clone(),
-            addresses: crate::network::ssrf::AddressPolicy {
+            addresses: crate::platform::ssrf::AddressPolicy {
                 allow_loopback: installed.config.allow_loopback,
             },
             connect_timeout: installed.config.egress_connect_timeout,

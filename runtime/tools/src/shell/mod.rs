@@ -23,10 +23,10 @@ use agent_protocol::{ErrorCode, ToolDefinition, ToolRequest, ToolResult};
 use async_trait::async_trait;
 use serde_json::json;
 
-use crate::platform::capture;
-use crate::platform::run::{DEFAULT_DRAIN, Exit, Outcome, Settings};
 use crate::args::Args;
 use crate::output::{self, Clipped};
+use crate::platform::capture;
+use crate::platform::run::{DEFAULT_DRAIN, Exit, Outcome, Settings};
 use crate::platform::{self, DirError, process, shell};
 use crate::tool::Tool;
 
