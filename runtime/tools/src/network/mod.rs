@@ -48,7 +48,7 @@ use url::Url;
 use self::fetch::{FetchError, Incoming, Outgoing};
 use crate::args::Args;
 use crate::output;
-use crate::platform::ssrf::{self, AddressPolicy};
+use crate::platform::ssrf::AddressPolicy;
 use crate::tool::Tool;
 
 /// §4.5: "Default: 30".
