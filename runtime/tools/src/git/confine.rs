@@ -157,49 +157,49 @@ pub(crate) struct Route {
 /// The listed keys (as [`LIST_CONFIG`] prints them) that decide where git's HTTP transport
 /// connects: `http.proxy` and `http.<url>.proxy` (a URL-specific one outranks even a `-c
 /// http.proxy`), `remote.<name>.proxy` (outranks both), and `http.<url>.curloptResolve`
-/// (pins the address a host name connects to). `Err` for a key that `-c` cannot override
-/// (its URL holds a `=`, where `-c` splits name from value).
+/// (pins the address a host name connects to). `Err` for such a key that is not UTF-8,
+/// which could not be named to override it.
 pub(crate) fn route_keys(listed: &[u8]) -> Result<Vec<String>, String> {
     let mut keys: Vec<String> = Vec::new();
     for key in listed.split(|byte| *byte == 0) {
-        let Ok(key) = std::str::from_utf8(key) else {
-            continue;
-        };
-        let key = key.trim();
+        let key = key.trim_ascii();
         let lower = key.to_ascii_lowercase();
-        let routes = (lower.starts_with("http.")
-            && (lower.ends_with(".proxy") || lower.ends_with(".curloptresolve")))
-            || (lower.starts_with("remote.") && lower.ends_with(".proxy"));
-        if !routes || keys.iter().any(|seen| seen == key) {
+        let routes = (lower.starts_with(b"http.")
+            && (lower.ends_with(b".proxy") || lower.ends_with(b".curloptresolve")))
+            || (lower.starts_with(b"remote.") && lower.ends_with(b".proxy"));
+        if !routes {
             continue;
         }
-        if key.contains('=') {
+        let Ok(key) = std::str::from_utf8(key) else {
             return Err(format!(
-                "the repository's git config sets \"{key}\", which decides where a push connects and which the runtime cannot override (its name holds a \"=\"); remove it from the repository's config to push"
+                "the repository's git config sets \"{}\", which decides where a push connects, under a name that is not UTF-8, so the runtime cannot override it; remove it from the repository's config to push",
+                String::from_utf8_lossy(key)
             ));
+        };
+        if !keys.iter().any(|seen| seen == key) {
+            keys.push(key.to_owned());
         }
-        keys.push(key.to_owned());
     }
     Ok(keys)
 }
 
-/// The `-c` settings that send a push through `proxy` (empty: straight to the server),
-/// whatever the repository's config says: every proxy key of `route` set to it, every
-/// pinned address list emptied. Command-line settings are read last, so each wins over the
-/// same key in a file.
-pub(crate) fn forced_route(route: &Route, proxy: &str) -> Vec<String> {
+/// The settings (name, value) that send a push through `proxy` (empty: straight to the
+/// server), whatever the repository's config says: every proxy key of `route` set to it,
+/// every pinned address list emptied. Given as command-line settings, read after every
+/// file, so each wins over the same key there.
+pub(crate) fn forced_route(route: &Route, proxy: &str) -> Vec<(String, String)> {
     let mut settings = vec![
-        format!("http.proxy={proxy}"),
-        "http.curloptResolve=".to_owned(),
+        ("http.proxy".to_owned(), proxy.to_owned()),
+        ("http.curloptResolve".to_owned(), String::new()),
     ];
     for key in &route.keys {
-        let setting = if key.to_ascii_lowercase().ends_with(".curloptresolve") {
-            format!("{key}=")
+        let value = if key.to_ascii_lowercase().ends_with(".curloptresolve") {
+            String::new()
         } else {
-            format!("{key}={proxy}")
+            proxy.to_owned()
         };
-        if !settings.contains(&setting) {
-            settings.push(setting);
+        if !settings.iter().any(|(seen, _)| seen == key) {
+            settings.push((key.clone(), value));
         }
     }
     settings

@@ -146,14 +146,20 @@ fn every_key_that_routes_a_push_is_forced_to_the_runtimes_proxy() {
         scheme: "https".to_owned(),
         keys,
     };
+    let proxy = "http://127.0.0.1:9";
+    let forced = forced_route(&route, proxy);
+    let forced: Vec<(&str, &str)> = forced
+        .iter()
+        .map(|(key, value)| (key.as_str(), value.as_str()))
+        .collect();
     assert_eq!(
-        forced_route(&route, "http://127.0.0.1:9"),
+        forced,
         [
-            "http.proxy=http://127.0.0.1:9",
-            "http.curloptResolve=",
-            "http.https://x.example/.proxy=http://127.0.0.1:9",
-            "remote.origin.proxy=http://127.0.0.1:9",
-            "http.https://x.example.curloptresolve=",
+            ("http.proxy", proxy),
+            ("http.curloptResolve", ""),
+            ("http.https://x.example/.proxy", proxy),
+            ("remote.origin.proxy", proxy),
+            ("http.https://x.example.curloptresolve", ""),
         ]
     );
     let none = Route {
@@ -162,13 +168,18 @@ fn every_key_that_routes_a_push_is_forced_to_the_runtimes_proxy() {
     };
     assert_eq!(
         forced_route(&none, ""),
-        ["http.proxy=", "http.curloptResolve="]
+        [
+            ("http.proxy".to_owned(), String::new()),
+            ("http.curloptResolve".to_owned(), String::new())
+        ]
     );
-    let error = route_keys(b"http.https://x.example/?a=b.proxy\0").unwrap_err();
-    assert!(
-        error.contains("http.https://x.example/?a=b.proxy"),
-        "{error}"
+    // Any name can be overridden; one that is not UTF-8 is refused.
+    assert_eq!(
+        route_keys(b"http.https://x.example/?a=b.proxy\0").unwrap(),
+        ["http.https://x.example/?a=b.proxy"]
     );
+    let error = route_keys(b"remote.o\xffx.proxy\0").unwrap_err();
+    assert!(error.contains("not UTF-8"), "{error}");
 }
 
 #[test]

@@ -215,7 +215,6 @@ async fn a_push_over_ssh_is_refused_while_the_sandbox_confines_processes() {
 async fn the_proxy_the_repository_names_is_never_used_for_a_push() {
     use std::sync::Arc;
     use std::sync::atomic::{AtomicBool, Ordering};
-    let dir = repo();
     let proxy = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let proxy_url = format!("http://{}", proxy.local_addr().unwrap());
     let contacted = Arc::new(AtomicBool::new(false));
@@ -230,28 +229,39 @@ async fn the_proxy_the_repository_names_is_never_used_for_a_push() {
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let server = format!("http://{}/team/repo.git", closed.local_addr().unwrap());
     drop(closed);
-    sh_git(dir.path(), &["remote", "add", "origin", &server]);
+    // Each way of naming a proxy on its own, then all of them with a pinned address.
     let server_proxy = format!("http.{server}.proxy");
-    for (key, value) in [
-        ("http.proxy", proxy_url.as_str()),
-        (server_proxy.as_str(), proxy_url.as_str()),
-        ("remote.origin.proxy", proxy_url.as_str()),
-        ("http.curloptResolve", "nowhere.invalid:80:127.0.0.1"),
-    ] {
-        sh_git(dir.path(), &["config", key, value]);
+    let keys = ["http.proxy", server_proxy.as_str(), "remote.origin.proxy"];
+    let mut cases: Vec<Vec<(&str, &str)>> = keys
+        .iter()
+        .map(|key| vec![(*key, proxy_url.as_str())])
+        .collect();
+    let mut all: Vec<(&str, &str)> = keys.iter().map(|key| (*key, proxy_url.as_str())).collect();
+    all.push(("http.curloptResolve", "nowhere.invalid:80:127.0.0.1"));
+    cases.push(all);
+    for settings in cases {
+        let dir = repo();
+        sh_git(dir.path(), &["remote", "add", "origin", &server]);
+        for (key, value) in &settings {
+            sh_git(dir.path(), &["config", key, value]);
+        }
+        let result = call_granted(
+            &GitPush::default(),
+            dir.path(),
+            json!({"remote": "origin", "branch": "main"}),
+        )
+        .await;
+        let (code, message) = failure(&result);
+        assert_eq!(
+            code,
+            ErrorCode::ToolExecutionFailed,
+            "{settings:?}: {message}"
+        );
+        assert!(
+            !contacted.load(Ordering::SeqCst),
+            "the push went through the repository's proxy ({settings:?}): {message}"
+        );
     }
-    let result = call_granted(
-        &GitPush::default(),
-        dir.path(),
-        json!({"remote": "origin", "branch": "main"}),
-    )
-    .await;
-    let (code, message) = failure(&result);
-    assert_eq!(code, ErrorCode::ToolExecutionFailed, "{message}");
-    assert!(
-        !contacted.load(Ordering::SeqCst),
-        "the push went through the repository's proxy: {message}"
-    );
     listening.abort();
 }
 

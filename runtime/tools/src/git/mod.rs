@@ -344,18 +344,23 @@ fn sandboxed(
         }),
     });
     let wrapped = &mut confined.command;
-    // Global options, so before the subcommand git's own arguments end with.
-    if let (Some(route), Some(proxy)) = (route, proxy) {
-        for setting in confine::forced_route(route, &proxy) {
-            wrapped.arg("-c").arg(setting);
-        }
-    }
     wrapped.args(plain.get_args());
     for (name, value) in plain.get_envs() {
         match value {
             Some(value) => wrapped.env(name, value),
             None => wrapped.env_remove(name),
         };
+    }
+    // Command-line settings given through the environment rather than `-c`: a proxy's URL
+    // may carry a password, which the process list would show, and any key can be named.
+    if let (Some(route), Some(proxy)) = (route, proxy) {
+        let forced = confine::forced_route(route, &proxy);
+        wrapped.env("GIT_CONFIG_COUNT", forced.len().to_string());
+        for (index, (key, value)) in forced.iter().enumerate() {
+            wrapped
+                .env(format!("GIT_CONFIG_KEY_{index}"), key)
+                .env(format!("GIT_CONFIG_VALUE_{index}"), value);
+        }
     }
     if let Some(dir) = plain.get_current_dir() {
         wrapped.current_dir(dir);
