@@ -157,8 +157,8 @@ pub(crate) struct Route {
 /// The listed keys (as [`LIST_CONFIG`] prints them) that decide where git's HTTP transport
 /// connects: `http.proxy` and `http.<url>.proxy` (a URL-specific one outranks even a `-c
 /// http.proxy`), `remote.<name>.proxy` (outranks both), and `http.<url>.curloptResolve`
-/// (pins the address a host name connects to). `Err` for such a key that is not UTF-8,
-/// which could not be named to override it.
+/// (pins the address a host name connects to). `Err` for such a key that could not be
+/// named to override it.
 pub(crate) fn route_keys(listed: &[u8]) -> Result<Vec<String>, String> {
     let mut keys: Vec<String> = Vec::new();
     for key in listed.split(|byte| *byte == 0) {
@@ -170,10 +170,11 @@ pub(crate) fn route_keys(listed: &[u8]) -> Result<Vec<String>, String> {
         if !routes {
             continue;
         }
-        let Ok(key) = std::str::from_utf8(key) else {
+        let name = String::from_utf8_lossy(key);
+        // `key=value` is split at the first `=`, so a name holding one cannot be set.
+        let (Ok(key), false) = (std::str::from_utf8(key), name.contains('=')) else {
             return Err(format!(
-                "the repository's git config sets \"{}\", which decides where a push connects, under a name that is not UTF-8, so the runtime cannot override it; remove it from the repository's config to push",
-                String::from_utf8_lossy(key)
+                "the repository's git config sets \"{name}\", which decides where a push connects, under a name the runtime cannot override (not UTF-8, or holding \"=\"); remove it from the repository's config to push"
             ));
         };
         if !keys.iter().any(|seen| seen == key) {
@@ -203,6 +204,16 @@ pub(crate) fn forced_route(route: &Route, proxy: &str) -> Vec<(String, String)> 
         }
     }
     settings
+}
+
+/// `settings` in the form of git's `GIT_CONFIG_PARAMETERS` (where git keeps its `-c`
+/// settings): each `name=value` single-quoted, a quote inside written `'\''`.
+pub(crate) fn config_parameters(settings: &[(String, String)]) -> String {
+    settings
+        .iter()
+        .map(|(key, value)| format!("'{}'", format!("{key}={value}").replace('\'', "'\\''")))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The proxy git itself would take from its environment for a server reached over `scheme`

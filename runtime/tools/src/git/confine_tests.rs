@@ -173,13 +173,22 @@ fn every_key_that_routes_a_push_is_forced_to_the_runtimes_proxy() {
             ("http.curloptResolve".to_owned(), String::new())
         ]
     );
-    // Any name can be overridden; one that is not UTF-8 is refused.
+    // A name that cannot be given to git is refused.
+    for unnamable in [
+        &b"http.https://x.example/?a=b.proxy\0"[..],
+        b"remote.o\xffx.proxy\0",
+    ] {
+        let error = route_keys(unnamable).unwrap_err();
+        assert!(error.contains("cannot override"), "{error}");
+    }
+    let settings = [
+        ("http.proxy".to_owned(), "http://u:p@h:1".to_owned()),
+        ("remote.it's.proxy".to_owned(), String::new()),
+    ];
     assert_eq!(
-        route_keys(b"http.https://x.example/?a=b.proxy\0").unwrap(),
-        ["http.https://x.example/?a=b.proxy"]
+        config_parameters(&settings),
+        r#"'http.proxy=http://u:p@h:1' 'remote.it'\''s.proxy='"#
     );
-    let error = route_keys(b"remote.o\xffx.proxy\0").unwrap_err();
-    assert!(error.contains("not UTF-8"), "{error}");
 }
 
 #[test]

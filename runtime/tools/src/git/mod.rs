@@ -351,16 +351,12 @@ fn sandboxed(
             None => wrapped.env_remove(name),
         };
     }
-    // Command-line settings given through the environment rather than `-c`: a proxy's URL
-    // may carry a password, which the process list would show, and any key can be named.
+    // Command-line settings given through the environment git keeps its `-c` settings in
+    // (any git version reads it, before the `-c` arguments): a proxy's URL may carry a
+    // password, which the process list would show.
     if let (Some(route), Some(proxy)) = (route, proxy) {
         let forced = confine::forced_route(route, &proxy);
-        wrapped.env("GIT_CONFIG_COUNT", forced.len().to_string());
-        for (index, (key, value)) in forced.iter().enumerate() {
-            wrapped
-                .env(format!("GIT_CONFIG_KEY_{index}"), key)
-                .env(format!("GIT_CONFIG_VALUE_{index}"), value);
-        }
+        wrapped.env("GIT_CONFIG_PARAMETERS", confine::config_parameters(&forced));
     }
     if let Some(dir) = plain.get_current_dir() {
         wrapped.current_dir(dir);
