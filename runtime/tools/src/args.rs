@@ -80,6 +80,28 @@ impl<'a> Args<'a> {
         self.map.get(name).filter(|value| !value.is_null())
     }
 
+    /// An optional array of non-empty strings without NUL bytes (GitDiff's and GitCommit's
+    /// `files`, given to git after `--`); empty when absent.
+    pub fn optional_strings(&self, name: &str) -> Result<Vec<&'a str>, ArgError> {
+        let Some(value) = self.optional_value(name) else {
+            return Ok(Vec::new());
+        };
+        let invalid = || {
+            ArgError(format!(
+                "{}: argument \"{name}\" must be an array of strings",
+                self.tool
+            ))
+        };
+        let items = value.as_array().ok_or_else(invalid)?;
+        items
+            .iter()
+            .map(|item| match item.as_str() {
+                Some(text) if !text.is_empty() && !text.contains('\0') => Ok(text),
+                _ => Err(invalid()),
+            })
+            .collect()
+    }
+
     pub fn optional_object(&self, name: &str) -> Result<Option<&'a Map<String, Value>>, ArgError> {
         match self.map.get(name) {
             None | Some(Value::Null) => Ok(None),
@@ -175,5 +197,23 @@ mod tests {
             error.contains("must be an integer, got a string"),
             "{error}"
         );
+    }
+
+    #[test]
+    fn string_lists_refuse_anything_but_non_empty_strings() {
+        let map = args(
+            json!({"files": ["a", "b/c"], "none": null, "bad": ["a", ""], "nul": ["a\u{0}"], "text": "a"}),
+        );
+        let args = Args::new("GitDiff", &map);
+        assert_eq!(args.optional_strings("files"), Ok(vec!["a", "b/c"]));
+        assert_eq!(args.optional_strings("none"), Ok(vec![]));
+        assert_eq!(args.optional_strings("absent"), Ok(vec![]));
+        for name in ["bad", "nul", "text"] {
+            let error = args.optional_strings(name).unwrap_err().0;
+            assert_eq!(
+                error,
+                format!("GitDiff: argument \"{name}\" must be an array of strings")
+            );
+        }
     }
 }

@@ -4,17 +4,22 @@
 //!
 //! [`ToolRouter`]: agent_protocol::ToolRouter
 
-pub mod args;
-pub mod backend;
-pub mod file;
-pub mod git;
+// The modules that are `pub` carry only what the runtime binary needs: the MCP client's
+// settings (`mcp::McpOptions`), the children's environment allowlist
+// (`platform::child_env`) and the sandbox launcher (`sandbox`). Everything else is the
+// crate's own.
+pub(crate) mod args;
+pub(crate) mod backend;
+pub(crate) mod file;
+pub(crate) mod git;
 pub mod mcp;
-pub mod network;
-pub mod output;
+pub(crate) mod network;
+pub(crate) mod output;
 pub mod platform;
-pub mod router;
+pub(crate) mod router;
 pub mod sandbox;
-pub mod shell;
+pub(crate) mod shell;
+mod tool;
 
 #[cfg(test)]
 mod testing;

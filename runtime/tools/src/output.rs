@@ -83,10 +83,6 @@ impl Clipped {
         len_u64(&self.head) + self.omitted + len_u64(&self.tail)
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// The text cut to `max_bytes` per §7.1: the first 80% of the budget, the marker with the
     /// number of bytes left out, the last 20%. Cuts fall on character boundaries, never
     /// inside a UTF-8 sequence, so a kept part may be a few bytes short of its share.

@@ -12,15 +12,9 @@ use crate::file::write::WriteFile;
 use crate::git::{GitCommit, GitDiff, GitPush, GitStatus};
 use crate::mcp::{McpClient, McpOptions};
 use crate::network::HttpRequest;
-use crate::network::ssrf::AddressPolicy;
+use crate::platform::ssrf::AddressPolicy;
 use crate::shell::RunCommand;
-
-/// One built-in tool.
-#[async_trait]
-pub trait Tool: Send + Sync {
-    fn definition(&self) -> ToolDefinition;
-    async fn run(&self, request: &ToolRequest) -> ToolResult;
-}
+use crate::tool::Tool;
 
 /// How the built-in tools are set up; `Default` is the production setting.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -2,8 +2,9 @@
 
 use std::path::Path;
 
-use agent_protocol::ToolRequest;
-use agent_protocol::tool::ArtifactData;
+use agent_protocol::methods::FileChangeStatus;
+use agent_protocol::tool::{ArtifactData, FileChange};
+use agent_protocol::{ToolRequest, ToolResult};
 use base64::Engine as _;
 use serde_json::Value;
 
@@ -56,4 +57,31 @@ pub(crate) fn assert_failed(
     };
     assert_eq!(error.code, code, "{}", error.message);
     assert!(error.message.contains(says), "{}", error.message);
+}
+
+/// `result` records one change of `path` (`status`, with `hunks`) and carries it as one
+/// `file_diff` artifact: the unified diff from `old` to `new` (a path or `/dev/null`) over
+/// the same hunks. Returns the artifact for further checks.
+pub(crate) fn assert_file_diff<'a>(
+    result: &'a ToolResult,
+    path: &Path,
+    status: FileChangeStatus,
+    (old, new): (&str, &str),
+    hunks: &str,
+) -> &'a ArtifactData {
+    assert_eq!(
+        result.file_changes,
+        [FileChange {
+            path: path.display().to_string(),
+            status,
+            hunks: hunks.into(),
+        }]
+    );
+    let [artifact] = &result.artifacts[..] else {
+        panic!("{:?}", result.artifacts)
+    };
+    assert_eq!(artifact.artifact_type, "file_diff");
+    assert_eq!(artifact.content_type, "text/x-diff");
+    assert_eq!(decoded(artifact), format!("--- {old}\n+++ {new}\n{hunks}"));
+    artifact
 }

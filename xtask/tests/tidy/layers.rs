@@ -1,8 +1,13 @@
-//! The agent host's layers point one way: the methods (`host`) and the transports (`rpc`)
+//! Layers point one way. In the agent host, the methods (`host`) and the transports (`rpc`)
 //! sit on the agent loop, which sits on the session, policy, approval, events and service
 //! modules. A lower module that names a higher one (`crate::host`, `crate::rpc`,
 //! `crate::agent_loop`) is an upward arrow: it can no longer be read or tested without
 //! what is built on it.
+//!
+//! In the tool runtime (local-tool-runtime.md §2) the router sits on the tools, and each
+//! tool (`file`, `shell`, `git`, `network`, `mcp`, `backend`) sits on the base (`tool`,
+//! `args`, `output`, `platform`, `sandbox`) alone: no module but the router names the
+//! router, no tool names another, and the base names no tool. Test code may reach across.
 
 use super::{assert_clean, read, repo_files};
 
@@ -54,6 +59,114 @@ fn violations(path: &str, text: &str) -> Vec<String> {
                 .collect::<Vec<_>>()
         })
         .collect()
+}
+
+const TOOLS_SRC: &str = "runtime/tools/src/";
+
+/// The tool runtime's tools; the router and the crate root (`lib`) stand above them.
+const TOOLS: [&str; 6] = ["file", "shell", "git", "network", "mcp", "backend"];
+
+/// The lines of `text` that are not test code: a file whose name ends in `tests.rs` is all
+/// test code, and so is what follows a `#[cfg(test)]` module declaration.
+fn production_lines(path: &str, text: &str) -> Vec<(usize, String)> {
+    if path.ends_with("tests.rs") {
+        return Vec::new();
+    }
+    let lines: Vec<&str> = text.lines().collect();
+    let end = lines
+        .windows(2)
+        .position(|pair| pair[0].trim() == "#[cfg(test)]" && pair[1].starts_with("mod "))
+        .unwrap_or(lines.len());
+    lines[..end]
+        .iter()
+        .enumerate()
+        .filter(|(_, line)| !line.trim_start().starts_with("//"))
+        .map(|(number, line)| (number + 1, (*line).to_owned()))
+        .collect()
+}
+
+/// Whether `line` names the module `crate::{module}` (or an item of it).
+fn names(line: &str, module: &str) -> bool {
+    let needle = format!("crate::{module}");
+    line.match_indices(&needle).any(|(at, _)| {
+        line[at + needle.len()..].starts_with([':', ';', ' ', ',', '}', ')'])
+            || at + needle.len() == line.len()
+    })
+}
+
+fn tool_violations(path: &str, text: &str) -> Vec<String> {
+    let Some(module) = path.strip_prefix(TOOLS_SRC) else {
+        return Vec::new();
+    };
+    let own = module
+        .split('/')
+        .next()
+        .unwrap_or_default()
+        .trim_end_matches(".rs");
+    if own == "router" || own == "lib" {
+        return Vec::new();
+    }
+    // The crate root's re-exports of the router count as the router.
+    let forbidden: Vec<&str> = ["router", "LocalToolRouter", "ToolOptions"]
+        .into_iter()
+        .chain(TOOLS.into_iter().filter(|tool| *tool != own))
+        .collect();
+    let what = if TOOLS.contains(&own) {
+        "tool"
+    } else {
+        "base module"
+    };
+    production_lines(path, text)
+        .into_iter()
+        .flat_map(|(number, line)| {
+            forbidden
+                .iter()
+                .filter(|module| names(&line, module))
+                .map(|module| {
+                    format!("{path}:{number}: the {what} `{own}` names `crate::{module}`")
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+#[test]
+fn the_tools_name_neither_the_router_nor_each_other() {
+    let found: Vec<String> = repo_files()
+        .iter()
+        .filter(|path| path.starts_with(TOOLS_SRC) && path.ends_with(".rs"))
+        .flat_map(|path| tool_violations(path, &read(path)))
+        .collect();
+    assert_clean("arrows between the tool runtime's modules", &found);
+}
+
+#[test]
+fn an_arrow_between_tools_is_named() {
+    let git = "runtime/tools/src/git/mod.rs";
+    assert!(tool_violations(git, "use crate::platform::run;\nuse super::confine;\n").is_empty());
+    let found = tool_violations(git, "use crate::shell::exec;\nuse crate::tool::Tool;\n");
+    assert_eq!(
+        found,
+        ["runtime/tools/src/git/mod.rs:1: the tool `git` names `crate::shell`"]
+    );
+    assert_eq!(tool_violations(git, "use crate::router::Tool;\n").len(), 1);
+    // The base names no tool; the router names them all.
+    let sandbox = "runtime/tools/src/sandbox/egress.rs";
+    assert_eq!(
+        tool_violations(sandbox, "use crate::network::ssrf;\n").len(),
+        1
+    );
+    let router = "runtime/tools/src/router.rs";
+    assert!(tool_violations(router, "use crate::git::GitPush;\n").is_empty());
+    // Test code may reach across; a comment is no arrow.
+    let test_code = "fn f() {}\n#[cfg(test)]\nmod tests {\n    use crate::LocalToolRouter;\n}\n";
+    assert!(tool_violations("runtime/tools/src/backend.rs", test_code).is_empty());
+    assert!(
+        tool_violations("runtime/tools/src/network/tests.rs", "use crate::router;\n").is_empty()
+    );
+    assert!(tool_violations(git, "// see crate::shell::exec\n").is_empty());
+    // `crate::file` is not `crate::files`.
+    assert!(tool_violations(git, "crate::filesystem::x();\n").is_empty());
 }
 
 #[test]

@@ -14,7 +14,7 @@ use super::diff::{self, MAX_DIFF_INPUT_BYTES, Side};
 use super::{io_failure, resolve_path};
 use crate::args::Args;
 use crate::output;
-use crate::router::Tool;
+use crate::tool::Tool;
 
 pub struct DeleteFile;
 
@@ -152,25 +152,12 @@ mod tests {
             Some(format!("Deleted {}", path.display()))
         );
         assert!(!path.exists());
-        assert_eq!(
-            result.file_changes,
-            [FileChange {
-                path: path.display().to_string(),
-                status: FileChangeStatus::Deleted,
-                hunks: "@@ -1,2 +0,0 @@\n-one\n-two\n".into(),
-            }]
-        );
-        let [artifact] = &result.artifacts[..] else {
-            panic!("{:?}", result.artifacts)
-        };
-        assert_eq!(artifact.artifact_type, "file_diff");
-        assert_eq!(artifact.content_type, "text/x-diff");
-        assert_eq!(
-            decoded(artifact),
-            format!(
-                "--- {}\n+++ /dev/null\n@@ -1,2 +0,0 @@\n-one\n-two\n",
-                path.display()
-            )
+        crate::testing::assert_file_diff(
+            &result,
+            &path,
+            FileChangeStatus::Deleted,
+            (&path.display().to_string(), "/dev/null"),
+            "@@ -1,2 +0,0 @@\n-one\n-two\n",
         );
     }
 

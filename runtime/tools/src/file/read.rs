@@ -10,7 +10,7 @@ use serde_json::json;
 use super::io_failure;
 use crate::args::Args;
 use crate::platform::{self, Os, beneath, encoding::DecodeError};
-use crate::router::Tool;
+use crate::tool::Tool;
 
 /// How much of the start of a file is inspected for NUL bytes to call it binary.
 const BINARY_SNIFF_BYTES: usize = 8000;

@@ -16,7 +16,7 @@ use super::{io_failure, open_failure, resolve_path};
 use crate::args::Args;
 use crate::output;
 use crate::platform::replace::{self, Folder, Found};
-use crate::router::Tool;
+use crate::tool::Tool;
 
 pub struct WriteFile;
 
@@ -287,27 +287,14 @@ mod tests {
             Some(format!("Wrote 6 bytes to {}", path.display()))
         );
         assert_eq!(fs::read_to_string(&path).unwrap(), "hello\n");
-        assert_eq!(
-            result.file_changes,
-            [FileChange {
-                path: path.display().to_string(),
-                status: FileChangeStatus::Added,
-                hunks: "@@ -0,0 +1 @@\n+hello\n".into(),
-            }]
+        let artifact = crate::testing::assert_file_diff(
+            &result,
+            &path,
+            FileChangeStatus::Added,
+            ("/dev/null", &path.display().to_string()),
+            "@@ -0,0 +1 @@\n+hello\n",
         );
-        let [artifact] = &result.artifacts[..] else {
-            panic!("{:?}", result.artifacts)
-        };
-        assert_eq!(artifact.artifact_type, "file_diff");
-        assert_eq!(artifact.content_type, "text/x-diff");
         assert_eq!(artifact.artifact_name, "a.txt.diff");
-        assert_eq!(
-            decoded(artifact),
-            format!(
-                "--- /dev/null\n+++ {}\n@@ -0,0 +1 @@\n+hello\n",
-                path.display()
-            )
-        );
     }
 
     #[tokio::test]

@@ -146,6 +146,92 @@ pub(crate) fn neutralise(listed: &[u8]) -> Vec<String> {
     settings
 }
 
+/// Where a push's HTTP transport connects, which the repository's config must not decide:
+/// the scheme of the server pushed to, and the config keys that would choose a proxy for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Route {
+    pub scheme: String,
+    pub keys: Vec<String>,
+}
+
+/// The listed keys (as [`LIST_CONFIG`] prints them) that decide where git's HTTP transport
+/// connects: `http.proxy` and `http.<url>.proxy` (a URL-specific one outranks even a `-c
+/// http.proxy`), `remote.<name>.proxy` (outranks both), and `http.<url>.curloptResolve`
+/// (pins the address a host name connects to). `Err` for such a key that could not be
+/// named to override it.
+pub(crate) fn route_keys(listed: &[u8]) -> Result<Vec<String>, String> {
+    let mut keys: Vec<String> = Vec::new();
+    for key in listed.split(|byte| *byte == 0) {
+        let key = key.trim_ascii();
+        let lower = key.to_ascii_lowercase();
+        let routes = (lower.starts_with(b"http.")
+            && (lower.ends_with(b".proxy") || lower.ends_with(b".curloptresolve")))
+            || (lower.starts_with(b"remote.") && lower.ends_with(b".proxy"));
+        if !routes {
+            continue;
+        }
+        let name = String::from_utf8_lossy(key);
+        // `key=value` is split at the first `=`, so a name holding one cannot be set.
+        let (Ok(key), false) = (std::str::from_utf8(key), name.contains('=')) else {
+            return Err(format!(
+                "the repository's git config sets \"{name}\", which decides where a push connects, under a name the runtime cannot override (not UTF-8, or holding \"=\"); remove it from the repository's config to push"
+            ));
+        };
+        if !keys.iter().any(|seen| seen == key) {
+            keys.push(key.to_owned());
+        }
+    }
+    Ok(keys)
+}
+
+/// The settings (name, value) that send a push through `proxy` (empty: straight to the
+/// server), whatever the repository's config says: every proxy key of `route` set to it,
+/// every pinned address list emptied. Given as command-line settings, read after every
+/// file, so each wins over the same key there.
+pub(crate) fn forced_route(route: &Route, proxy: &str) -> Vec<(String, String)> {
+    let mut settings = vec![
+        ("http.proxy".to_owned(), proxy.to_owned()),
+        ("http.curloptResolve".to_owned(), String::new()),
+    ];
+    for key in &route.keys {
+        let value = if key.to_ascii_lowercase().ends_with(".curloptresolve") {
+            String::new()
+        } else {
+            proxy.to_owned()
+        };
+        if !settings.iter().any(|(seen, _)| seen == key) {
+            settings.push((key.clone(), value));
+        }
+    }
+    settings
+}
+
+/// `settings` in the form of git's `GIT_CONFIG_PARAMETERS` (where git keeps its `-c`
+/// settings): each `name=value` single-quoted, a quote inside written `'\''`.
+pub(crate) fn config_parameters(settings: &[(String, String)]) -> String {
+    settings
+        .iter()
+        .map(|(key, value)| format!("'{}'", format!("{key}={value}").replace('\'', "'\\''")))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The proxy git itself would take from its environment for a server reached over `scheme`
+/// when no config names one (git's `http.c`): `https_proxy`, then `HTTPS_PROXY` for https,
+/// `http_proxy` for anything else, else `all_proxy`, then `ALL_PROXY`; a variable set empty
+/// counts. Empty when there is none, which `http.proxy` reads as "no proxy".
+pub(crate) fn environment_proxy(scheme: &str, var: impl Fn(&str) -> Option<String>) -> String {
+    let first = |names: &[&str]| names.iter().find_map(|name| var(name));
+    let by_scheme = if scheme.eq_ignore_ascii_case("https") {
+        first(&["https_proxy", "HTTPS_PROXY"])
+    } else {
+        first(&["http_proxy"])
+    };
+    by_scheme
+        .or_else(|| first(&["all_proxy", "ALL_PROXY"]))
+        .unwrap_or_default()
+}
+
 /// The repository of `dir`: the nearest folder from `dir` up to `top` (inclusive) holding a
 /// `.git`. `Ok(None)` when there is none, so git reports "not a git repository". A `.git`
 /// file or link whose git directory lies outside `top` is refused, as is a worktree's

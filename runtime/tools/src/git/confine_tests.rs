@@ -128,3 +128,94 @@ fn server_remotes_become_urls_with_their_host() {
         "https://github.com/o/r"
     );
 }
+
+#[test]
+fn every_key_that_routes_a_push_is_forced_to_the_runtimes_proxy() {
+    let listed = b"core.bare\0http.proxy\0http.https://x.example/.proxy\0remote.origin.proxy\0remote.origin.url\0http.https://x.example.curloptresolve\0http.sslverify\0http.proxy\0";
+    let keys = route_keys(listed).unwrap();
+    assert_eq!(
+        keys,
+        [
+            "http.proxy",
+            "http.https://x.example/.proxy",
+            "remote.origin.proxy",
+            "http.https://x.example.curloptresolve",
+        ]
+    );
+    let route = Route {
+        scheme: "https".to_owned(),
+        keys,
+    };
+    let proxy = "http://127.0.0.1:9";
+    let forced = forced_route(&route, proxy);
+    let forced: Vec<(&str, &str)> = forced
+        .iter()
+        .map(|(key, value)| (key.as_str(), value.as_str()))
+        .collect();
+    assert_eq!(
+        forced,
+        [
+            ("http.proxy", proxy),
+            ("http.curloptResolve", ""),
+            ("http.https://x.example/.proxy", proxy),
+            ("remote.origin.proxy", proxy),
+            ("http.https://x.example.curloptresolve", ""),
+        ]
+    );
+    let none = Route {
+        scheme: "https".to_owned(),
+        keys: Vec::new(),
+    };
+    assert_eq!(
+        forced_route(&none, ""),
+        [
+            ("http.proxy".to_owned(), String::new()),
+            ("http.curloptResolve".to_owned(), String::new())
+        ]
+    );
+    // A name that cannot be given to git is refused.
+    for unnamable in [
+        &b"http.https://x.example/?a=b.proxy\0"[..],
+        b"remote.o\xffx.proxy\0",
+    ] {
+        let error = route_keys(unnamable).unwrap_err();
+        assert!(error.contains("cannot override"), "{error}");
+    }
+    let settings = [
+        ("http.proxy".to_owned(), "http://u:p@h:1".to_owned()),
+        ("remote.it's.proxy".to_owned(), String::new()),
+    ];
+    assert_eq!(
+        config_parameters(&settings),
+        r#"'http.proxy=http://u:p@h:1' 'remote.it'\''s.proxy='"#
+    );
+}
+
+#[test]
+fn the_environments_proxy_is_the_one_git_would_take() {
+    let env = |pairs: &'static [(&'static str, &'static str)]| {
+        move |name: &str| {
+            pairs
+                .iter()
+                .find(|(key, _)| *key == name)
+                .map(|(_, value)| (*value).to_owned())
+        }
+    };
+    let all = env(&[
+        ("HTTPS_PROXY", "upper-s"),
+        ("https_proxy", "lower-s"),
+        ("http_proxy", "lower"),
+        ("HTTP_PROXY", "upper"),
+        ("ALL_PROXY", "upper-all"),
+    ]);
+    assert_eq!(environment_proxy("https", all), "lower-s");
+    assert_eq!(environment_proxy("http", all), "lower");
+    let fallback = env(&[("HTTP_PROXY", "upper"), ("ALL_PROXY", "upper-all")]);
+    assert_eq!(environment_proxy("http", fallback), "upper-all");
+    assert_eq!(
+        environment_proxy("HTTPS", env(&[("HTTPS_PROXY", "s")])),
+        "s"
+    );
+    assert_eq!(environment_proxy("https", env(&[("https_proxy", "")])), "");
+    assert_eq!(environment_proxy("https", env(&[])), "");
+}

@@ -79,7 +79,7 @@ async fn a_dot_git_file_pointing_outside_the_project_is_refused() {
     )
     .unwrap();
     for tool in [
-        &GitStatus::default() as &dyn crate::router::Tool,
+        &GitStatus::default() as &dyn crate::tool::Tool,
         &GitDiff::default(),
     ] {
         let result = call(tool, project.path(), json!({})).await;
@@ -206,9 +206,68 @@ async fn a_push_over_ssh_is_refused_while_the_sandbox_confines_processes() {
     );
 }
 
+/// A push is routed by the runtime, never by the repository: the proxy the repository's
+/// config names (`http.proxy`, `http.<url>.proxy`, `remote.<name>.proxy`) and the addresses
+/// it pins (`http.curloptResolve`) are overridden, so they cannot carry the push to a host
+/// the policy does not grant. Here the runtime has no proxy, so git goes straight to the
+/// server (where nothing listens) and never to the repository's proxy.
+#[tokio::test]
+async fn the_proxy_the_repository_names_is_never_used_for_a_push() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let proxy = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let proxy_url = format!("http://{}", proxy.local_addr().unwrap());
+    let contacted = Arc::new(AtomicBool::new(false));
+    let seen = Arc::clone(&contacted);
+    // Each connection is noted, then dropped, so git fails at once instead of waiting.
+    let listening = tokio::spawn(async move {
+        while let Ok((stream, _)) = proxy.accept().await {
+            seen.store(true, Ordering::SeqCst);
+            drop(stream);
+        }
+    });
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let server = format!("http://{}/team/repo.git", closed.local_addr().unwrap());
+    drop(closed);
+    // Each way of naming a proxy on its own, then all of them with a pinned address.
+    let server_proxy = format!("http.{server}.proxy");
+    let keys = ["http.proxy", server_proxy.as_str(), "remote.origin.proxy"];
+    let mut cases: Vec<Vec<(&str, &str)>> = keys
+        .iter()
+        .map(|key| vec![(*key, proxy_url.as_str())])
+        .collect();
+    let mut all: Vec<(&str, &str)> = keys.iter().map(|key| (*key, proxy_url.as_str())).collect();
+    all.push(("http.curloptResolve", "nowhere.invalid:80:127.0.0.1"));
+    cases.push(all);
+    for settings in cases {
+        let dir = repo();
+        sh_git(dir.path(), &["remote", "add", "origin", &server]);
+        for (key, value) in &settings {
+            sh_git(dir.path(), &["config", key, value]);
+        }
+        let result = call_granted(
+            &GitPush::default(),
+            dir.path(),
+            json!({"remote": "origin", "branch": "main"}),
+        )
+        .await;
+        let (code, message) = failure(&result);
+        assert_eq!(
+            code,
+            ErrorCode::ToolExecutionFailed,
+            "{settings:?}: {message}"
+        );
+        assert!(
+            !contacted.load(Ordering::SeqCst),
+            "the push went through the repository's proxy ({settings:?}): {message}"
+        );
+    }
+    listening.abort();
+}
+
 /// A call whose policy grants only the project folder.
 async fn call_granted(
-    tool: &dyn crate::router::Tool,
+    tool: &dyn crate::tool::Tool,
     dir: &Path,
     args: serde_json::Value,
 ) -> agent_protocol::ToolResult {

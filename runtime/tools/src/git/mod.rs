@@ -18,9 +18,8 @@ use tokio::process::Command;
 use agent_protocol::{ErrorCode, ToolRequest, ToolResult};
 
 use crate::output;
-use crate::platform::{self, process};
-use crate::shell::capture;
-use crate::shell::exec::{self, Exit, Settings};
+use crate::platform::run::{self, Exit, Settings};
+use crate::platform::{self, DirError, capture, process};
 
 pub use tools::{GitCommit, GitDiff, GitPush, GitStatus};
 
@@ -99,24 +98,24 @@ pub(crate) fn repository_dir(
             ));
         }
     };
-    match std::fs::metadata(&dir) {
-        Ok(metadata) if metadata.is_dir() => Ok(dir),
-        Ok(_) => Err(fail(
+    platform::existing_dir(&dir).map_err(|error| match error {
+        DirError::NotADirectory => fail(
             ErrorCode::InvalidRequest,
             format!("{tool}: {} is not a directory", dir.display()),
-        )),
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Err(fail(
+        ),
+        DirError::NotFound => fail(
             ErrorCode::FileNotFound,
             format!("Repository folder not found: {}", dir.display()),
-        )),
-        Err(error) => Err(fail(
+        ),
+        DirError::Unusable(error) => fail(
             ErrorCode::PermissionDenied,
             format!(
                 "Cannot open the repository folder {}: {error}",
                 dir.display()
             ),
-        )),
-    }
+        ),
+    })?;
+    Ok(dir)
 }
 
 /// A name git would read as an option (`--force`, `-o…`) is refused: arguments are data.
@@ -155,6 +154,30 @@ pub(crate) async fn git_with(
     extra: &[String],
     args: &[&str],
 ) -> Result<GitRun, Box<ToolResult>> {
+    checked_run(request, settings, dir, extra, None, args).await
+}
+
+/// [`git`] for a run that connects to the server at `server` (a push): it goes through the
+/// runtime's egress proxy under the sandbox, else where git's environment sends it, never
+/// where the repository's config would ([`confine::forced_route`]).
+pub(crate) async fn git_to_server(
+    request: &ToolRequest,
+    settings: GitSettings,
+    dir: &Path,
+    server: &str,
+    args: &[&str],
+) -> Result<GitRun, Box<ToolResult>> {
+    checked_run(request, settings, dir, &[], Some(server), args).await
+}
+
+async fn checked_run(
+    request: &ToolRequest,
+    settings: GitSettings,
+    dir: &Path,
+    extra: &[String],
+    server: Option<&str>,
+    args: &[&str],
+) -> Result<GitRun, Box<ToolResult>> {
     let repository = repository(request, dir)?;
     let listed = run(
         request,
@@ -162,6 +185,7 @@ pub(crate) async fn git_with(
         dir,
         &repository,
         &[],
+        None,
         confine::LIST_CONFIG,
     )
     .await?;
@@ -183,9 +207,35 @@ pub(crate) async fn git_with(
             ),
         )));
     }
-    let mut neutral = confine::neutralise(&listed.stdout_raw.to_bytes());
+    let listed = listed.stdout_raw.to_bytes();
+    let mut neutral = confine::neutralise(&listed);
     neutral.extend(extra.iter().cloned());
-    run(request, settings, dir, &repository, &neutral, args).await
+    let route = match server {
+        Some(server) => Some(confine::Route {
+            scheme: server
+                .split_once("://")
+                .map_or("ssh", |(scheme, _)| scheme)
+                .to_owned(),
+            keys: confine::route_keys(&listed).map_err(|message| {
+                Box::new(ToolResult::failed(
+                    request,
+                    ErrorCode::PermissionDenied,
+                    message,
+                ))
+            })?,
+        }),
+        None => None,
+    };
+    run(
+        request,
+        settings,
+        dir,
+        &repository,
+        &neutral,
+        route.as_ref(),
+        args,
+    )
+    .await
 }
 
 /// The user's `user.name`/`user.email` as `-c` settings: the global config is ignored by
@@ -202,7 +252,7 @@ pub(crate) async fn identity(
         .env_remove("GIT_CONFIG_GLOBAL")
         .env_remove("GIT_CONFIG_NOSYSTEM")
         .args(["config", "--get-regexp", r"^user\.(name|email)$"]);
-    let listed = spawn(request, settings, dir, builder, "config").await?;
+    let listed = spawn(request, settings, dir, builder, None, "config").await?;
     let mut found: Vec<(String, String)> = Vec::new();
     for line in listed.stdout.lines() {
         if let Some((key, value)) = line.split_once(' ') {
@@ -260,19 +310,23 @@ async fn run(
     dir: &Path,
     repository: &confine::Repository,
     neutral: &[String],
+    route: Option<&confine::Route>,
     args: &[&str],
 ) -> Result<GitRun, Box<ToolResult>> {
     let mut builder = confine::command(Some(repository), neutral);
     builder.args(args);
     let subcommand = args.first().copied().unwrap_or("git");
-    spawn(request, settings, dir, builder, subcommand).await
+    spawn(request, settings, dir, builder, route, subcommand).await
 }
 
 /// The same git command inside the OS sandbox the host granted this call (see
 /// `crate::sandbox`): the repository's own config cannot name a program that escapes it.
+/// A run with a `route` connects through the sandbox's egress proxy when there is one,
+/// else through the proxy git's environment names (or none).
 fn sandboxed(
     request: &ToolRequest,
     plain: Command,
+    route: Option<&confine::Route>,
 ) -> Result<crate::sandbox::Confined, Box<ToolResult>> {
     let plain = plain.as_std();
     let mut confined =
@@ -283,6 +337,12 @@ fn sandboxed(
                 message,
             ))
         })?;
+    let proxy = route.map(|route| match &confined.egress {
+        Some(egress) => egress.url(),
+        None => confine::environment_proxy(&route.scheme, |name| {
+            std::env::var_os(name).map(|value| value.to_string_lossy().into_owned())
+        }),
+    });
     let wrapped = &mut confined.command;
     wrapped.args(plain.get_args());
     for (name, value) in plain.get_envs() {
@@ -290,6 +350,13 @@ fn sandboxed(
             Some(value) => wrapped.env(name, value),
             None => wrapped.env_remove(name),
         };
+    }
+    // Command-line settings given through the environment git keeps its `-c` settings in
+    // (any git version reads it, before the `-c` arguments): a proxy's URL may carry a
+    // password, which the process list would show.
+    if let (Some(route), Some(proxy)) = (route, proxy) {
+        let forced = confine::forced_route(route, &proxy);
+        wrapped.env("GIT_CONFIG_PARAMETERS", confine::config_parameters(&forced));
     }
     if let Some(dir) = plain.get_current_dir() {
         wrapped.current_dir(dir);
@@ -302,6 +369,7 @@ async fn spawn(
     settings: GitSettings,
     dir: &Path,
     builder: Command,
+    route: Option<&confine::Route>,
     subcommand: &str,
 ) -> Result<GitRun, Box<ToolResult>> {
     // The host's budget is a limit, not a suggestion.
@@ -312,13 +380,13 @@ async fn spawn(
     let crate::sandbox::Confined {
         command: builder,
         egress: _egress,
-    } = sandboxed(request, builder)?;
+    } = sandboxed(request, builder, route)?;
     let run_settings = Settings {
         kill_grace: settings.kill_grace,
         capture_bytes: settings.capture_bytes,
-        drain: crate::shell::DEFAULT_DRAIN,
+        drain: run::DEFAULT_DRAIN,
     };
-    let outcome = exec::run_prepared(builder, dir, None, timeout, run_settings)
+    let outcome = run::run_prepared(builder, dir, None, timeout, run_settings)
         .await
         .map_err(|error| {
             let message = if error.kind() == std::io::ErrorKind::NotFound {

@@ -7,8 +7,8 @@ use agent_protocol::ToolStatus;
 use serde_json::{Value, json};
 
 use super::*;
-use crate::router::Tool;
 use crate::testing::{decoded, request};
+use crate::tool::Tool;
 
 /// Runs git synchronously to set a repository up.
 pub(super) fn sh_git(dir: &Path, args: &[&str]) -> String {

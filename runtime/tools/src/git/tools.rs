@@ -6,34 +6,15 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use super::{
-    GitSettings, confine, git, git_failed, git_with, identity, plain_name, repository_dir,
+    GitSettings, confine, git, git_failed, git_to_server, git_with, identity, plain_name,
+    repository_dir,
 };
-use crate::args::{ArgError, Args};
+use crate::args::Args;
 use crate::output;
-use crate::router::Tool;
+use crate::tool::Tool;
 
 const PATH_PROPERTY: &str =
     "Repository folder (absolute, or relative to the workspace root). Default: workspace root";
-
-/// `files`: an optional array of strings (pathspecs, given to git after `--`).
-fn optional_files<'a>(args: &Args<'a>, tool: &str) -> Result<Vec<&'a str>, ArgError> {
-    let Some(value) = args.optional_value("files") else {
-        return Ok(Vec::new());
-    };
-    let invalid = || {
-        ArgError(format!(
-            "{tool}: argument \"files\" must be an array of strings"
-        ))
-    };
-    let items = value.as_array().ok_or_else(invalid)?;
-    items
-        .iter()
-        .map(|item| match item.as_str() {
-            Some(text) if !text.is_empty() && !text.contains('\0') => Ok(text),
-            _ => Err(invalid()),
-        })
-        .collect()
-}
 
 fn invalid(request: &ToolRequest, message: String) -> ToolResult {
     ToolResult::failed(request, ErrorCode::InvalidRequest, message)
@@ -158,7 +139,7 @@ impl Tool for GitDiff {
                     args.optional_str("path")?,
                     args.optional_bool("staged")?.unwrap_or(false),
                     args.optional_str("ref")?,
-                    optional_files(&args, "GitDiff")?,
+                    args.optional_strings("files")?,
                 ))
             });
         let (path, staged, reference, files) = match parsed {
@@ -238,7 +219,7 @@ impl Tool for GitCommit {
                 Ok((
                     args.required_str("message")?,
                     args.optional_str("path")?,
-                    optional_files(&args, "GitCommit")?,
+                    args.optional_strings("files")?,
                     args.optional_bool("all")?.unwrap_or(false),
                 ))
             });
@@ -362,11 +343,11 @@ impl Tool for GitPush {
             },
         };
         let confined = crate::sandbox::confines_processes();
-        if let Err(failure) =
-            check_destination(request, self.settings, &dir, &remote, confined).await
+        let server = match check_destination(request, self.settings, &dir, &remote, confined).await
         {
-            return *failure;
-        }
+            Ok(server) => server,
+            Err(failure) => return *failure,
+        };
         if branch.is_some_and(|branch| branch.starts_with('+')) {
             return invalid(
                 request,
@@ -381,7 +362,11 @@ impl Tool for GitPush {
         }
         push.push(&remote);
         push.extend(branch);
-        match git(request, self.settings, &dir, &push).await {
+        let pushed = match &server {
+            Some(server) => git_to_server(request, self.settings, &dir, server, &push).await,
+            None => git(request, self.settings, &dir, &push).await,
+        };
+        match pushed {
             Ok(run) if run.ok() => {
                 ToolResult::succeeded(request, format!("git push succeeded.\n{}\n", run.said()))
             }
@@ -415,14 +400,15 @@ async fn push_remote(
 /// repository's config (or the `remote` argument) says the remote is. While processes are
 /// `confined` by the OS sandbox, a server is reached through the egress proxy, which carries
 /// HTTP(S) only: a remote over ssh (or git://) is refused, since the sandbox can allow a
-/// port but not a host.
+/// port but not a host. `Ok` carries the server (as [`confine::server_url`] spells it) when
+/// the destination is one, for [`git_to_server`].
 pub(super) async fn check_destination(
     request: &ToolRequest,
     settings: GitSettings,
     dir: &std::path::Path,
     remote: &str,
     confined: bool,
-) -> Result<(), Box<ToolResult>> {
+) -> Result<Option<String>, Box<ToolResult>> {
     let url = git(
         request,
         settings,
@@ -458,10 +444,10 @@ pub(super) async fn check_destination(
                 "GitPush: the remote \"{remote}\" ({url}) is reached over {scheme}, which the command sandbox cannot hold to the Git.Push remote allowlist (only HTTP and HTTPS pass the runtime's egress proxy; the OS sandbox can allow a port, not a host). Push to an https URL of the repository, or run the runtime with AGENT_RUNTIME_SANDBOX=off to push over {scheme} unconfined."
             )));
         }
-        return Ok(());
+        return Ok(Some(server));
     };
     let Some(granted) = &request.granted_paths else {
-        return Ok(());
+        return Ok(None);
     };
     let target = crate::platform::normalize(&dir.join(local));
     let real = std::fs::canonicalize(&target).unwrap_or(target);
@@ -470,7 +456,7 @@ pub(super) async fn check_destination(
         .iter()
         .any(|folder| crate::platform::paths::is_within(os, &real.to_string_lossy(), folder))
     {
-        return Ok(());
+        return Ok(None);
     }
     Err(Box::new(ToolResult::failed(
         request,

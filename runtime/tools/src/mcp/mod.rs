@@ -15,8 +15,8 @@
 //!   background when tools are listed, inline on the next call to it.
 //! - Shutdown: [`McpClient::close`] ends every MCP session.
 
-pub mod endpoint;
-pub mod manifest;
+pub(crate) mod endpoint;
+pub(crate) mod manifest;
 mod result;
 mod server;
 
@@ -32,7 +32,7 @@ use agent_protocol::{ErrorCode, ToolDefinition, ToolRequest, ToolResult};
 use server::{Connected, Server};
 
 /// Largest MCP response body or SSE event accepted (§9.3: "capped at 10MB").
-pub const MAX_RESPONSE_BYTES: usize = 10 * 1024 * 1024;
+pub(crate) const MAX_RESPONSE_BYTES: usize = 10 * 1024 * 1024;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct McpOptions {
@@ -62,7 +62,7 @@ impl Default for McpOptions {
 }
 
 #[derive(Default)]
-pub struct McpClient {
+pub(crate) struct McpClient {
     options: McpOptions,
     servers: RwLock<Vec<Arc<Server>>>,
 }
@@ -128,11 +128,6 @@ impl McpClient {
             tools.extend(server.definitions());
         }
         tools
-    }
-
-    /// Whether `tool_name` names a tool of a configured server.
-    pub fn serves(&self, tool_name: &str) -> bool {
-        self.server_of(tool_name).is_some()
     }
 
     fn server_of(&self, tool_name: &str) -> Option<Arc<Server>> {

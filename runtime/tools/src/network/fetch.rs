@@ -9,7 +9,7 @@ use url::Url;
 
 use agent_protocol::UrlCheck;
 
-use super::ssrf::{self, AddressPolicy, Refusal};
+use crate::platform::ssrf::{self, AddressPolicy, Refusal};
 
 /// §4.5: "Redirect following is limited to 5 hops".
 pub const MAX_REDIRECTS: usize = 5;

@@ -26,7 +26,7 @@
 //!   shorter, bounds the whole call — every hop and the body — and ends it with
 //!   `TOOL_EXECUTION_TIMEOUT`.
 //! - URLs other than http/https, and hosts that are or resolve to local or internal addresses
-//!   ([`ssrf`]), on the first hop or any redirect, are refused with `INVALID_REQUEST`. At most
+//!   ([`ssrf`], shared with the sandbox's egress proxy), on the first hop or any redirect, are refused with `INVALID_REQUEST`. At most
 //!   5 redirects are followed ([`fetch`]); a 6th is `TOOL_EXECUTION_FAILED`.
 //!
 //! Loopback is refused unless the router was built with
@@ -34,7 +34,6 @@
 //! listen on `127.0.0.1`).
 
 pub mod fetch;
-pub mod ssrf;
 
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -47,10 +46,10 @@ use serde_json::{Map, Value, json};
 use url::Url;
 
 use self::fetch::{FetchError, Incoming, Outgoing};
-use self::ssrf::AddressPolicy;
 use crate::args::Args;
 use crate::output;
-use crate::router::Tool;
+use crate::platform::ssrf::AddressPolicy;
+use crate::tool::Tool;
 
 /// §4.5: "Default: 30".
 pub const DEFAULT_TIMEOUT_SECONDS: u64 = 30;

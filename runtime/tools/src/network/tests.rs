@@ -19,6 +19,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
 use super::*;
+use crate::platform::ssrf;
 use crate::testing::decoded;
 
 const MB: usize = 1024 * 1024;

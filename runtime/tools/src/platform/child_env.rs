@@ -18,9 +18,6 @@ const RUNTIME_SECRETS: &[&str] = &[
     "AGENT_RUNTIME_CHILD_ENV_ALLOW",
 ];
 
-/// The allowlist knob's name.
-pub const ALLOW_ENV: &str = "AGENT_RUNTIME_CHILD_ENV_ALLOW";
-
 static ALLOW: OnceLock<Vec<String>> = OnceLock::new();
 
 /// Sets the allowlist once, at start-up (from `AGENT_RUNTIME_CHILD_ENV_ALLOW`); later calls
@@ -39,7 +36,7 @@ fn parse_allowlist(names: &str) -> Vec<String> {
 }
 
 /// Whether a variable of this name looks like a credential.
-pub fn looks_secret(name: &str) -> bool {
+pub(crate) fn looks_secret(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
     upper.ends_with("_TOKEN")
         || upper == "TOKEN"
@@ -52,7 +49,7 @@ pub fn looks_secret(name: &str) -> bool {
 }
 
 /// Whether a child process may see the variable `name`, given the allowlist.
-pub fn passes(name: &str, allow: &[String]) -> bool {
+pub(crate) fn passes(name: &str, allow: &[String]) -> bool {
     if RUNTIME_SECRETS.contains(&name) {
         return false;
     }
@@ -64,7 +61,7 @@ pub fn passes(name: &str, allow: &[String]) -> bool {
 }
 
 /// Removes from `command`'s environment every inherited variable a child may not see.
-pub fn scrub(command: &mut tokio::process::Command) {
+pub(crate) fn scrub(command: &mut tokio::process::Command) {
     let allow = ALLOW.get().map(Vec::as_slice).unwrap_or_default();
     for (name, _) in std::env::vars_os() {
         let Some(text) = name.to_str() else {

@@ -1,29 +1,37 @@
 //! OS primitives the tools share (local-tool-runtime.md §6): path resolution here, shell
-//! resolution in [`shell`], process-tree termination in [`process`].
+//! resolution in [`shell`], running a program as its own bounded process tree in [`run`]
+//! (its output kept by [`capture`], the tree ended by [`process`]), the addresses a
+//! connection may reach in [`ssrf`].
 
-pub mod beneath;
+pub(crate) mod beneath;
+pub(crate) mod capture;
 pub mod child_env;
-pub mod encoding;
-pub mod paths;
-pub mod process;
-pub mod replace;
-pub mod shell;
+pub(crate) mod encoding;
+pub(crate) mod paths;
+pub(crate) mod process;
+pub(crate) mod replace;
+pub(crate) mod run;
+pub(crate) mod shell;
+pub(crate) mod ssrf;
 
-pub use shell::Os;
+pub(crate) use shell::Os;
 
 use std::path::{Path, PathBuf};
 
-pub use agent_path_rules::{PathError, normalize};
+pub(crate) use agent_path_rules::{PathError, normalize};
 
 /// Expands `~`, makes the path absolute against `root`, normalises `.`, `..` and the
 /// separators, and checks the OS's length limit (local-tool-runtime.md §6.1,
 /// `agent-path-rules`, the rules the policy enforcer judges by). Symlinks are left for the
 /// file system to follow.
-pub fn resolve(raw: &str, root: Option<&Path>) -> Result<PathBuf, PathError> {
+pub(crate) fn resolve(raw: &str, root: Option<&Path>) -> Result<PathBuf, PathError> {
     resolve_in(raw, root, home().as_deref())
 }
 
-/// [`resolve`] with `~` pointing at `home` (an empty one is unset).
+/// [`resolve`] with `~` pointing at `home` (an empty one is unset). Public only for the test
+/// that holds the enforcer's path decisions equal to the tools' (`runtime/cli/tests/
+/// path_rules`); not an API.
+#[doc(hidden)]
 pub fn resolve_in(
     raw: &str,
     root: Option<&Path>,
@@ -38,7 +46,7 @@ pub fn resolve_in(
 /// tools: a path that climbs out of the project folder with `..` is refused (an
 /// absolute path elsewhere is the policy enforcer's call, not ours). Containment folds case
 /// where the OS does, so `..\PROJ\x` stays inside `C:\work\proj` on Windows.
-pub fn resolve_within(raw: &str, root: Option<&Path>) -> Result<PathBuf, PathError> {
+pub(crate) fn resolve_within(raw: &str, root: Option<&Path>) -> Result<PathBuf, PathError> {
     let os = Os::current();
     let resolved = resolve(raw, root)?;
     let Some(root) = root.filter(|_| paths::climbs(os, raw)) else {
@@ -57,8 +65,28 @@ pub fn resolve_within(raw: &str, root: Option<&Path>) -> Result<PathBuf, PathErr
 
 /// The user's home directory, where a command runs when the session has no project folder
 /// (an empty home variable is unset, as for `~`: [`agent_path_rules::home`]).
-pub fn home() -> Option<PathBuf> {
+pub(crate) fn home() -> Option<PathBuf> {
     agent_path_rules::home::home()
+}
+
+/// Why a folder a call names cannot be worked in.
+#[derive(Debug)]
+pub(crate) enum DirError {
+    NotADirectory,
+    NotFound,
+    /// It exists but cannot be looked at (permissions, a broken mount, …).
+    Unusable(std::io::Error),
+}
+
+/// Whether `dir` is an existing directory (links followed), and if not, why: the check
+/// behind a git repository folder and a RunCommand `cwd`.
+pub(crate) fn existing_dir(dir: &Path) -> Result<(), DirError> {
+    match std::fs::metadata(dir) {
+        Ok(metadata) if metadata.is_dir() => Ok(()),
+        Ok(_) => Err(DirError::NotADirectory),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Err(DirError::NotFound),
+        Err(error) => Err(DirError::Unusable(error)),
+    }
 }
 
 #[cfg(test)]

@@ -132,11 +132,6 @@ impl Folder {
         })
     }
 
-    /// The folder's path, for messages.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
     /// What `name` holds now, not following a link.
     pub fn find(&self, name: &OsStr) -> io::Result<Found> {
         imp::find(self, name)

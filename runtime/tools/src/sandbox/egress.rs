@@ -4,7 +4,7 @@
 //! UDP or other families by seccomp). Every destination is judged like an `HttpRequest` URL:
 //! the host's domain rules (`allowedDomains`/`blockedDomains`, via the request's
 //! [`UrlCheck`]), then the address rules (no loopback, private, link-local, … address,
-//! literally or after resolution, [`crate::network::ssrf`]). So `curl`, `pip` and
+//! literally or after resolution, [`crate::platform::ssrf`]). So `curl`, `pip` and
 //! `git fetch` obey the same policy as HttpRequest.
 //!
 //! Two forms are served: `CONNECT host:port` (a TLS tunnel; the proxy never sees inside) and
@@ -24,7 +24,7 @@ use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::{TcpListener, TcpStream};
 use url::Url;
 
-use crate::network::ssrf::{self, AddressPolicy, VettingResolver};
+use crate::platform::ssrf::{self, AddressPolicy, VettingResolver};
 
 /// Longest request head read before the destination is known.
 const MAX_HEAD_BYTES: usize = 16 * 1024;

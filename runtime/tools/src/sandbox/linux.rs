@@ -42,7 +42,7 @@ const NET_ABI: ABI = ABI::V4;
 
 /// What this kernel can enforce, learnt without confining this process: a ruleset created
 /// as a hard requirement fails when the kernel lacks it.
-pub fn probe(mode: SandboxMode) -> SandboxStatus {
+pub(crate) fn probe(mode: SandboxMode) -> SandboxStatus {
     let fs = Ruleset::default()
         .set_compatibility(CompatLevel::HardRequirement)
         .handle_access(AccessFs::from_all(ABI::V1))
@@ -139,7 +139,7 @@ fn parse(args: &[OsString]) -> Result<(Plan, &OsString, &[OsString]), String> {
 
 /// Applies every part it can; the first error is returned after the rest was applied, so a
 /// best-effort launch keeps whatever works.
-pub fn confine(plan: &Plan) -> Result<(), String> {
+pub(crate) fn confine(plan: &Plan) -> Result<(), String> {
     let mut first = None;
     let mut note = |result: Result<(), String>| {
         if let Err(message) = result {

@@ -6,6 +6,7 @@ use std::path::Path;
 
 use super::Plan;
 
+#[cfg(target_os = "macos")]
 pub const SANDBOX_EXEC: &str = "/usr/bin/sandbox-exec";
 
 /// An SBPL string literal: `"` and `\` escaped; a path is never interpreted as a pattern.

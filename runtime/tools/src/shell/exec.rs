@@ -1,61 +1,13 @@
-//! Running one command (local-tool-runtime.md §4.4 steps 2–6): spawned through the platform
-//! shell as a process tree of its own, stdin fed, stdout and stderr captured separately and
-//! bounded, the timeout enforced by ending the whole tree.
-//!
-//! Everything runs inside the caller's future (no spawned tasks), so a caller that abandons
-//! the call — the host's own timeout, a cancelled task — drops the [`TreeGuard`], which kills
-//! the tree: nothing outlives the call by accident.
+//! Running one command (local-tool-runtime.md §4.4): the platform shell, confined to what
+//! the request grants, run as a process tree of its own by [`crate::platform::run`].
 
 use std::path::Path;
-use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
 use agent_protocol::ToolRequest;
-use tokio::io::AsyncWriteExt;
-use tokio::process::Command;
-use tokio_util::sync::CancellationToken;
 
-use super::capture::{self, Captured};
-use crate::platform::process::{self, ProcessTree, TreeGuard};
+use crate::platform::run::{Outcome, Settings, run_prepared};
 use crate::platform::shell::Shell;
-
-/// How the process tree is handled; see `RunCommand`'s builder methods.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Settings {
-    pub kill_grace: Duration,
-    pub capture_bytes: usize,
-    pub drain: Duration,
-}
-
-/// How the command ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Exit {
-    Code(i32),
-    /// Ended by a signal it did not handle (unix).
-    #[cfg_attr(not(unix), allow(dead_code))]
-    Signal(i32),
-    /// The timeout elapsed first; the tree was ended.
-    TimedOut,
-    /// The status could not be read.
-    Unknown,
-}
-
-impl Exit {
-    fn of(status: &ExitStatus) -> Self {
-        #[cfg(unix)]
-        if let Some(signal) = std::os::unix::process::ExitStatusExt::signal(status) {
-            return Exit::Signal(signal);
-        }
-        status.code().map_or(Exit::Unknown, Exit::Code)
-    }
-}
-
-#[derive(Debug)]
-pub(crate) struct Outcome {
-    pub exit: Exit,
-    pub stdout: Captured,
-    pub stderr: Captured,
-}
 
 /// The arguments that follow the shell program. `cmd.exe` gets one raw argument
 /// `/s /c "command"`: with `/s` it strips exactly the outer quotes and runs the rest verbatim,
@@ -97,141 +49,6 @@ pub(crate) async fn run(
     run_prepared(builder, cwd, stdin, timeout, settings).await
 }
 
-/// Runs a prepared program (its arguments set) in `cwd` with the same guarantees as
-/// [`run`]: own process tree, bounded capture, the tree ended on timeout or drop. The git
-/// tools use it to run `git` without a shell in between.
-pub(crate) async fn run_prepared(
-    mut builder: Command,
-    cwd: &Path,
-    stdin: Option<&str>,
-    timeout: Duration,
-    settings: Settings,
-) -> std::io::Result<Outcome> {
-    builder
-        .current_dir(cwd)
-        // Never the runtime's own stdin: that is the JSON-RPC channel.
-        .stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    process::isolate(&mut builder);
-    crate::platform::child_env::scrub(&mut builder);
-    let mut child = builder.spawn()?;
-    let tree = child.id().and_then(ProcessTree::new);
-    let mut guard = TreeGuard::new(tree);
-
-    let stop = CancellationToken::new();
-    let (stdout_done, stderr_done) = (CancellationToken::new(), CancellationToken::new());
-    let cap = settings.capture_bytes;
-    let stdout_pipe = child.stdout.take();
-    let stderr_pipe = child.stderr.take();
-    let stdin_pipe = child.stdin.take();
-    let read_stdout = async {
-        let captured = match stdout_pipe {
-            Some(pipe) => capture::read_bounded(pipe, cap, stop.clone()).await,
-            None => Captured::default(),
-        };
-        stdout_done.cancel();
-        captured
-    };
-    let read_stderr = async {
-        let captured = match stderr_pipe {
-            Some(pipe) => capture::read_bounded(pipe, cap, stop.clone()).await,
-            None => Captured::default(),
-        };
-        stderr_done.cancel();
-        captured
-    };
-    // A command that never reads its stdin must not block the call: writing stops with the
-    // readers. Dropping the pipe at the end sends EOF.
-    let feed = async {
-        if let (Some(mut pipe), Some(text)) = (stdin_pipe, stdin) {
-            tokio::select! {
-                () = stop.cancelled() => {}
-                written = pipe.write_all(text.as_bytes()) => {
-                    if let Err(error) = written {
-                        tracing::debug!(%error, "the command did not take all of its stdin");
-                    }
-                }
-            }
-        }
-    };
-    let (stdout_seen, stderr_seen) = (&stdout_done, &stderr_done);
-    let drained = move || async move {
-        stdout_seen.cancelled().await;
-        stderr_seen.cancelled().await;
-    };
-    let supervise = async {
-        let waited = tokio::time::timeout(timeout, child.wait()).await;
-        let (exit, gone) = match waited {
-            Ok(status) => {
-                let exit = status.as_ref().map_or(Exit::Unknown, Exit::of);
-                // Background jobs that detached from the output may outlive the command, as
-                // in any shell; one still holding the pipes would block (or lose) output
-                // nobody reads, so the tree is ended.
-                let gone = match tree {
-                    Some(tree)
-                        if tokio::time::timeout(settings.drain, drained())
-                            .await
-                            .is_err() =>
-                    {
-                        tracing::debug!(pid = tree.root_pid(), "output still open after exit");
-                        tree.terminate(settings.kill_grace).await
-                    }
-                    _ => true,
-                };
-                (exit, gone)
-            }
-            Err(_) => (Exit::TimedOut, end_tree(tree, &mut child, settings).await),
-        };
-        // Whatever the pipes still hold is read; then the readers stop.
-        let _ = tokio::time::timeout(settings.drain, drained()).await;
-        stop.cancel();
-        (exit, gone)
-    };
-    let (stdout, stderr, (), (exit, gone)) =
-        tokio::join!(read_stdout, read_stderr, feed, supervise);
-    if gone {
-        guard.disarm();
-    }
-    Ok(Outcome {
-        exit,
-        stdout,
-        stderr,
-    })
-}
-
-/// Ends the tree after a timeout and reaps the shell meanwhile (a probe that cannot tell
-/// zombies apart needs it reaped). Returns whether nothing is left running.
-async fn end_tree(
-    tree: Option<ProcessTree>,
-    child: &mut tokio::process::Child,
-    settings: Settings,
-) -> bool {
-    let gone = match tree {
-        Some(tree) => {
-            let terminate = tree.terminate(settings.kill_grace);
-            tokio::pin!(terminate);
-            let mut reaped = false;
-            loop {
-                tokio::select! {
-                    gone = &mut terminate => break gone,
-                    _ = child.wait(), if !reaped => reaped = true,
-                }
-            }
-        }
-        None => false,
-    };
-    // The shell itself, should it have left its group (or have no tree to signal).
-    let _ = child.start_kill();
-    let _ = tokio::time::timeout(settings.kill_grace, child.wait()).await;
-    gone
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -246,13 +63,5 @@ mod tests {
             shell_arguments(&cmd, r#""C:\Program Files\x.exe" "a b""#),
             [r#"/s /c ""C:\Program Files\x.exe" "a b"""#]
         );
-    }
-
-    #[cfg(unix)]
-    #[test]
-    fn exit_statuses_distinguish_codes_and_signals() {
-        use std::os::unix::process::ExitStatusExt;
-        assert_eq!(Exit::of(&ExitStatus::from_raw(3 << 8)), Exit::Code(3));
-        assert_eq!(Exit::of(&ExitStatus::from_raw(9)), Exit::Signal(9));
     }
 }

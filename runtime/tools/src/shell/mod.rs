@@ -14,7 +14,6 @@
 //! the code: the command ran, and the model reads the failure from the output (§4.4 step 7).
 //! A command killed by a signal shows `128 + n` as shells do, with the signal named.
 
-pub mod capture;
 pub(crate) mod exec;
 
 use std::path::{Path, PathBuf};
@@ -24,20 +23,17 @@ use agent_protocol::{ErrorCode, ToolDefinition, ToolRequest, ToolResult};
 use async_trait::async_trait;
 use serde_json::json;
 
-use self::exec::{Exit, Outcome, Settings};
 use crate::args::Args;
 use crate::output::{self, Clipped};
-use crate::platform::{self, process, shell};
-use crate::router::Tool;
+use crate::platform::capture;
+use crate::platform::run::{DEFAULT_DRAIN, Exit, Outcome, Settings};
+use crate::platform::{self, DirError, process, shell};
+use crate::tool::Tool;
 
 /// §4.4: "Default: 300"; §8.2: "between 1 and 600 seconds".
 pub const DEFAULT_TIMEOUT_SECONDS: u64 = 300;
 pub const MIN_TIMEOUT_SECONDS: u64 = 1;
 pub const MAX_TIMEOUT_SECONDS: u64 = 600;
-
-/// After the shell exits, how long its output pipes may stay open (background jobs still
-/// writing) before the rest of the tree is ended.
-pub const DEFAULT_DRAIN: Duration = Duration::from_millis(250);
 
 #[derive(Debug, Clone)]
 pub struct RunCommand {
@@ -63,12 +59,14 @@ impl RunCommand {
 
     /// Most bytes kept per stream (the memory bound of a flood, and the largest artifact);
     /// `maxOutputBytes` above it is lowered to it.
+    #[cfg(test)]
     pub fn with_capture_bytes(mut self, bytes: usize) -> Self {
         self.settings.capture_bytes = bytes;
         self
     }
 
     /// How long output pipes may stay open after the shell exited.
+    #[cfg(test)]
     pub fn with_drain(mut self, drain: Duration) -> Self {
         self.settings.drain = drain;
         self
@@ -226,24 +224,24 @@ fn working_directory(request: &ToolRequest, cwd: Option<&str>) -> Result<PathBuf
             .or_else(|| std::env::current_dir().ok())
             .unwrap_or_else(|| PathBuf::from("/")),
     };
-    match std::fs::metadata(&dir) {
-        Ok(metadata) if metadata.is_dir() => Ok(dir),
-        Ok(_) => Err(fail(
+    platform::existing_dir(&dir).map_err(|error| match error {
+        DirError::NotADirectory => fail(
             ErrorCode::InvalidRequest,
             format!("RunCommand: cwd {} is not a directory", dir.display()),
-        )),
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Err(fail(
+        ),
+        DirError::NotFound => fail(
             ErrorCode::FileNotFound,
             format!("Working directory not found: {}", dir.display()),
-        )),
-        Err(error) => Err(fail(
+        ),
+        DirError::Unusable(error) => fail(
             ErrorCode::PermissionDenied,
             format!(
                 "Cannot use {} as the working directory: {error}",
                 dir.display()
             ),
-        )),
-    }
+        ),
+    })?;
+    Ok(dir)
 }
 
 /// The argument's timeout (default 300 s), capped by the host's `limits.timeoutMs`.

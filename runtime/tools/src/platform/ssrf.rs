@@ -1,5 +1,6 @@
-//! SSRF protection for HttpRequest (local-tool-runtime.md §8.3): which addresses a request may
-//! reach, judged on the address itself, never on how the URL spelled it.
+//! SSRF protection for HttpRequest and the sandbox's egress proxy (local-tool-runtime.md
+//! §8.3): which addresses a connection may reach, judged on the address itself, never on
+//! how the URL spelled it.
 //!
 //! Two checks cover every connection:
 //! - a host written as an IP literal is judged before anything is sent ([`check_url`]); the
