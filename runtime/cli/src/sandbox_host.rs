@@ -177,7 +177,7 @@ pub async fn serve(
     let bound = listener
         .local_addr()
         .context("the listener has no address")?;
-    let endpoint = endpoint(&settings, bound, &config.session_service_url).await;
+    let endpoint = endpoint(&settings, bound, &config.services.session_url).await;
     tracing::info!(
         version = env!("CARGO_PKG_VERSION"),
         address = %bound,

@@ -30,7 +30,7 @@ mod time;
 pub(crate) mod workspace_files;
 
 pub use audit::{AuditConfig, DeliveryTuning};
-pub use config::HostConfig;
+pub use config::{Dirs, HostConfig, LlmConfig, LoopLimits, RpcLimits, ServiceConfig, ToolTimeouts};
 pub use host::{Host, SandboxRegistration};
 pub use outbound::Outbound;
 pub use redact::Redactor;

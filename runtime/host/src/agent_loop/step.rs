@@ -265,7 +265,7 @@ impl TaskRun {
                         step_count: step.completed_before,
                     }),
                 );
-                if progress.continuations > self.config.max_continuations {
+                if progress.continuations > self.config.agent_loop.max_continuations {
                     return AfterAnswer::End(Ending::failed(
                         FailureReason::MaxContinuationsExceeded,
                         ErrorCode::LlmOutputTruncated,

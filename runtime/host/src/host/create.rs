@@ -182,7 +182,7 @@ impl Host {
             bundle,
             feature_flags,
             events,
-            self.config.checkpoint_dir.clone(),
+            self.config.dirs.checkpoints.clone(),
         ));
         if let Some(history) = history {
             session.continue_conversation(history);
@@ -248,7 +248,8 @@ impl Host {
             name: session.identity.name.clone(),
             log_dir: self
                 .config
-                .log_dir
+                .dirs
+                .logs
                 .as_ref()
                 .map(|dir| dir.display().to_string()),
             status: session.status(),

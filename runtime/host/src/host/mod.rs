@@ -123,9 +123,9 @@ impl Host {
             &identity.session_id,
             &identity.workspace_id,
             self.outbound.clone(),
-            self.config.event_ring_size,
+            self.config.rpc.event_ring_size,
         )
-        .with_byte_budget(self.config.event_ring_bytes)
+        .with_byte_budget(self.config.rpc.event_ring_bytes)
         .with_outlets(self.outlets(identity))
     }
 
@@ -149,7 +149,7 @@ impl Host {
         let client = self.backends().ok().map(|backends| backends.http.clone());
         crate::audit::Outlets::start(
             &self.config.audit,
-            self.config.log_dir.as_ref(),
+            self.config.dirs.logs.as_ref(),
             crate::audit::Ids {
                 tenant_id: identity.tenant_id.clone(),
                 user_id: identity.user_id.clone(),

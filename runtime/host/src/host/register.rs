@@ -120,7 +120,9 @@ impl Host {
         };
         let binding = SandboxBinding {
             workspace_dir: registration.workspace_dir.clone(),
-            workspace_service_url: std::sync::Mutex::new(self.config.workspace_service_url.clone()),
+            workspace_service_url: std::sync::Mutex::new(
+                self.config.services.workspace_url.clone(),
+            ),
         };
         if self.sandbox.set(binding).is_err() {
             return Err(RegistrationError::AlreadyBound);
@@ -164,7 +166,7 @@ impl Host {
             .map_err(|error| Failure::Open(error.into_object().message))?;
         let task_arn = match (&registration.task_arn, &registration.ecs_metadata_uri) {
             (Some(arn), _) => arn.clone(),
-            (None, Some(uri)) => ecs_task_arn(&backends.http, uri, self.config.service_timeout)
+            (None, Some(uri)) => ecs_task_arn(&backends.http, uri, self.config.services.timeout)
                 .await
                 .map_err(Failure::Open)?,
             (None, None) => format!("local:{}", std::process::id()),

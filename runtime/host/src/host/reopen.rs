@@ -77,7 +77,7 @@ impl Host {
             bundle,
             flags.unwrap_or_default(),
             events,
-            self.config.checkpoint_dir.clone(),
+            self.config.dirs.checkpoints.clone(),
         ));
         session.reopen(history);
         session

@@ -197,10 +197,10 @@ impl Host {
             &identity.session_id,
             &identity.workspace_id,
             self.outbound.clone(),
-            self.config.event_ring_size,
+            self.config.rpc.event_ring_size,
             checkpoint.event_id_epoch.saturating_add(1),
         )
-        .with_byte_budget(self.config.event_ring_bytes)
+        .with_byte_budget(self.config.rpc.event_ring_bytes)
         .with_outlets(self.outlets(&identity));
         let flags = flags.unwrap_or_else(|| checkpoint.feature_flags.clone());
         let session = Arc::new(Session::new(
@@ -208,7 +208,7 @@ impl Host {
             bundle,
             flags,
             events,
-            self.config.checkpoint_dir.clone(),
+            self.config.dirs.checkpoints.clone(),
         ));
         session.restore(checkpoint);
         session

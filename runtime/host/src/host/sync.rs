@@ -27,7 +27,7 @@ impl Host {
             backends.http.clone(),
             &binding.workspace_service(),
             &session.identity.workspace_id,
-            self.config.service_timeout,
+            self.config.services.timeout,
         );
         let root = binding.workspace_dir.clone();
         let mut result = WorkspaceSyncResult {

@@ -38,16 +38,18 @@ impl Host {
         }
         let options = params.task_options.clone().unwrap_or_default();
         let max_steps = match options.max_steps {
-            None => self.config.default_max_steps,
-            Some(steps) if steps >= 1 && steps <= i64::from(self.config.max_steps_limit) => {
-                u32::try_from(steps).unwrap_or(self.config.default_max_steps)
+            None => self.config.agent_loop.default_max_steps,
+            Some(steps)
+                if steps >= 1 && steps <= i64::from(self.config.agent_loop.max_steps_limit) =>
+            {
+                u32::try_from(steps).unwrap_or(self.config.agent_loop.default_max_steps)
             }
             Some(steps) => {
                 return Err(RpcError::invalid_params(
                     Some("taskOptions.maxSteps"),
                     format!(
                         "Invalid params for StartTask: taskOptions.maxSteps must be between 1 and {}, got {steps}.",
-                        self.config.max_steps_limit
+                        self.config.agent_loop.max_steps_limit
                     ),
                 ));
             }

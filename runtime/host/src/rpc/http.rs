@@ -120,7 +120,7 @@ async fn rpc(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Body)
     if !authorized(&state, &headers) {
         return unauthorized();
     }
-    let limit = state.host.config().max_line_bytes;
+    let limit = state.host.config().rpc.max_line_bytes;
     let bytes: Bytes = match axum::body::to_bytes(body, limit).await {
         Ok(bytes) => bytes,
         Err(_) => {
