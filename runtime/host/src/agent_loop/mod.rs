@@ -12,7 +12,9 @@ mod tools;
 
 use std::sync::Arc;
 
-use agent_protocol::events::*;
+use agent_protocol::events::{
+    Empty, EventBody, SessionPaused, TaskCancelled, TaskCompleted, TaskFailed, TaskStarted,
+};
 use agent_protocol::methods::TaskOptions;
 use agent_protocol::state::{SessionStatus, TaskStatus};
 use agent_protocol::{ErrorCode, ToolRouter};

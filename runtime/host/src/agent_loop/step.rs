@@ -6,7 +6,10 @@
 use std::time::Instant;
 
 use agent_protocol::ErrorCode;
-use agent_protocol::events::*;
+use agent_protocol::events::{
+    ContextCompacted, EventBody, LlmRequestCompleted, LlmRequestStarted, StepCompleted,
+    StepLimitApproaching, StepStarted,
+};
 use agent_protocol::state::TaskStatus;
 
 use super::observer::EventObserver;

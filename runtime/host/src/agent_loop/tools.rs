@@ -5,7 +5,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
-use agent_protocol::events::*;
+use agent_protocol::events::{EventBody, ToolCompleted, ToolRequested, Warning};
 use agent_protocol::services::ArtifactUploadRequest;
 use agent_protocol::state::TaskStatus;
 use agent_protocol::tool::ToolLimits;

@@ -1,8 +1,24 @@
 //! CreateSession (local-agent-host.md §3.2): the Session Service call, bundle validation
 //! and the session slot.
 
-use super::*;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use agent_protocol::ErrorCode;
+use agent_protocol::events::{EventBody, SessionStarted};
+use agent_protocol::methods::{CreateSessionParams, SessionReadyResult};
+use agent_protocol::policy::{PolicyBundle, SUPPORTED_SCHEMA_VERSIONS};
+use agent_protocol::services::CreateSessionRequest;
+use agent_protocol::state::SessionStatus;
+use serde_json::{Value, json};
+
+use crate::agent_loop::{self, Backends};
+use crate::error::RpcError;
+use crate::events::Scope;
+use crate::host::{Host, Slot, take_up_policy, to_value};
+use crate::session::{Identity, Session};
 use crate::state::SessionOrigin;
+use crate::time::parse_rfc3339;
 
 impl Host {
     pub(super) async fn create_session(

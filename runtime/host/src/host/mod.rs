@@ -11,30 +11,29 @@ mod teardown;
 
 pub use register::SandboxRegistration;
 
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use agent_protocol::approval::Decision;
-use agent_protocol::events::{EventBody, SessionEnded, SessionStarted};
-use agent_protocol::methods::{self as m, *};
-use agent_protocol::policy::{PolicyBundle, SUPPORTED_SCHEMA_VERSIONS};
-use agent_protocol::services::CreateSessionRequest;
+use agent_protocol::events::EventBody;
+use agent_protocol::methods::{
+    self as m, ApproveActionStatus, GetEventsParams, GetEventsResult, GetPatchPreviewParams,
+    GetSessionStateParams, PatchPreviewResult, ResumeSessionParams, SessionStateResult,
+    ShutdownResult,
+};
 use agent_protocol::state::SessionStatus;
 use agent_protocol::{ErrorCode, ToolRouter};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use tokio::sync::watch;
-use tokio_util::sync::CancellationToken;
 
-use crate::agent_loop::{self, Backends, TaskRun};
+use crate::agent_loop::Backends;
 use crate::config::HostConfig;
 use crate::error::RpcError;
 use crate::events::{EventSink, Scope};
 use crate::outbound::Outbound;
 use crate::session::{Identity, Session};
-use crate::time::{now_rfc3339, parse_rfc3339};
 
 enum Slot {
     Empty,

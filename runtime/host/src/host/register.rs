@@ -2,13 +2,17 @@
 //! the Session Service when the sandbox registers itself.
 
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use agent_protocol::methods::{SyncDirection, WorkspaceSyncParams};
+use agent_protocol::methods::{CREATE_SESSION, SyncDirection, WorkspaceSyncParams};
 use agent_protocol::services::SandboxRegistrationRequest;
+use serde_json::Value;
 
-use super::*;
+use crate::host::{Host, Slot};
 use crate::services::ServiceError;
+use crate::session::Identity;
 
 /// What the sandbox tells the Session Service about itself, and how hard it tries.
 #[derive(Debug, Clone)]
@@ -280,7 +284,7 @@ impl Host {
     /// Requests without `sessionId` (the web app's StartTask, CancelTask, …) mean the
     /// sandbox's one session.
     pub(super) fn default_session_id(&self, method: &str, params: Value) -> Value {
-        if self.sandbox.get().is_none() || method == m::CREATE_SESSION {
+        if self.sandbox.get().is_none() || method == CREATE_SESSION {
             return params;
         }
         let Value::Object(mut object) = params else {

@@ -3,13 +3,23 @@
 //! restarts a crashed runtime and keeps using the old sessionId (INTEROP.md §1) — or,
 //! without one, reopened through the Session Service (`reopen`, INTEROP.md §8).
 
-use agent_protocol::ErrorShape;
-use agent_protocol::checkpoint::Checkpoint;
-use agent_protocol::services::ResumeSessionResponse;
-use serde_json::Map;
+use std::path::PathBuf;
+use std::sync::Arc;
 
-use super::*;
+use agent_protocol::checkpoint::Checkpoint;
+use agent_protocol::events::EventBody;
+use agent_protocol::methods::ResumeSessionParams;
+use agent_protocol::policy::PolicyBundle;
+use agent_protocol::services::ResumeSessionResponse;
+use agent_protocol::state::SessionStatus;
+use agent_protocol::{ErrorCode, ErrorShape};
+use serde_json::{Map, Value, json};
+
+use crate::error::RpcError;
+use crate::events::{EventSink, Scope};
+use crate::host::{Host, Slot, create, take_up_policy, to_value};
 use crate::services::ServiceError;
+use crate::session::{Identity, Session};
 
 impl Host {
     pub(super) async fn resume_session(

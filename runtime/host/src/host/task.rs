@@ -1,7 +1,21 @@
 //! StartTask and CancelTask: the guards of §3.3 before a loop starts or is told to stop.
 
-use super::*;
-use crate::session::{Begun, TaskStart};
+use std::sync::Arc;
+
+use agent_protocol::ErrorCode;
+use agent_protocol::events::EventBody;
+use agent_protocol::methods::{
+    CancelTaskParams, CancelTaskResult, StartTaskParams, StartTaskResult,
+};
+use agent_protocol::state::SessionStatus;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::agent_loop::{self, TaskRun};
+use crate::error::RpcError;
+use crate::events::Scope;
+use crate::host::{Host, to_value};
+use crate::session::{Begun, Session, TaskStart};
 
 impl Host {
     pub(super) async fn start_task(

@@ -1,6 +1,16 @@
 //! Teardown (local-agent-host.md §3.4): Shutdown, end of input and SIGTERM take one path.
 
-use super::*;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use agent_protocol::events::{EventBody, SessionEnded};
+use agent_protocol::state::SessionStatus;
+
+use crate::agent_loop;
+use crate::events::Scope;
+use crate::host::Host;
+use crate::session::Session;
+use crate::time::now_rfc3339;
 
 impl Host {
     /// Teardown in the spec's order (§3.4); the same path for Shutdown, input EOF and
