@@ -67,7 +67,13 @@ impl Host {
         } else {
             (SessionStatus::SessionCompleted, EventBody::SessionCompleted)
         };
-        let _ = session.transition(to);
+        // The slot holds only RUNNING or PAUSED sessions and teardown runs once, so both
+        // arrows are in the table; a refusal is logged by the session.
+        let ended = session.transition(to);
+        debug_assert!(
+            ended.is_ok(),
+            "a session ends from RUNNING or PAUSED: {ended:?}"
+        );
         let (task_count, total_tokens) = session.totals();
         session.events.emit(
             Scope::session(),

@@ -63,6 +63,8 @@ where
     let (write_end, read_end) = tokio::io::duplex(256 * 1024);
     let (outbound, writer) = Outbound::new(write_end);
     let writer = tokio::spawn(writer);
+    // Unbounded for the reason `Outbound` is: lines wait here until a client opens
+    // `GET /events`, and none may be dropped.
     let (sender, receiver) = mpsc::unbounded_channel();
     tokio::spawn(async move {
         let mut lines = tokio::io::BufReader::new(read_end).lines();
