@@ -12,7 +12,6 @@ pub(crate) mod backends;
 pub(crate) mod config;
 pub(crate) mod error;
 pub(crate) mod events;
-pub(crate) mod extensions;
 pub(crate) mod host;
 pub(crate) mod json_splice;
 pub(crate) mod llm;

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use crate::agent_loop::{self, Backends};
 use crate::error::RpcError;
 use crate::events::Scope;
-use crate::host::{Host, Slot, take_up_policy, to_value};
+use crate::host::{Host, Slot, extension_tools, take_up_policy, to_value};
 use crate::session::{Identity, Session};
 use crate::state::SessionOrigin;
 use crate::time::parse_rfc3339;
@@ -219,7 +219,7 @@ impl Host {
         );
         take_up_policy(&session);
         crate::sandbox::announce(self.tools.as_ref(), &session);
-        crate::extensions::open(self.tools.as_ref(), &session).await;
+        extension_tools::open(self.tools.as_ref(), &session).await;
         Ok(session)
     }
 

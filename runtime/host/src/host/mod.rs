@@ -2,6 +2,7 @@
 //! this process.
 
 mod create;
+mod extension_tools;
 mod register;
 mod reopen;
 mod resume;
@@ -138,7 +139,7 @@ impl Host {
         );
         take_up_policy(session);
         crate::sandbox::announce(self.tools.as_ref(), session);
-        crate::extensions::open(self.tools.as_ref(), session).await;
+        extension_tools::open(self.tools.as_ref(), session).await;
         to_value(self.ready(session, "compatible"))
     }
 

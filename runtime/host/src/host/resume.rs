@@ -17,7 +17,7 @@ use serde_json::{Map, Value, json};
 
 use crate::error::RpcError;
 use crate::events::{EventSink, Scope};
-use crate::host::{Host, Slot, create, take_up_policy, to_value};
+use crate::host::{Host, Slot, create, extension_tools, take_up_policy, to_value};
 use crate::services::ServiceError;
 use crate::session::{Identity, Session};
 
@@ -94,7 +94,7 @@ impl Host {
         // §3.3): servers it adds are connected, servers it drops are closed, a rotated
         // bearer token is used — `open` replaces whatever the old bundle had opened.
         crate::sandbox::announce(self.tools.as_ref(), session);
-        crate::extensions::open(self.tools.as_ref(), session).await;
+        extension_tools::open(self.tools.as_ref(), session).await;
         session
             .transition(SessionStatus::SessionRunning)
             .map_err(|error| RpcError::internal(error.to_string()))?;

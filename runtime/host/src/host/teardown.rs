@@ -8,7 +8,7 @@ use agent_protocol::state::SessionStatus;
 
 use crate::agent_loop;
 use crate::events::Scope;
-use crate::host::Host;
+use crate::host::{Host, extension_tools};
 use crate::session::Session;
 use crate::time::now_rfc3339;
 
@@ -43,7 +43,7 @@ impl Host {
         }
         // The cancelled task's record is completed before the process goes.
         session.records.flush().await;
-        crate::extensions::close(self.tools.as_ref()).await;
+        extension_tools::close(self.tools.as_ref()).await;
         let Ok(backends) = self.backends() else {
             return;
         };
