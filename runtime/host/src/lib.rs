@@ -28,6 +28,9 @@ pub(crate) mod thread;
 mod time;
 pub(crate) mod workspace_files;
 
+#[cfg(test)]
+mod testing;
+
 pub use audit::{AuditConfig, DeliveryTuning};
 pub use config::{Dirs, HostConfig, LlmConfig, LoopLimits, RpcLimits, ServiceConfig, ToolTimeouts};
 pub use host::{Host, SandboxRegistration};

@@ -7,15 +7,11 @@ use agent_protocol::events::{EventBody, SessionEvent, TextChunk};
 
 use super::*;
 
+/// A text chunk of a session whose id would climb out of the store's folder.
 fn chunk(id: u64, text: &str) -> SessionEvent {
     SessionEvent {
-        event_id: id,
-        timestamp: "2026-02-21T15:09:00Z".into(),
         session_id: "sess/../1".into(),
-        workspace_id: Some("ws".into()),
-        task_id: Some("t".into()),
-        step_id: Some("s".into()),
-        body: EventBody::TextChunk(TextChunk { text: text.into() }),
+        ..crate::testing::event(id, EventBody::TextChunk(TextChunk { text: text.into() }))
     }
 }
 
