@@ -1,14 +1,14 @@
 //! The README's configuration tables list exactly the environment variables the runtime
 //! reads. Those are declared in one place, `runtime/cli/src` (the clap `env = "…"` attributes
-//! of `config.rs` and `audit_args.rs`, and sandbox mode's `env("…")` reads), plus the
+//! of `config.rs` and `audit_args.rs`, sandbox mode's `env("…")` reads and its duration
+//! constants), plus the
 //! `*_ENV` name constants of the runtime's libraries (read by the binary or the library).
 //!
 //! Defaults: the host's are written once, in `runtime/host/src/config.rs`, and the clap
 //! declarations take them from there (`default_value_t = …::default().…`); a number written
 //! in a declaration instead is a second copy and is named here. The README's default column
 //! is held to the binary's declarations by `runtime/cli/src/config/defaults_tests.rs`, which
-//! reads them from clap itself; sandbox mode's `seconds("NAME", default)` reads are held to
-//! it here.
+//! reads them from clap itself.
 
 use std::collections::BTreeSet;
 
@@ -89,13 +89,10 @@ fn violations(readme: &str, reads: &Reads) -> Vec<String> {
     found
 }
 
-/// The value a default denotes: a number (so `30` and `30.0` agree) or the text itself.
-fn value(text: &str) -> String {
-    let product: Option<f64> = text
-        .split('*')
-        .map(|factor| factor.trim().replace('_', "").parse::<f64>().ok())
-        .product();
-    product.map_or_else(|| text.to_owned(), |number| number.to_string())
+/// Whether a default as written is a number (`30`, `0.5`, `10 * 1024 * 1024`).
+fn is_number(text: &str) -> bool {
+    text.split('*')
+        .all(|factor| factor.trim().replace('_', "").parse::<f64>().is_ok())
 }
 
 /// `(variable, default)` of every clap argument that declares both, the default as written.
@@ -138,7 +135,7 @@ fn literal_violations(declared: &[(String, String)]) -> Vec<String> {
     declared
         .iter()
         .filter(|(name, default)| {
-            value(default).parse::<f64>().is_ok() && !TOOL_RUNTIME_KNOBS.contains(&name.as_str())
+            is_number(default) && !TOOL_RUNTIME_KNOBS.contains(&name.as_str())
         })
         .map(|(name, default)| {
             format!(
@@ -147,48 +144,6 @@ fn literal_violations(declared: &[(String, String)]) -> Vec<String> {
             )
         })
         .collect()
-}
-
-/// `(variable, default)` of sandbox mode's `seconds("NAME", default)` reads.
-fn sandbox_defaults(code: &str) -> Vec<(String, String)> {
-    let seconds = Regex::new(r#"\bseconds\("([A-Z][A-Z0-9_]+)",\s*([0-9.]+)\)"#).unwrap();
-    seconds
-        .captures_iter(code)
-        .map(|read| (read[1].to_owned(), value(&read[2])))
-        .collect()
-}
-
-/// The README's default column, by variable: a lone quoted value (`` `300` ``), or `empty`
-/// for the empty text; anything else (`required`, `unset`, prose) quotes no value.
-fn documented_defaults(readme: &str) -> Vec<(String, Option<String>)> {
-    let row = Regex::new(r"(?m)^\| `([A-Z][A-Z0-9_]+)` \| ([^|]*) \|").unwrap();
-    let lone = Regex::new(r"^`([^`]*)`$").unwrap();
-    row.captures_iter(readme)
-        .map(|row| {
-            let cell = row[2].trim();
-            let quoted = match cell {
-                "empty" => Some(String::new()),
-                _ => lone.captures(cell).map(|found| value(&found[1])),
-            };
-            (row[1].to_owned(), quoted)
-        })
-        .collect()
-}
-
-fn default_violations(readme: &str, declared: &[(String, String)]) -> Vec<String> {
-    let documented = documented_defaults(readme);
-    let mut found = Vec::new();
-    for (name, default) in declared {
-        let Some((_, quoted)) = documented.iter().find(|(row, _)| row == name) else {
-            continue; // a missing row is the table check's finding
-        };
-        if quoted.as_ref() != Some(default) {
-            found.push(format!(
-                "{name}: the runtime's default is `{default}`, the README's default column says otherwise"
-            ));
-        }
-    }
-    found
 }
 
 /// The clap defaults of `runtime/cli/src`, as written.
@@ -227,7 +182,9 @@ fn reads() -> Reads {
             settings.extend(names(r#"\benv\s*=\s*"([A-Z][A-Z0-9_]+)""#, code));
         }
         if path == "runtime/cli/src/sandbox_host.rs" {
-            sandbox.extend(names(r#"\b(?:env|seconds)\("([A-Z][A-Z0-9_]+)""#, code));
+            sandbox.extend(names(r#"\benv\("([A-Z][A-Z0-9_]+)""#, code));
+            // Its durations: `const NAME: (&str, f64) = ("VARIABLE", default)`.
+            sandbox.extend(names(r#"\(&str, f64\) =\s*\(\s*"([A-Z][A-Z0-9_]+)""#, code));
         }
         settings.extend(names(
             r#"const [A-Z_]*ENV: &str = "([A-Z][A-Z0-9_]+)""#,
@@ -286,42 +243,10 @@ fn settings_of_unit_tests_are_not_settings() {
 }
 
 #[test]
-fn the_readme_quotes_sandbox_modes_defaults() {
-    let declared = sandbox_defaults(&read("runtime/cli/src/sandbox_host.rs"));
-    assert!(
-        declared.len() > 1,
-        "only {} sandbox defaults found: is the scan broken?",
-        declared.len()
-    );
-    assert_clean(
-        "sandbox mode's defaults",
-        &default_violations(&read("README.md"), &declared),
-    );
-}
-
-#[test]
 fn a_host_default_is_written_once() {
     assert_clean(
         "defaults written twice",
         &literal_violations(&declarations()),
-    );
-}
-
-#[test]
-fn a_default_the_readme_misquotes_is_named() {
-    let declared = sandbox_defaults(
-        r#"deadline: seconds("E_SECONDS", 150.0)?, delay: seconds("F_SECONDS", 1.0)?"#,
-    );
-    assert_eq!(declared.len(), 2, "{declared:?}");
-    let readme = "| `E_SECONDS` | `150` | e |\n| `F_SECONDS` | `1.0` | f |\n";
-    assert!(default_violations(readme, &declared).is_empty());
-    let readme = "| `E_SECONDS` | `15` | e |\n| `F_SECONDS` | one second | f |\n";
-    assert_eq!(
-        default_violations(readme, &declared),
-        [
-            "E_SECONDS: the runtime's default is `150`, the README's default column says otherwise",
-            "F_SECONDS: the runtime's default is `1`, the README's default column says otherwise",
-        ]
     );
 }
 

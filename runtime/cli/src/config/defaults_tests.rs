@@ -3,7 +3,7 @@
 //! the values the library uses. These tests hold the rest to that: the configuration the
 //! binary builds from its declared defaults is the library's, and the README's default
 //! column quotes what the binary declares (read from clap itself, so a default given as an
-//! expression is checked as well as a literal one).
+//! expression is checked as well as a literal one) and sandbox mode's own durations.
 
 use clap::{CommandFactory, FromArgMatches};
 
@@ -75,17 +75,30 @@ fn documented(readme: &str, variable: &str) -> Option<Option<String>> {
     })
 }
 
+/// `(variable, default)` of every argument of `command` that declares both, as clap holds
+/// it (the text `--help` shows).
+fn clap_defaults(command: &clap::Command) -> Vec<(String, String)> {
+    command
+        .get_arguments()
+        .filter_map(|arg| {
+            let variable = arg.get_env()?.to_string_lossy().into_owned();
+            let default = arg
+                .get_default_values()
+                .first()?
+                .to_string_lossy()
+                .into_owned();
+            Some((variable, default))
+        })
+        .collect()
+}
+
 /// `variable: …` for each declared default the README's row does not quote.
-fn misquoted(readme: &str, command: &clap::Command) -> Vec<String> {
+fn misquoted(readme: &str, declared: &[(String, String)]) -> Vec<String> {
     let mut found = Vec::new();
-    for arg in command.get_arguments() {
-        let (Some(variable), [default, ..]) = (arg.get_env(), arg.get_default_values()) else {
-            continue;
-        };
-        let variable = variable.to_string_lossy();
-        let default = value(&default.to_string_lossy());
+    for (variable, default) in declared {
+        let default = value(default);
         // A missing row is tidy's finding (`xtask/tests/tidy/config_vars.rs`).
-        if let Some(quoted) = documented(readme, &variable)
+        if let Some(quoted) = documented(readme, variable)
             && quoted.as_ref() != Some(&default)
         {
             found.push(format!(
@@ -98,16 +111,17 @@ fn misquoted(readme: &str, command: &clap::Command) -> Vec<String> {
 
 #[test]
 fn the_readme_quotes_every_declared_default() {
-    let command = Cli::command();
-    let declared = command
-        .get_arguments()
-        .filter(|arg| arg.get_env().is_some() && !arg.get_default_values().is_empty())
-        .count();
+    let mut declared = clap_defaults(&Cli::command());
     assert!(
-        declared > 30,
-        "only {declared} declared defaults: is the scan broken?"
+        declared.len() > 30,
+        "only {} declared defaults: is the scan broken?",
+        declared.len()
     );
-    let found = misquoted(README, &command);
+    use crate::sandbox_host::{REGISTRATION_RETRY_DELAY, REGISTRATION_TIMEOUT};
+    for (variable, seconds) in [REGISTRATION_TIMEOUT, REGISTRATION_RETRY_DELAY] {
+        declared.push((variable.to_owned(), seconds.to_string()));
+    }
+    let found = misquoted(README, &declared);
     assert!(found.is_empty(), "{}", found.join("\n"));
 }
 
@@ -124,13 +138,14 @@ fn a_default_the_readme_misquotes_is_named() {
         #[arg(long, env = "D_URL")]
         d: Option<String>,
     }
-    let command = Knobs::command();
+    let declared = clap_defaults(&Knobs::command());
+    assert_eq!(declared.len(), 3, "{declared:?}");
     let readme = "| `A_SECONDS` | `0.50` | a |\n| `B_BYTES` | `10240` | b |\n| `C_LIST` | empty | c |\n\
         | `D_URL` | unset | d |\n";
-    assert!(misquoted(readme, &command).is_empty());
+    assert!(misquoted(readme, &declared).is_empty());
     let readme = "| `A_SECONDS` | `5` | a |\n| `B_BYTES` | 10 KiB | b |\n| `C_LIST` | `x` | c |\n";
     assert_eq!(
-        misquoted(readme, &command),
+        misquoted(readme, &declared),
         [
             "A_SECONDS: the runtime's default is `0.5`, the README's default column says otherwise",
             "B_BYTES: the runtime's default is `10240`, the README's default column says otherwise",
