@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use agent_host::{AuditConfig, DeliveryTuning};
+use agent_host::{AuditConfig, DeliveryTuning, RunStoreLimits};
 use anyhow::bail;
 
 use crate::config::Seconds;
@@ -41,13 +41,13 @@ pub struct AuditArgs {
     #[arg(long, env = "AGENT_RUNTIME_RUN_STORE_DIR")]
     run_store_dir: Option<PathBuf>,
     /// Size at which a run file is rotated, in bytes.
-    #[arg(long, env = "AGENT_RUNTIME_RUN_STORE_MAX_FILE_BYTES", default_value_t = AuditConfig::default().run_store_max_file_bytes)]
+    #[arg(long, env = "AGENT_RUNTIME_RUN_STORE_MAX_FILE_BYTES", default_value_t = RunStoreLimits::default().max_file_bytes)]
     run_store_max_file_bytes: u64,
     /// Total size of the run store directory, oldest files deleted first, in bytes.
-    #[arg(long, env = "AGENT_RUNTIME_RUN_STORE_MAX_TOTAL_BYTES", default_value_t = AuditConfig::default().run_store_max_total_bytes)]
+    #[arg(long, env = "AGENT_RUNTIME_RUN_STORE_MAX_TOTAL_BYTES", default_value_t = RunStoreLimits::default().max_total_bytes)]
     run_store_max_total_bytes: u64,
     /// Events waiting to be written to the run store; text chunks give way first.
-    #[arg(long, env = "AGENT_RUNTIME_RUN_STORE_QUEUE_BOUND", default_value_t = AuditConfig::default().run_store_queue_bound)]
+    #[arg(long, env = "AGENT_RUNTIME_RUN_STORE_QUEUE_BOUND", default_value_t = RunStoreLimits::default().queue_bound)]
     run_store_queue_bound: usize,
 }
 
@@ -79,9 +79,11 @@ impl AuditArgs {
             },
             shutdown_flush_timeout: self.audit_shutdown_flush_seconds.0,
             run_store_dir: self.run_store_dir.clone(),
-            run_store_max_file_bytes: self.run_store_max_file_bytes,
-            run_store_max_total_bytes: self.run_store_max_total_bytes,
-            run_store_queue_bound: self.run_store_queue_bound,
+            run_store: RunStoreLimits {
+                max_file_bytes: self.run_store_max_file_bytes,
+                max_total_bytes: self.run_store_max_total_bytes,
+                queue_bound: self.run_store_queue_bound,
+            },
         })
     }
 }

@@ -31,7 +31,7 @@ pub(crate) mod workspace_files;
 #[cfg(test)]
 mod testing;
 
-pub use audit::{AuditConfig, DeliveryTuning};
+pub use audit::{AuditConfig, DeliveryTuning, RunStoreLimits};
 pub use config::{Dirs, HostConfig, LlmConfig, LoopLimits, RpcLimits, ServiceConfig, ToolTimeouts};
 pub use host::{Host, SandboxRegistration};
 pub use outbound::Outbound;
