@@ -3,9 +3,8 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::time::Duration;
 
-use agent_host::HostConfig;
+use agent_host::{Dirs, HostConfig, LlmConfig, LoopLimits, RpcLimits, ServiceConfig, ToolTimeouts};
 use anyhow::{Context, bail};
 use clap::Parser;
 
@@ -71,99 +70,54 @@ pub struct Cli {
     #[arg(long, env = "LOG_LEVEL", default_value = "info")]
     pub log_level: String,
     /// Seconds to wait for an approval decision before treating it as denied (fractional allowed).
-    #[arg(long, env = "APPROVAL_TIMEOUT_SECONDS", default_value = "300", value_parser = Seconds)]
-    approval_timeout_seconds: Duration,
+    #[arg(long, env = "APPROVAL_TIMEOUT_SECONDS", default_value_t = Seconds(ToolTimeouts::default().approval))]
+    approval_timeout_seconds: Seconds,
     /// Steps per task when StartTask gives no taskOptions.maxSteps.
-    #[arg(long, env = "DEFAULT_MAX_STEPS", default_value_t = 40)]
+    #[arg(long, env = "DEFAULT_MAX_STEPS", default_value_t = LoopLimits::default().default_max_steps)]
     default_max_steps: u32,
     /// Retries of a failed LLM call after the first attempt.
-    #[arg(long, env = "LLM_MAX_RETRIES", default_value_t = 3)]
+    #[arg(long, env = "LLM_MAX_RETRIES", default_value_t = LlmConfig::default().max_retries)]
     llm_max_retries: u32,
     /// Base delay of the LLM retry backoff, in seconds.
-    #[arg(long, env = "LLM_RETRY_BASE_DELAY", default_value = "1.0", value_parser = Seconds)]
-    llm_retry_base_delay: Duration,
+    #[arg(long, env = "LLM_RETRY_BASE_DELAY", default_value_t = Seconds(LlmConfig::default().retry_base_delay))]
+    llm_retry_base_delay: Seconds,
     /// Largest delay of the LLM retry backoff, in seconds.
-    #[arg(long, env = "LLM_RETRY_MAX_DELAY", default_value = "30", value_parser = Seconds)]
-    llm_retry_max_delay: Duration,
+    #[arg(long, env = "LLM_RETRY_MAX_DELAY", default_value_t = Seconds(LlmConfig::default().retry_max_delay))]
+    llm_retry_max_delay: Seconds,
     /// Timeout of each Session/Workspace Service request, in seconds.
-    #[arg(
-        long,
-        env = "AGENT_RUNTIME_SERVICE_TIMEOUT_SECONDS",
-        default_value = "10",
-        value_parser = Seconds
-    )]
-    service_timeout_seconds: Duration,
+    #[arg(long, env = "AGENT_RUNTIME_SERVICE_TIMEOUT_SECONDS", default_value_t = Seconds(ServiceConfig::default().timeout))]
+    service_timeout_seconds: Seconds,
     /// Retries of a failed Session/Workspace Service request.
-    #[arg(long, env = "AGENT_RUNTIME_SERVICE_RETRIES", default_value_t = 2)]
+    #[arg(long, env = "AGENT_RUNTIME_SERVICE_RETRIES", default_value_t = ServiceConfig::default().retries)]
     service_retries: u32,
     /// Base delay between service retries, in seconds (doubles each time).
-    #[arg(
-        long,
-        env = "AGENT_RUNTIME_SERVICE_RETRY_DELAY_SECONDS",
-        default_value = "0.5",
-        value_parser = Seconds
-    )]
-    service_retry_delay_seconds: Duration,
+    #[arg(long, env = "AGENT_RUNTIME_SERVICE_RETRY_DELAY_SECONDS", default_value_t = Seconds(ServiceConfig::default().retry_delay))]
+    service_retry_delay_seconds: Seconds,
     /// Connect timeout to the LLM Gateway, in seconds.
-    #[arg(
-        long,
-        env = "AGENT_RUNTIME_LLM_CONNECT_TIMEOUT_SECONDS",
-        default_value = "10",
-        value_parser = Seconds
-    )]
-    llm_connect_timeout_seconds: Duration,
+    #[arg(long, env = "AGENT_RUNTIME_LLM_CONNECT_TIMEOUT_SECONDS", default_value_t = Seconds(LlmConfig::default().connect_timeout))]
+    llm_connect_timeout_seconds: Seconds,
     /// Longest silence tolerated inside an LLM stream, in seconds.
-    #[arg(
-        long,
-        env = "AGENT_RUNTIME_LLM_IDLE_TIMEOUT_SECONDS",
-        default_value = "60",
-        value_parser = Seconds
-    )]
-    llm_idle_timeout_seconds: Duration,
+    #[arg(long, env = "AGENT_RUNTIME_LLM_IDLE_TIMEOUT_SECONDS", default_value_t = Seconds(LlmConfig::default().idle_timeout))]
+    llm_idle_timeout_seconds: Seconds,
     /// Timeout of file tools, in seconds.
-    #[arg(
-        long,
-        env = "AGENT_RUNTIME_FILE_TOOL_TIMEOUT_SECONDS",
-        default_value = "30",
-        value_parser = Seconds
-    )]
-    file_tool_timeout_seconds: Duration,
+    #[arg(long, env = "AGENT_RUNTIME_FILE_TOOL_TIMEOUT_SECONDS", default_value_t = Seconds(ToolTimeouts::default().file))]
+    file_tool_timeout_seconds: Seconds,
     /// Default RunCommand timeout when the model gives none, in seconds.
-    #[arg(
-        long,
-        env = "AGENT_RUNTIME_SHELL_TOOL_TIMEOUT_SECONDS",
-        default_value = "300",
-        value_parser = Seconds
-    )]
-    shell_tool_timeout_seconds: Duration,
+    #[arg(long, env = "AGENT_RUNTIME_SHELL_TOOL_TIMEOUT_SECONDS", default_value_t = Seconds(ToolTimeouts::default().shell))]
+    shell_tool_timeout_seconds: Seconds,
     /// Timeout of HttpRequest, in seconds.
-    #[arg(
-        long,
-        env = "AGENT_RUNTIME_NETWORK_TOOL_TIMEOUT_SECONDS",
-        default_value = "60",
-        value_parser = Seconds
-    )]
-    network_tool_timeout_seconds: Duration,
+    #[arg(long, env = "AGENT_RUNTIME_NETWORK_TOOL_TIMEOUT_SECONDS", default_value_t = Seconds(ToolTimeouts::default().network))]
+    network_tool_timeout_seconds: Seconds,
     /// Timeout of remote (Backend Tool Service) tools, in seconds.
-    #[arg(
-        long,
-        env = "AGENT_RUNTIME_REMOTE_TOOL_TIMEOUT_SECONDS",
-        default_value = "120",
-        value_parser = Seconds
-    )]
-    remote_tool_timeout_seconds: Duration,
+    #[arg(long, env = "AGENT_RUNTIME_REMOTE_TOOL_TIMEOUT_SECONDS", default_value_t = Seconds(ToolTimeouts::default().remote))]
+    remote_tool_timeout_seconds: Seconds,
     /// Seconds a cancelled task waits for running tools before killing them.
-    #[arg(
-        long,
-        env = "AGENT_RUNTIME_FORCE_CANCEL_GRACE_SECONDS",
-        default_value = "10",
-        value_parser = Seconds
-    )]
-    force_cancel_grace_seconds: Duration,
+    #[arg(long, env = "AGENT_RUNTIME_FORCE_CANCEL_GRACE_SECONDS", default_value_t = Seconds(ToolTimeouts::default().force_cancel_grace))]
+    force_cancel_grace_seconds: Seconds,
     /// Seconds between SIGTERM and SIGKILL when a command's process tree is ended
     /// (local-tool-runtime.md §6.2: 5).
-    #[arg(long, env = "AGENT_RUNTIME_KILL_GRACE_SECONDS", default_value = "5", value_parser = Seconds)]
-    kill_grace_seconds: Duration,
+    #[arg(long, env = "AGENT_RUNTIME_KILL_GRACE_SECONDS", default_value = "5")]
+    kill_grace_seconds: Seconds,
     /// Let HttpRequest reach loopback addresses (127.0.0.0/8, ::1) — for tests against local
     /// servers only; private, link-local and metadata addresses stay refused.
     #[arg(
@@ -181,10 +135,9 @@ pub struct Cli {
     #[arg(
         long,
         env = "AGENT_RUNTIME_EGRESS_CONNECT_TIMEOUT_SECONDS",
-        default_value = "10",
-        value_parser = Seconds
+        default_value = "10"
     )]
-    egress_connect_timeout_seconds: Duration,
+    egress_connect_timeout_seconds: Seconds,
     /// Base URL of the Backend Tool Service (BackendTool.Invoke tools); none offered when unset.
     #[arg(long, env = "BACKEND_TOOL_SERVICE_URL")]
     backend_tool_service_url: Option<String>,
@@ -192,28 +145,27 @@ pub struct Cli {
     #[arg(
         long,
         env = "AGENT_RUNTIME_MCP_STARTUP_TIMEOUT_SECONDS",
-        default_value = "10",
-        value_parser = Seconds
+        default_value = "10"
     )]
-    mcp_startup_timeout_seconds: Duration,
+    mcp_startup_timeout_seconds: Seconds,
     /// The most ReadFile holds of one file, in bytes, even when the policy sets no size
     /// limit; a larger file is read in parts (offset/limit).
     #[arg(long, env = "AGENT_RUNTIME_MAX_READ_BYTES", default_value_t = 10 * 1024 * 1024)]
     max_read_bytes: u64,
     /// Largest accepted JSON-RPC line, in bytes.
-    #[arg(long, env = "AGENT_RUNTIME_MAX_LINE_BYTES", default_value_t = 256 * 1024 * 1024)]
+    #[arg(long, env = "AGENT_RUNTIME_MAX_LINE_BYTES", default_value_t = RpcLimits::default().max_line_bytes)]
     max_line_bytes: usize,
     /// Events kept in memory for GetEvents.
-    #[arg(long, env = "AGENT_RUNTIME_EVENT_RING_SIZE", default_value_t = 1000)]
+    #[arg(long, env = "AGENT_RUNTIME_EVENT_RING_SIZE", default_value_t = RpcLimits::default().event_ring_size)]
     event_ring_size: usize,
     /// Bytes of events kept in memory for GetEvents (their JSON); the oldest go first.
-    #[arg(long, env = "AGENT_RUNTIME_EVENT_RING_BYTES", default_value_t = 4 * 1024 * 1024)]
+    #[arg(long, env = "AGENT_RUNTIME_EVENT_RING_BYTES", default_value_t = RpcLimits::default().event_ring_bytes)]
     event_ring_bytes: usize,
     /// Most messages in one LLM request, the system prompt included.
-    #[arg(long, env = "AGENT_RUNTIME_MAX_REQUEST_MESSAGES", default_value_t = 50)]
+    #[arg(long, env = "AGENT_RUNTIME_MAX_REQUEST_MESSAGES", default_value_t = LoopLimits::default().max_request_messages)]
     max_request_messages: usize,
     /// Latest messages always kept when the context must be cut.
-    #[arg(long, env = "AGENT_RUNTIME_RECENCY_WINDOW", default_value_t = 10)]
+    #[arg(long, env = "AGENT_RUNTIME_RECENCY_WINDOW", default_value_t = LoopLimits::default().recency_window)]
     recency_window: usize,
     /// A file of extra redaction rules, one `kind = regular expression` per line (`#`
     /// comments; a group named `secret` limits the replacement to it). The built-in rules
@@ -227,7 +179,7 @@ pub struct Cli {
     #[arg(long, env = "AGENT_RUNTIME_CHILD_ENV_ALLOW", default_value = "")]
     child_env_allow: String,
     /// Largest accepted taskOptions.maxSteps.
-    #[arg(long, env = "AGENT_RUNTIME_MAX_STEPS_LIMIT", default_value_t = 1000)]
+    #[arg(long, env = "AGENT_RUNTIME_MAX_STEPS_LIMIT", default_value_t = LoopLimits::default().max_steps_limit)]
     max_steps_limit: u32,
     #[command(flatten)]
     audit: crate::audit_args::AuditArgs,
@@ -264,10 +216,11 @@ impl Cli {
     /// gateway token, credential-like gateway headers and every `*_TOKEN`, `*_SECRET`,
     /// `*_PASSWORD`, `*_API_KEY`, `*_CREDENTIALS` variable of the environment.
     pub fn redactor(&self, config: &HostConfig) -> anyhow::Result<agent_host::Redactor> {
-        let mut extra = vec![config.llm_gateway_auth_token.clone()];
+        let mut extra = vec![config.llm.auth_token.clone()];
         extra.extend(
             config
-                .llm_gateway_headers
+                .llm
+                .headers
                 .iter()
                 .filter(|(name, _)| {
                     let name = name.to_ascii_lowercase();
@@ -305,19 +258,19 @@ impl Cli {
             mode: self.sandbox,
             launcher: std::env::current_exe().ok(),
             allow_loopback: self.allow_loopback_http,
-            egress_connect_timeout: self.egress_connect_timeout_seconds,
+            egress_connect_timeout: self.egress_connect_timeout_seconds.0,
         }
     }
 
     pub fn tool_options(&self) -> anyhow::Result<agent_tools::ToolOptions> {
         agent_tools::platform::child_env::set_allowlist(&self.child_env_allow);
         let mcp = agent_tools::mcp::McpOptions {
-            startup_timeout: self.mcp_startup_timeout_seconds,
+            startup_timeout: self.mcp_startup_timeout_seconds.0,
             ..Default::default()
         };
         Ok(agent_tools::ToolOptions {
             allow_loopback_http: self.allow_loopback_http,
-            kill_grace: Some(self.kill_grace_seconds),
+            kill_grace: Some(self.kill_grace_seconds.0),
             max_read_bytes: Some(self.max_read_bytes),
             backend_tool_service_url: self
                 .backend_tool_service_url
@@ -328,55 +281,73 @@ impl Cli {
     }
 
     pub fn to_host_config(&self) -> anyhow::Result<HostConfig> {
-        let mut config = HostConfig::with_endpoints(
-            required("LLM_GATEWAY_ENDPOINT", &self.llm_gateway_endpoint)?,
-            required("LLM_GATEWAY_AUTH_TOKEN", &self.llm_gateway_auth_token)?,
-            required("SESSION_SERVICE_URL", &self.session_service_url)?,
-            required("WORKSPACE_SERVICE_URL", &self.workspace_service_url)?,
-        );
-        config.llm_gateway_headers =
+        let endpoint = required("LLM_GATEWAY_ENDPOINT", &self.llm_gateway_endpoint)?;
+        let auth_token = required("LLM_GATEWAY_AUTH_TOKEN", &self.llm_gateway_auth_token)?;
+        let session_url = required("SESSION_SERVICE_URL", &self.session_service_url)?;
+        let workspace_url = required("WORKSPACE_SERVICE_URL", &self.workspace_service_url)?;
+        let headers =
             serde_json::from_str::<BTreeMap<String, String>>(&self.llm_gateway_headers)
                 .context("LLM_GATEWAY_HEADERS must be a JSON object whose values are strings")?;
-        config.approval_service_url = self
-            .approval_service_url
-            .clone()
-            .filter(|url| !url.trim().is_empty());
-        config.checkpoint_dir = self
-            .checkpoint_dir
-            .clone()
-            .unwrap_or_else(default_checkpoint_dir);
-        config.log_dir = self.log_dir.clone();
-        config.approval_timeout = self.approval_timeout_seconds;
         if self.default_max_steps == 0 {
             bail!("DEFAULT_MAX_STEPS must be at least 1");
         }
-        config.default_max_steps = self.default_max_steps;
-        config.llm_max_retries = self.llm_max_retries;
-        config.llm_retry_base_delay = self.llm_retry_base_delay;
-        config.llm_retry_max_delay = self.llm_retry_max_delay;
-        config.service_timeout = self.service_timeout_seconds;
-        config.service_retries = self.service_retries;
-        config.service_retry_delay = self.service_retry_delay_seconds;
-        config.llm_connect_timeout = self.llm_connect_timeout_seconds;
-        config.llm_idle_timeout = self.llm_idle_timeout_seconds;
-        config.file_tool_timeout = self.file_tool_timeout_seconds;
-        config.shell_tool_timeout = self.shell_tool_timeout_seconds;
-        config.network_tool_timeout = self.network_tool_timeout_seconds;
-        config.remote_tool_timeout = self.remote_tool_timeout_seconds;
-        config.force_cancel_grace = self.force_cancel_grace_seconds;
-        config.max_line_bytes = self.max_line_bytes;
         if self.max_request_messages < 3 {
             bail!(
                 "AGENT_RUNTIME_MAX_REQUEST_MESSAGES must be at least 3 (system prompt, marker, latest message)"
             );
         }
-        config.max_request_messages = self.max_request_messages;
-        config.recency_window = self.recency_window;
-        config.event_ring_size = self.event_ring_size;
-        config.event_ring_bytes = self.event_ring_bytes;
-        config.max_steps_limit = self.max_steps_limit.max(config.default_max_steps);
-        config.audit = self.audit.to_config()?;
-        Ok(config)
+        Ok(HostConfig {
+            llm: LlmConfig {
+                endpoint,
+                auth_token,
+                headers,
+                max_retries: self.llm_max_retries,
+                retry_base_delay: self.llm_retry_base_delay.0,
+                retry_max_delay: self.llm_retry_max_delay.0,
+                connect_timeout: self.llm_connect_timeout_seconds.0,
+                idle_timeout: self.llm_idle_timeout_seconds.0,
+            },
+            services: ServiceConfig {
+                session_url,
+                workspace_url,
+                approval_url: self
+                    .approval_service_url
+                    .clone()
+                    .filter(|url| !url.trim().is_empty()),
+                timeout: self.service_timeout_seconds.0,
+                retries: self.service_retries,
+                retry_delay: self.service_retry_delay_seconds.0,
+            },
+            agent_loop: LoopLimits {
+                default_max_steps: self.default_max_steps,
+                max_steps_limit: self.max_steps_limit.max(self.default_max_steps),
+                max_request_messages: self.max_request_messages,
+                recency_window: self.recency_window,
+                // Not a setting of the binary.
+                ..LoopLimits::default()
+            },
+            tools: ToolTimeouts {
+                file: self.file_tool_timeout_seconds.0,
+                shell: self.shell_tool_timeout_seconds.0,
+                network: self.network_tool_timeout_seconds.0,
+                remote: self.remote_tool_timeout_seconds.0,
+                approval: self.approval_timeout_seconds.0,
+                force_cancel_grace: self.force_cancel_grace_seconds.0,
+            },
+            rpc: RpcLimits {
+                max_line_bytes: self.max_line_bytes,
+                event_ring_size: self.event_ring_size,
+                event_ring_bytes: self.event_ring_bytes,
+            },
+            dirs: Dirs {
+                checkpoints: self
+                    .checkpoint_dir
+                    .clone()
+                    .unwrap_or_else(default_checkpoint_dir),
+                logs: self.log_dir.clone(),
+            },
+            audit: self.audit.to_config()?,
+        })
     }
 }
 

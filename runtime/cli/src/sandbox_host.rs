@@ -27,6 +27,13 @@ pub struct SandboxSettings {
     pub retry_delay: Duration,
 }
 
+/// Sandbox mode's durations: (variable, default in seconds). The service fails a sandbox
+/// that has not registered within 180 s.
+pub(crate) const REGISTRATION_TIMEOUT: (&str, f64) =
+    ("AGENT_RUNTIME_REGISTRATION_TIMEOUT_SECONDS", 150.0);
+pub(crate) const REGISTRATION_RETRY_DELAY: (&str, f64) =
+    ("AGENT_RUNTIME_REGISTRATION_RETRY_DELAY_SECONDS", 1.0);
+
 fn env(name: &str) -> Option<String> {
     std::env::var(name)
         .ok()
@@ -79,7 +86,7 @@ pub fn settings(cli: &crate::config::Cli) -> anyhow::Result<SandboxSettings> {
             workspace_dir.display()
         )
     })?;
-    let seconds = |name: &str, default: f64| -> anyhow::Result<Duration> {
+    let seconds = |(name, default): (&str, f64)| -> anyhow::Result<Duration> {
         match env(name) {
             None => Ok(Duration::from_secs_f64(default)),
             Some(text) => text
@@ -102,9 +109,8 @@ pub fn settings(cli: &crate::config::Cli) -> anyhow::Result<SandboxSettings> {
             local.then(|| format!("local:{}", std::process::id()))
         }),
         ecs_metadata_uri: env("ECS_CONTAINER_METADATA_URI_V4"),
-        // The service fails a sandbox that has not registered within 180 s.
-        deadline: seconds("AGENT_RUNTIME_REGISTRATION_TIMEOUT_SECONDS", 150.0)?,
-        retry_delay: seconds("AGENT_RUNTIME_REGISTRATION_RETRY_DELAY_SECONDS", 1.0)?,
+        deadline: seconds(REGISTRATION_TIMEOUT)?,
+        retry_delay: seconds(REGISTRATION_RETRY_DELAY)?,
     })
 }
 
@@ -177,7 +183,7 @@ pub async fn serve(
     let bound = listener
         .local_addr()
         .context("the listener has no address")?;
-    let endpoint = endpoint(&settings, bound, &config.session_service_url).await;
+    let endpoint = endpoint(&settings, bound, &config.services.session_url).await;
     tracing::info!(
         version = env!("CARGO_PKG_VERSION"),
         address = %bound,

@@ -4,7 +4,6 @@
 
 use crate::config::HostConfig;
 use crate::llm::LlmClient;
-use crate::llm::client::LlmSettings;
 use crate::services::{Retry, ServiceClient, SessionServiceClient, WorkspaceServiceClient};
 use crate::state::CheckpointStore;
 
@@ -25,49 +24,39 @@ impl Backends {
         // TLS handshake (`agent_tls`). Service calls get their time limit per request
         // (streams must not have one).
         let http = agent_tls::client_builder()
-            .connect_timeout(config.llm_connect_timeout)
+            .connect_timeout(config.llm.connect_timeout)
             .build()?;
         let retry = Retry {
-            retries: config.service_retries,
-            base_delay: config.service_retry_delay,
+            retries: config.services.retries,
+            base_delay: config.services.retry_delay,
         };
-        let timeout = config.service_timeout;
+        let timeout = config.services.timeout;
         Ok(Self {
             http: http.clone(),
-            llm: LlmClient::new(
-                LlmSettings {
-                    endpoint: config.llm_gateway_endpoint.clone(),
-                    auth_token: config.llm_gateway_auth_token.clone(),
-                    headers: config.llm_gateway_headers.clone(),
-                    idle_timeout: config.llm_idle_timeout,
-                    max_retries: config.llm_max_retries,
-                    retry_base_delay: config.llm_retry_base_delay,
-                    retry_max_delay: config.llm_retry_max_delay,
-                },
-                http.clone(),
-            ),
+            llm: LlmClient::new(config.llm.clone(), http.clone()),
             sessions: SessionServiceClient::new(ServiceClient::new(
                 "Session Service",
-                &config.session_service_url,
+                &config.services.session_url,
                 http.clone(),
                 retry,
                 timeout,
             )),
             workspace: WorkspaceServiceClient::new(ServiceClient::new(
                 "Workspace Service",
-                &config.workspace_service_url,
+                &config.services.workspace_url,
                 http.clone(),
                 retry,
                 timeout,
             )),
             approvals: crate::approval::service::ApprovalServiceClient::new(
                 config
-                    .approval_service_url
+                    .services
+                    .approval_url
                     .as_deref()
                     .filter(|url| !url.trim().is_empty())
                     .map(|url| ServiceClient::new("Approval Service", url, http, retry, timeout)),
             ),
-            checkpoints: CheckpointStore::new(config.checkpoint_dir.clone()),
+            checkpoints: CheckpointStore::new(config.dirs.checkpoints.clone()),
         })
     }
 }

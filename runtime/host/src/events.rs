@@ -264,8 +264,7 @@ mod tests {
 
     #[tokio::test]
     async fn ids_are_monotonic_and_the_ring_reports_gaps() {
-        let (outbound, writer) = Outbound::new(tokio::io::sink());
-        tokio::spawn(writer);
+        let outbound = crate::testing::discarding_outbound();
         let sink = EventSink::new("s", "w", outbound, 3);
         for text in ["a", "b", "c", "d", "e"] {
             sink.emit(Scope::step("t", "step_001"), chunk(text));
@@ -305,8 +304,7 @@ mod tests {
 
     #[tokio::test]
     async fn the_ring_holds_no_more_bytes_than_its_budget_but_always_the_newest_event() {
-        let (outbound, writer) = Outbound::new(tokio::io::sink());
-        tokio::spawn(writer);
+        let outbound = crate::testing::discarding_outbound();
         let big = "x".repeat(600);
         let sink = EventSink::new("s", "w", outbound, 100).with_byte_budget(2000);
         for _ in 0..5 {
@@ -335,8 +333,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_restored_process_numbers_above_every_earlier_process() {
-        let (outbound, writer) = Outbound::new(tokio::io::sink());
-        tokio::spawn(writer);
+        let outbound = crate::testing::discarding_outbound();
         let sink = EventSink::with_epoch("s", "w", outbound, 10, 2);
         sink.emit(Scope::session(), chunk("resumed"));
         let all = sink.since(0);

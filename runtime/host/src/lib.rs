@@ -12,7 +12,6 @@ pub(crate) mod backends;
 pub(crate) mod config;
 pub(crate) mod error;
 pub(crate) mod events;
-pub(crate) mod extensions;
 pub(crate) mod host;
 pub(crate) mod json_splice;
 pub(crate) mod llm;
@@ -29,8 +28,11 @@ pub(crate) mod thread;
 mod time;
 pub(crate) mod workspace_files;
 
-pub use audit::{AuditConfig, DeliveryTuning};
-pub use config::HostConfig;
+#[cfg(test)]
+mod testing;
+
+pub use audit::{AuditConfig, DeliveryTuning, RunStoreLimits};
+pub use config::{Dirs, HostConfig, LlmConfig, LoopLimits, RpcLimits, ServiceConfig, ToolTimeouts};
 pub use host::{Host, SandboxRegistration};
 pub use outbound::Outbound;
 pub use redact::Redactor;

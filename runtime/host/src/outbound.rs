@@ -12,11 +12,13 @@ enum Message {
 
 /// A cheap, cloneable handle for queueing protocol lines.
 ///
-/// The queue is unbounded on purpose: `emit` is called under the session lock and from
-/// the LLM stream, and a bounded queue would make a slow reader (an app busy rendering)
-/// stall the agent loop or drop events, which the protocol forbids (every event id is
-/// sent, in order). What bounds it is the reader: the app reads stdout continuously, and
-/// a stream of text chunks is a few hundred bytes each.
+/// The queue is unbounded on purpose: `emit` is synchronous and called under the session
+/// lock and from the LLM stream, so a bounded queue could only block there (stalling the
+/// agent loop behind a slow reader, an app busy rendering, and every RPC behind the lock)
+/// or drop events, which the protocol forbids (every event id is sent, in order). What
+/// bounds it is the reader: the app reads stdout continuously, and a stream of text chunks
+/// is a few hundred bytes each. A client that stops reading altogether costs the events of
+/// the tasks it still starts, each bounded by its step limit and the tools' output cap.
 #[derive(Clone)]
 pub struct Outbound {
     sender: mpsc::UnboundedSender<Message>,

@@ -7,7 +7,7 @@ use agent_protocol::ToolDefinition;
 use agent_protocol::extensions::{BACKEND_TOOL_CAPABILITY, MCP_CAPABILITY, split_mcp_name};
 use serde_json::{Map, Value};
 
-use crate::config::HostConfig;
+use crate::config::ToolTimeouts;
 use crate::policy::PolicyEnforcer;
 
 /// Tool name (as the model uses it) → capability (as the policy names it).
@@ -62,7 +62,7 @@ pub fn offered_tools(all: Vec<ToolDefinition>, policy: &PolicyEnforcer) -> Vec<T
 pub fn tool_timeout(
     capability: &str,
     arguments: &Map<String, Value>,
-    config: &HostConfig,
+    timeouts: &ToolTimeouts,
 ) -> (Duration, Duration) {
     const MARGIN: Duration = Duration::from_secs(10);
     let tool = match capability {
@@ -71,11 +71,11 @@ pub fn tool_timeout(
             .and_then(Value::as_f64)
             .filter(|seconds| seconds.is_finite() && *seconds > 0.0)
             .and_then(|seconds| Duration::try_from_secs_f64(seconds).ok())
-            .unwrap_or(config.shell_tool_timeout),
+            .unwrap_or(timeouts.shell),
         // A push talks to a remote: a network request, not local file work.
-        "Network.Http" | "Git.Push" => config.network_tool_timeout,
-        "BackendTool.Invoke" | "Mcp.Invoke" => config.remote_tool_timeout,
-        _ => config.file_tool_timeout,
+        "Network.Http" | "Git.Push" => timeouts.network,
+        "BackendTool.Invoke" | "Mcp.Invoke" => timeouts.remote,
+        _ => timeouts.file,
     };
     (tool, tool.saturating_add(MARGIN))
 }
@@ -87,23 +87,33 @@ mod tests {
 
     #[test]
     fn timeouts_follow_the_category_and_a_commands_own_timeout() {
-        let config = HostConfig::with_endpoints("e", "t", "s", "w");
+        let seconds = Duration::from_secs;
+        let timeouts = ToolTimeouts {
+            file: seconds(1),
+            shell: seconds(2),
+            network: seconds(3),
+            remote: seconds(4),
+            ..ToolTimeouts::default()
+        };
         let none = Map::new();
-        assert_eq!(
-            tool_timeout("File.Read", &none, &config).0,
-            Duration::from_secs(30)
-        );
-        assert_eq!(
-            tool_timeout("Shell.Exec", &none, &config).0,
-            Duration::from_secs(300)
-        );
-        assert_eq!(
-            tool_timeout("Network.Http", &none, &config).0,
-            Duration::from_secs(60)
-        );
+        for (capability, expected) in [
+            ("File.Read", 1),
+            ("File.Write", 1),
+            ("Shell.Exec", 2),
+            ("Network.Http", 3),
+            ("Git.Push", 3),
+            ("BackendTool.Invoke", 4),
+            ("Mcp.Invoke", 4),
+        ] {
+            assert_eq!(
+                tool_timeout(capability, &none, &timeouts).0,
+                seconds(expected),
+                "{capability}"
+            );
+        }
         let own = json!({"timeout": 5}).as_object().cloned().unwrap();
-        let (tool, host) = tool_timeout("Shell.Exec", &own, &config);
-        assert_eq!(tool, Duration::from_secs(5));
+        let (tool, host) = tool_timeout("Shell.Exec", &own, &timeouts);
+        assert_eq!(tool, seconds(5));
         assert!(host > tool);
     }
 }

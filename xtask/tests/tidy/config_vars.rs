@@ -1,8 +1,14 @@
 //! The README's configuration tables list exactly the environment variables the runtime
 //! reads. Those are declared in one place, `runtime/cli/src` (the clap `env = "…"` attributes
-//! of `config.rs` and `audit_args.rs`, and sandbox mode's `env("…")` reads), plus the
+//! of `config.rs` and `audit_args.rs`, sandbox mode's `env("…")` reads and its duration
+//! constants), plus the
 //! `*_ENV` name constants of the runtime's libraries (read by the binary or the library).
-//! Where the declaration gives a default, the README's default column quotes it.
+//!
+//! Defaults: the host's are written once, in `runtime/host/src/config.rs`, and the clap
+//! declarations take them from there (`default_value_t = …::default().…`); a number written
+//! in a declaration instead is a second copy and is named here. The README's default column
+//! is held to the binary's declarations by `runtime/cli/src/config/defaults_tests.rs`, which
+//! reads them from clap itself.
 
 use std::collections::BTreeSet;
 
@@ -17,6 +23,11 @@ fn without_tests(text: &str) -> &str {
     tests
         .find(text)
         .map_or(text, |found| &text[..found.start()])
+}
+
+/// Whole files of unit tests (`#[cfg(test)] mod defaults_tests;`), named so by convention.
+fn is_test_file(path: &str) -> bool {
+    path.ends_with("tests.rs")
 }
 
 fn names(pattern: &str, text: &str) -> BTreeSet<String> {
@@ -78,22 +89,19 @@ fn violations(readme: &str, reads: &Reads) -> Vec<String> {
     found
 }
 
-/// The value a default denotes: a number (so `30` and `30.0` agree) or the text itself.
-fn value(text: &str) -> String {
-    let product: Option<f64> = text
-        .split('*')
-        .map(|factor| factor.trim().replace('_', "").parse::<f64>().ok())
-        .product();
-    product.map_or_else(|| text.to_owned(), |number| number.to_string())
+/// Whether a default as written is a number (`30`, `0.5`, `10 * 1024 * 1024`).
+fn is_number(text: &str) -> bool {
+    text.split('*')
+        .all(|factor| factor.trim().replace('_', "").parse::<f64>().is_ok())
 }
 
-/// `(variable, default)` of every clap argument that declares both, and of sandbox mode's
-/// `seconds("NAME", default)` reads.
-fn declared_defaults(code: &str) -> Vec<(String, String)> {
-    let attribute = Regex::new(r"#\[arg\(((?:[^()\]]|\([^()]*\))*)\)\]").unwrap();
+/// `(variable, default)` of every clap argument that declares both, the default as written.
+fn clap_defaults(code: &str) -> Vec<(String, String)> {
+    // Two levels of parentheses inside the attribute: `Seconds(Group::default().field)`.
+    let attribute = Regex::new(r"#\[arg\(((?:[^()\]]|\((?:[^()]|\([^()]*\))*\))*)\)\]").unwrap();
     let env = Regex::new(r#"\benv\s*=\s*"([A-Z][A-Z0-9_]+)""#).unwrap();
     let text = Regex::new(r#"\bdefault_value\s*=\s*"([^"]*)""#).unwrap();
-    let typed = Regex::new(r"\bdefault_value_t\s*=\s*([^,]+?)\s*(?:,|$)").unwrap();
+    let typed = Regex::new(r"\bdefault_value_t\s*=\s*(.+?)\s*(?:,\s*\w+\s*=|,?\s*$)").unwrap();
     let mut found = Vec::new();
     for arg in attribute.captures_iter(code) {
         let arg = &arg[1];
@@ -105,56 +113,48 @@ fn declared_defaults(code: &str) -> Vec<(String, String)> {
             .or_else(|| typed.captures(arg))
             .map(|default| default[1].to_owned());
         if let Some(default) = default {
-            found.push((name[1].to_owned(), value(&default)));
+            found.push((name[1].to_owned(), default));
         }
-    }
-    let seconds = Regex::new(r#"\bseconds\("([A-Z][A-Z0-9_]+)",\s*([0-9.]+)\)"#).unwrap();
-    for read in seconds.captures_iter(code) {
-        found.push((read[1].to_owned(), value(&read[2])));
     }
     found
 }
 
-/// The README's default column, by variable: a lone quoted value (`` `300` ``), or `empty`
-/// for the empty text; anything else (`required`, `unset`, prose) quotes no value.
-fn documented_defaults(readme: &str) -> Vec<(String, Option<String>)> {
-    let row = Regex::new(r"(?m)^\| `([A-Z][A-Z0-9_]+)` \| ([^|]*) \|").unwrap();
-    let lone = Regex::new(r"^`([^`]*)`$").unwrap();
-    row.captures_iter(readme)
-        .map(|row| {
-            let cell = row[2].trim();
-            let quoted = match cell {
-                "empty" => Some(String::new()),
-                _ => lone.captures(cell).map(|found| value(&found[1])),
-            };
-            (row[1].to_owned(), quoted)
+/// The settings whose default a clap declaration may write as a number: the tool runtime's
+/// knobs, which the binary hands to agent-tools as overrides (that crate holds the same
+/// numbers as its own defaults), not the host's.
+const TOOL_RUNTIME_KNOBS: &[&str] = &[
+    "AGENT_RUNTIME_KILL_GRACE_SECONDS",
+    "AGENT_RUNTIME_EGRESS_CONNECT_TIMEOUT_SECONDS",
+    "AGENT_RUNTIME_MCP_STARTUP_TIMEOUT_SECONDS",
+    "AGENT_RUNTIME_MAX_READ_BYTES",
+];
+
+/// A number written as a clap default outside [`TOOL_RUNTIME_KNOBS`]: a host default written
+/// a second time.
+fn literal_violations(declared: &[(String, String)]) -> Vec<String> {
+    declared
+        .iter()
+        .filter(|(name, default)| {
+            is_number(default) && !TOOL_RUNTIME_KNOBS.contains(&name.as_str())
+        })
+        .map(|(name, default)| {
+            format!(
+                "{name}: its default `{default}` is written in the binary's declaration; take it from \
+                 the library's `Default` (`default_value_t = …::default().…`) so it is written once"
+            )
         })
         .collect()
 }
 
-fn default_violations(readme: &str, declared: &[(String, String)]) -> Vec<String> {
-    let documented = documented_defaults(readme);
-    let mut found = Vec::new();
-    for (name, default) in declared {
-        let Some((_, quoted)) = documented.iter().find(|(row, _)| row == name) else {
-            continue; // a missing row is the table check's finding
-        };
-        if quoted.as_ref() != Some(default) {
-            found.push(format!(
-                "{name}: the runtime's default is `{default}`, the README's default column says otherwise"
-            ));
-        }
-    }
-    found
-}
-
+/// The clap defaults of `runtime/cli/src`, as written.
 fn declarations() -> Vec<(String, String)> {
     let mut declared = Vec::new();
     for path in repo_files()
         .iter()
         .filter(|path| path.starts_with("runtime/cli/src/") && path.ends_with(".rs"))
+        .filter(|path| !is_test_file(path))
     {
-        declared.extend(declared_defaults(without_tests(&read(path))));
+        declared.extend(clap_defaults(without_tests(&read(path))));
     }
     assert!(
         declared.len() > 30,
@@ -167,7 +167,10 @@ fn declarations() -> Vec<(String, String)> {
 fn reads() -> Reads {
     let mut settings = BTreeSet::new();
     let mut sandbox = BTreeSet::new();
-    for path in repo_files().iter().filter(|path| path.ends_with(".rs")) {
+    for path in repo_files()
+        .iter()
+        .filter(|path| path.ends_with(".rs") && !is_test_file(path))
+    {
         let in_cli = path.starts_with("runtime/cli/src/");
         let in_library = path.starts_with("runtime/") && path.contains("/src/");
         if !in_library {
@@ -179,7 +182,9 @@ fn reads() -> Reads {
             settings.extend(names(r#"\benv\s*=\s*"([A-Z][A-Z0-9_]+)""#, code));
         }
         if path == "runtime/cli/src/sandbox_host.rs" {
-            sandbox.extend(names(r#"\b(?:env|seconds)\("([A-Z][A-Z0-9_]+)""#, code));
+            sandbox.extend(names(r#"\benv\("([A-Z][A-Z0-9_]+)""#, code));
+            // Its durations: `const NAME: (&str, f64) = ("VARIABLE", default)`.
+            sandbox.extend(names(r#"\(&str, f64\) =\s*\(\s*"([A-Z][A-Z0-9_]+)""#, code));
         }
         settings.extend(names(
             r#"const [A-Z_]*ENV: &str = "([A-Z][A-Z0-9_]+)""#,
@@ -238,18 +243,18 @@ fn settings_of_unit_tests_are_not_settings() {
 }
 
 #[test]
-fn the_readme_quotes_every_declared_default() {
+fn a_host_default_is_written_once() {
     assert_clean(
-        "configuration defaults",
-        &default_violations(&read("README.md"), &declarations()),
+        "defaults written twice",
+        &literal_violations(&declarations()),
     );
 }
 
 #[test]
-fn a_default_the_readme_misquotes_is_named() {
+fn a_number_declared_for_a_host_setting_is_named() {
     let code = r#"
-        #[arg(long, env = "A_SECONDS", default_value = "30", value_parser = Seconds)]
-        a: Duration,
+        #[arg(long, env = "A_SECONDS", default_value = "30")]
+        a: Seconds,
         #[arg(
             long,
             env = "B_BYTES",
@@ -258,23 +263,25 @@ fn a_default_the_readme_misquotes_is_named() {
         b: u64,
         #[arg(long, env = "C_LIST", default_value = "")]
         c: String,
-        #[arg(long, env = "D_URL")]
-        d: Option<String>,
-        deadline: seconds("E_SECONDS", 150.0)?,
+        #[arg(long, env = "D_STEPS", default_value_t = LoopLimits::default().default_max_steps)]
+        d: u32,
+        #[arg(long, env = "E_SECONDS", default_value_t = Seconds(ToolTimeouts::default().file), hide = true)]
+        e: Seconds,
+        #[arg(long, env = "AGENT_RUNTIME_KILL_GRACE_SECONDS", default_value = "5")]
+        f: Seconds,
+        #[arg(long, env = "G_URL")]
+        g: Option<String>,
     "#;
-    let declared = declared_defaults(code);
-    assert_eq!(declared.len(), 4, "{declared:?}");
-    let readme = "| `A_SECONDS` | `30.0` | a |\n| `B_BYTES` | `10240` | b |\n| `C_LIST` | empty | c |\n\
-        | `D_URL` | unset | d |\n| `E_SECONDS` | `150` | e |\n";
-    assert!(default_violations(readme, &declared).is_empty());
-    let readme = "| `A_SECONDS` | `300` | a |\n| `B_BYTES` | 10 KiB | b |\n| `C_LIST` | `x` | c |\n\
-        | `E_SECONDS` | `150` | e |\n";
-    assert_eq!(
-        default_violations(readme, &declared),
-        [
-            "A_SECONDS: the runtime's default is `30`, the README's default column says otherwise",
-            "B_BYTES: the runtime's default is `10240`, the README's default column says otherwise",
-            "C_LIST: the runtime's default is ``, the README's default column says otherwise",
-        ]
+    let declared = clap_defaults(code);
+    assert_eq!(declared.len(), 6, "{declared:?}");
+    let found = literal_violations(&declared);
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert!(
+        found[0].starts_with("A_SECONDS: its default `30`"),
+        "{found:?}"
+    );
+    assert!(
+        found[1].starts_with("B_BYTES: its default `10 * 1024`"),
+        "{found:?}"
     );
 }

@@ -12,7 +12,9 @@ mod tools;
 
 use std::sync::Arc;
 
-use agent_protocol::events::*;
+use agent_protocol::events::{
+    Empty, EventBody, SessionPaused, TaskCancelled, TaskCompleted, TaskFailed, TaskStarted,
+};
 use agent_protocol::methods::TaskOptions;
 use agent_protocol::state::{SessionStatus, TaskStatus};
 use agent_protocol::{ErrorCode, ToolRouter};
@@ -144,8 +146,10 @@ impl TaskRun {
     }
 
     fn transition(&self, to: TaskStatus) {
-        // Refusals are logged by the session; the loop's own arrows are all in the table.
-        let _ = self.session.task_transition(to);
+        // Only the loop moves its task's machine, and its arrows are all in the table: a
+        // refusal (logged by the session) is a gap in the table, which tests must see.
+        let moved = self.session.task_transition(to);
+        debug_assert!(moved.is_ok(), "the agent loop's own arrow: {moved:?}");
     }
 
     fn step_count(&self) -> u32 {

@@ -23,8 +23,8 @@ impl TaskRun {
         let limits = Limits {
             max_input_tokens: llm_policy.max_input_tokens,
             fixed_tokens,
-            max_messages: self.config.max_request_messages,
-            recency_window: self.config.recency_window,
+            max_messages: self.config.agent_loop.max_request_messages,
+            recency_window: self.config.agent_loop.recency_window,
         };
         let session_id = self.session.id().to_owned();
         let (body, estimated, dropped) = self.session.with_thread(|thread| {

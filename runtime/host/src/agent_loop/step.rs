@@ -6,7 +6,10 @@
 use std::time::Instant;
 
 use agent_protocol::ErrorCode;
-use agent_protocol::events::*;
+use agent_protocol::events::{
+    ContextCompacted, EventBody, LlmRequestCompleted, LlmRequestStarted, StepCompleted,
+    StepLimitApproaching, StepStarted,
+};
 use agent_protocol::state::TaskStatus;
 
 use super::observer::EventObserver;
@@ -265,7 +268,7 @@ impl TaskRun {
                         step_count: step.completed_before,
                     }),
                 );
-                if progress.continuations > self.config.max_continuations {
+                if progress.continuations > self.config.agent_loop.max_continuations {
                     return AfterAnswer::End(Ending::failed(
                         FailureReason::MaxContinuationsExceeded,
                         ErrorCode::LlmOutputTruncated,

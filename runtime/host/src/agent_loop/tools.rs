@@ -5,7 +5,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
-use agent_protocol::events::*;
+use agent_protocol::events::{EventBody, ToolCompleted, ToolRequested, Warning};
 use agent_protocol::services::ArtifactUploadRequest;
 use agent_protocol::state::TaskStatus;
 use agent_protocol::tool::ToolLimits;
@@ -54,7 +54,7 @@ impl TaskRun {
                 let (tool_timeout, _) = crate::routing::tool_timeout(
                     capability.unwrap_or_default(),
                     &arguments,
-                    &self.config,
+                    &self.config.tools,
                 );
                 let request = ToolRequest {
                     tool_name: call.name.clone(),
@@ -152,7 +152,7 @@ impl TaskRun {
                     session: &self.session,
                     backends: &self.backends,
                     task_id: &self.task_id,
-                    timeout: self.config.approval_timeout,
+                    timeout: self.config.tools.approval,
                 };
                 let decision =
                     crate::approval::ask(&asking, &plan.request, rule_id.as_deref(), risk, scope)
@@ -160,11 +160,8 @@ impl TaskRun {
                 if waiting.fetch_sub(1, Ordering::SeqCst) == 1 {
                     self.transition(TaskStatus::ExecutingTools);
                 }
-                match crate::approval::refusal(
-                    &plan.request,
-                    decision,
-                    self.config.approval_timeout,
-                ) {
+                match crate::approval::refusal(&plan.request, decision, self.config.tools.approval)
+                {
                     Some(refused) => refused,
                     None if self.session.policy().is_expired() => expired(&plan.request),
                     None => match self.recheck(&plan.request) {
@@ -223,13 +220,13 @@ impl TaskRun {
         let (_, timeout) = crate::routing::tool_timeout(
             request.capability.as_deref().unwrap_or_default(),
             &request.arguments,
-            &self.config,
+            &self.config.tools,
         );
         let fallback = request.clone();
         // Cancellation is cooperative (§4.5): a running tool is waited for. Only when it is
         // still running a grace period after CancelTask is it force-cancelled: its future is
         // dropped, which makes the tool runtime kill its process tree.
-        let grace = self.config.force_cancel_grace;
+        let grace = self.config.tools.force_cancel_grace;
         let force = async {
             self.cancel.cancelled().await;
             tokio::time::sleep(grace).await;

@@ -10,7 +10,7 @@ pub mod service;
 use std::time::{Duration, Instant};
 
 use agent_protocol::approval::{ApprovalRequest, Decision};
-use agent_protocol::events::*;
+use agent_protocol::events::{ApprovalResolved, ApprovalTimeout, EventBody};
 use agent_protocol::services::ApprovalDecisionRecord;
 use agent_protocol::{ErrorCode, ToolRequest, ToolResult};
 use serde_json::{Value, json};

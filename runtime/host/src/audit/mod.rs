@@ -22,7 +22,7 @@ use agent_protocol::events::{EventBody, SessionEvent, Warning};
 
 pub use delivery::{Channel, DeliveryConfig, DeliveryTuning};
 pub use envelope::Ids;
-pub use run_store::{Admission, RunStore, RunStoreConfig};
+pub use run_store::{Admission, RunStore, RunStoreLimits};
 
 /// The `warning` code sent when the run store starts leaving events out.
 pub const EVENT_BACKLOG: &str = "EVENT_BACKLOG";
@@ -47,9 +47,7 @@ pub struct AuditConfig {
     pub shutdown_flush_timeout: Duration,
     /// The run store's directory; `None` means `LOG_DIR/runs`, or no store without LOG_DIR.
     pub run_store_dir: Option<PathBuf>,
-    pub run_store_max_file_bytes: u64,
-    pub run_store_max_total_bytes: u64,
-    pub run_store_queue_bound: usize,
+    pub run_store: RunStoreLimits,
 }
 
 impl Default for AuditConfig {
@@ -60,9 +58,7 @@ impl Default for AuditConfig {
             delivery: DeliveryTuning::default(),
             shutdown_flush_timeout: Duration::from_secs(3),
             run_store_dir: None,
-            run_store_max_file_bytes: 5 * 1024 * 1024,
-            run_store_max_total_bytes: 50 * 1024 * 1024,
-            run_store_queue_bound: 1024,
+            run_store: RunStoreLimits::default(),
         }
     }
 }
@@ -114,17 +110,8 @@ impl Outlets {
             .run_store_dir
             .clone()
             .or_else(|| log_dir.map(|dir| dir.join("runs")));
-        let run_store = dir.and_then(|dir| {
-            RunStore::open(
-                RunStoreConfig {
-                    dir,
-                    max_file_bytes: config.run_store_max_file_bytes,
-                    max_total_bytes: config.run_store_max_total_bytes,
-                    queue_bound: config.run_store_queue_bound,
-                },
-                &ids.session_id,
-            )
-        });
+        let run_store =
+            dir.and_then(|dir| RunStore::open(dir, config.run_store.clone(), &ids.session_id));
         Self {
             ids,
             audit,

@@ -19,12 +19,25 @@ use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
 use agent_protocol::events::{EventBody, SessionEvent};
 use serde_json::json;
 
+/// The store's bounds.
 #[derive(Debug, Clone)]
-pub struct RunStoreConfig {
-    pub dir: PathBuf,
+pub struct RunStoreLimits {
+    /// Size at which a run file is rotated.
     pub max_file_bytes: u64,
+    /// Total size of the directory; the oldest files are deleted first.
     pub max_total_bytes: u64,
+    /// Events waiting to be written; text chunks give way first.
     pub queue_bound: usize,
+}
+
+impl Default for RunStoreLimits {
+    fn default() -> Self {
+        Self {
+            max_file_bytes: 5 * 1024 * 1024,
+            max_total_bytes: 50 * 1024 * 1024,
+            queue_bound: 1024,
+        }
+    }
 }
 
 /// What `record` asks of the caller.
@@ -61,17 +74,18 @@ pub struct RunStore {
 
 impl RunStore {
     /// Starts the writer thread; `None` (with a log line) when the directory cannot be made.
-    pub fn open(config: RunStoreConfig, session_id: &str) -> Option<Self> {
-        if let Err(error) = fs::create_dir_all(&config.dir) {
-            tracing::warn!(dir = %config.dir.display(), %error, "run store disabled: cannot create its directory");
+    pub fn open(dir: PathBuf, limits: RunStoreLimits, session_id: &str) -> Option<Self> {
+        if let Err(error) = fs::create_dir_all(&dir) {
+            tracing::warn!(dir = %dir.display(), %error, "run store disabled: cannot create its directory");
             return None;
         }
-        let bound = config.queue_bound.max(2);
+        let bound = limits.queue_bound.max(2);
         let (tx, rx) = sync_channel(bound);
         let backlog = Arc::new(Backlog::default());
         let writer = Writer {
             stem: file_stem(session_id),
-            config,
+            dir,
+            limits,
             backlog: Arc::clone(&backlog),
         };
         let spawned = std::thread::Builder::new()
@@ -144,7 +158,8 @@ fn file_stem(session_id: &str) -> String {
 
 struct Writer {
     stem: String,
-    config: RunStoreConfig,
+    dir: PathBuf,
+    limits: RunStoreLimits,
     backlog: Arc<Backlog>,
 }
 
@@ -186,7 +201,7 @@ impl Writer {
         let size = text.len() as u64;
         if let Some((_, written)) = file
             && *written > 0
-            && *written + size > self.config.max_file_bytes
+            && *written + size > self.limits.max_file_bytes
         {
             *file = None;
             self.rotate();
@@ -202,7 +217,7 @@ impl Writer {
     }
 
     fn current(&self) -> PathBuf {
-        self.config.dir.join(format!("{}.jsonl", self.stem))
+        self.dir.join(format!("{}.jsonl", self.stem))
     }
 
     fn open_current(&self) -> Option<(File, u64)> {
@@ -223,10 +238,10 @@ impl Writer {
     /// directory is trimmed, oldest files first, to leave a whole file's room under the
     /// total cap.
     fn rotate(&self) {
-        let next = rotated(&self.config.dir, &self.stem)
+        let next = rotated(&self.dir, &self.stem)
             .last()
             .map_or(1, |(n, _)| n + 1);
-        let target = self.config.dir.join(format!("{}.{next}.jsonl", self.stem));
+        let target = self.dir.join(format!("{}.{next}.jsonl", self.stem));
         if let Err(error) = fs::rename(self.current(), &target) {
             tracing::warn!(%error, "run store: cannot rotate");
         }
@@ -234,18 +249,17 @@ impl Writer {
     }
 
     fn trim(&self) {
-        let mut files: Vec<(std::time::SystemTime, PathBuf, u64)> =
-            match fs::read_dir(&self.config.dir) {
-                Ok(entries) => entries
-                    .filter_map(Result::ok)
-                    .filter(|entry| entry.path().extension().is_some_and(|ext| ext == "jsonl"))
-                    .filter_map(|entry| {
-                        let meta = entry.metadata().ok()?;
-                        Some((meta.modified().ok()?, entry.path(), meta.len()))
-                    })
-                    .collect(),
-                Err(_) => return,
-            };
+        let mut files: Vec<(std::time::SystemTime, PathBuf, u64)> = match fs::read_dir(&self.dir) {
+            Ok(entries) => entries
+                .filter_map(Result::ok)
+                .filter(|entry| entry.path().extension().is_some_and(|ext| ext == "jsonl"))
+                .filter_map(|entry| {
+                    let meta = entry.metadata().ok()?;
+                    Some((meta.modified().ok()?, entry.path(), meta.len()))
+                })
+                .collect(),
+            Err(_) => return,
+        };
         // Oldest first; among this session's rotated files, lower numbers are older.
         files.sort_by(|a, b| {
             a.0.cmp(&b.0)
@@ -256,9 +270,9 @@ impl Writer {
         // Room for a whole new current file, so the directory never exceeds the total cap
         // while it grows.
         let budget = self
-            .config
+            .limits
             .max_total_bytes
-            .saturating_sub(self.config.max_file_bytes);
+            .saturating_sub(self.limits.max_file_bytes);
         for (_, path, len) in files {
             if total <= budget {
                 break;

@@ -7,21 +7,16 @@ use agent_protocol::events::{EventBody, SessionEvent, TextChunk};
 
 use super::*;
 
+/// A text chunk of a session whose id would climb out of the store's folder.
 fn chunk(id: u64, text: &str) -> SessionEvent {
     SessionEvent {
-        event_id: id,
-        timestamp: "2026-02-21T15:09:00Z".into(),
         session_id: "sess/../1".into(),
-        workspace_id: Some("ws".into()),
-        task_id: Some("t".into()),
-        step_id: Some("s".into()),
-        body: EventBody::TextChunk(TextChunk { text: text.into() }),
+        ..crate::testing::event(id, EventBody::TextChunk(TextChunk { text: text.into() }))
     }
 }
 
-fn config(dir: &Path, max_file_bytes: u64, max_total_bytes: u64) -> RunStoreConfig {
-    RunStoreConfig {
-        dir: dir.to_owned(),
+fn limits(max_file_bytes: u64, max_total_bytes: u64) -> RunStoreLimits {
+    RunStoreLimits {
         max_file_bytes,
         max_total_bytes,
         queue_bound: 100_000,
@@ -58,7 +53,8 @@ fn files(dir: &Path) -> Vec<(String, u64)> {
 #[test]
 fn events_are_appended_as_json_lines_under_a_safe_name() {
     let dir = tempfile::tempdir().unwrap();
-    let store = RunStore::open(config(dir.path(), 1 << 20, 1 << 30), "sess/../1").unwrap();
+    let store =
+        RunStore::open(dir.path().to_owned(), limits(1 << 20, 1 << 30), "sess/../1").unwrap();
     for id in 1..=3 {
         assert_eq!(store.record(&chunk(id, "hello")), Admission::Queued);
     }
@@ -74,7 +70,7 @@ fn events_are_appended_as_json_lines_under_a_safe_name() {
 #[test]
 fn files_rotate_at_the_file_cap_and_the_directory_stays_under_the_total_cap() {
     let dir = tempfile::tempdir().unwrap();
-    let store = RunStore::open(config(dir.path(), 2_000, 7_000), "s1").unwrap();
+    let store = RunStore::open(dir.path().to_owned(), limits(2_000, 7_000), "s1").unwrap();
     for id in 1..=400 {
         store.record(&chunk(id, &"y".repeat(50)));
     }
@@ -93,9 +89,11 @@ fn files_rotate_at_the_file_cap_and_the_directory_stays_under_the_total_cap() {
 #[test]
 fn under_backlog_text_chunks_are_left_out_summarised_and_warned_once() {
     let dir = tempfile::tempdir().unwrap();
-    let mut cfg = config(dir.path(), 1 << 20, 1 << 30);
-    cfg.queue_bound = 4;
-    let store = RunStore::open(cfg, "s2").unwrap();
+    let bounds = RunStoreLimits {
+        queue_bound: 4,
+        ..limits(1 << 20, 1 << 30)
+    };
+    let store = RunStore::open(dir.path().to_owned(), bounds, "s2").unwrap();
     // Pretend the writer is behind: the queue looks half full.
     store.backlog.pending.fetch_add(2, Ordering::AcqRel);
     assert_eq!(store.record(&chunk(1, "a")), Admission::DroppedFirst);

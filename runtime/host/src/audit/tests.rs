@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use super::delivery::EVENTS_DROPPED;
 use agent_protocol::audit::{AuditEvent, Severity};
-use agent_protocol::events::{EventBody, SessionEvent, TextChunk, ToolCompleted, ToolRequested};
+use agent_protocol::events::{EventBody, TextChunk, ToolCompleted, ToolRequested};
 use agent_protocol::tool::ToolStatus;
 use axum::Router;
 use axum::extract::State;
@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 use tokio::sync::{Notify, Semaphore};
 
 use super::*;
+use crate::testing::event;
 
 #[derive(Default)]
 struct Server {
@@ -223,18 +224,6 @@ async fn an_unreachable_service_never_blocks_the_producer() {
     }
     assert!(channel.dropped() > 0);
     assert!(!channel.flush(Duration::from_millis(50)).await);
-}
-
-fn event(id: u64, body: EventBody) -> SessionEvent {
-    SessionEvent {
-        event_id: id,
-        timestamp: "2026-02-21T15:09:00Z".into(),
-        session_id: "sess_789".into(),
-        workspace_id: Some("ws_456".into()),
-        task_id: Some("task_001".into()),
-        step_id: Some("step_001".into()),
-        body,
-    }
 }
 
 #[test]

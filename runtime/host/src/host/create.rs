@@ -1,8 +1,24 @@
 //! CreateSession (local-agent-host.md §3.2): the Session Service call, bundle validation
 //! and the session slot.
 
-use super::*;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use agent_protocol::ErrorCode;
+use agent_protocol::events::{EventBody, SessionStarted};
+use agent_protocol::methods::{CreateSessionParams, SessionReadyResult};
+use agent_protocol::policy::{PolicyBundle, SUPPORTED_SCHEMA_VERSIONS};
+use agent_protocol::services::CreateSessionRequest;
+use agent_protocol::state::SessionStatus;
+use serde_json::{Value, json};
+
+use crate::agent_loop::{self, Backends};
+use crate::error::RpcError;
+use crate::events::Scope;
+use crate::host::{Host, Slot, extension_tools, take_up_policy, to_value};
+use crate::session::{Identity, Session};
 use crate::state::SessionOrigin;
+use crate::time::parse_rfc3339;
 
 impl Host {
     pub(super) async fn create_session(
@@ -182,7 +198,7 @@ impl Host {
             bundle,
             feature_flags,
             events,
-            self.config.checkpoint_dir.clone(),
+            self.config.dirs.checkpoints.clone(),
         ));
         if let Some(history) = history {
             session.continue_conversation(history);
@@ -203,7 +219,7 @@ impl Host {
         );
         take_up_policy(&session);
         crate::sandbox::announce(self.tools.as_ref(), &session);
-        crate::extensions::open(self.tools.as_ref(), &session).await;
+        extension_tools::open(self.tools.as_ref(), &session).await;
         Ok(session)
     }
 
@@ -248,7 +264,8 @@ impl Host {
             name: session.identity.name.clone(),
             log_dir: self
                 .config
-                .log_dir
+                .dirs
+                .logs
                 .as_ref()
                 .map(|dir| dir.display().to_string()),
             status: session.status(),

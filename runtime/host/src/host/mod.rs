@@ -2,6 +2,7 @@
 //! this process.
 
 mod create;
+mod extension_tools;
 mod register;
 mod reopen;
 mod resume;
@@ -11,30 +12,29 @@ mod teardown;
 
 pub use register::SandboxRegistration;
 
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use agent_protocol::approval::Decision;
-use agent_protocol::events::{EventBody, SessionEnded, SessionStarted};
-use agent_protocol::methods::{self as m, *};
-use agent_protocol::policy::{PolicyBundle, SUPPORTED_SCHEMA_VERSIONS};
-use agent_protocol::services::CreateSessionRequest;
+use agent_protocol::events::EventBody;
+use agent_protocol::methods::{
+    self as m, ApproveActionStatus, GetEventsParams, GetEventsResult, GetPatchPreviewParams,
+    GetSessionStateParams, PatchPreviewResult, ResumeSessionParams, SessionStateResult,
+    ShutdownResult,
+};
 use agent_protocol::state::SessionStatus;
 use agent_protocol::{ErrorCode, ToolRouter};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use tokio::sync::watch;
-use tokio_util::sync::CancellationToken;
 
-use crate::agent_loop::{self, Backends, TaskRun};
+use crate::agent_loop::Backends;
 use crate::config::HostConfig;
 use crate::error::RpcError;
 use crate::events::{EventSink, Scope};
 use crate::outbound::Outbound;
 use crate::session::{Identity, Session};
-use crate::time::{now_rfc3339, parse_rfc3339};
 
 enum Slot {
     Empty,
@@ -123,9 +123,9 @@ impl Host {
             &identity.session_id,
             &identity.workspace_id,
             self.outbound.clone(),
-            self.config.event_ring_size,
+            self.config.rpc.event_ring_size,
         )
-        .with_byte_budget(self.config.event_ring_bytes)
+        .with_byte_budget(self.config.rpc.event_ring_bytes)
         .with_outlets(self.outlets(identity))
     }
 
@@ -139,7 +139,7 @@ impl Host {
         );
         take_up_policy(session);
         crate::sandbox::announce(self.tools.as_ref(), session);
-        crate::extensions::open(self.tools.as_ref(), session).await;
+        extension_tools::open(self.tools.as_ref(), session).await;
         to_value(self.ready(session, "compatible"))
     }
 
@@ -149,7 +149,7 @@ impl Host {
         let client = self.backends().ok().map(|backends| backends.http.clone());
         crate::audit::Outlets::start(
             &self.config.audit,
-            self.config.log_dir.as_ref(),
+            self.config.dirs.logs.as_ref(),
             crate::audit::Ids {
                 tenant_id: identity.tenant_id.clone(),
                 user_id: identity.user_id.clone(),

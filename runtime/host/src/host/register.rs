@@ -2,13 +2,17 @@
 //! the Session Service when the sandbox registers itself.
 
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use agent_protocol::methods::{SyncDirection, WorkspaceSyncParams};
+use agent_protocol::methods::{CREATE_SESSION, SyncDirection, WorkspaceSyncParams};
 use agent_protocol::services::SandboxRegistrationRequest;
+use serde_json::Value;
 
-use super::*;
+use crate::host::{Host, Slot};
 use crate::services::ServiceError;
+use crate::session::Identity;
 
 /// What the sandbox tells the Session Service about itself, and how hard it tries.
 #[derive(Debug, Clone)]
@@ -120,7 +124,9 @@ impl Host {
         };
         let binding = SandboxBinding {
             workspace_dir: registration.workspace_dir.clone(),
-            workspace_service_url: std::sync::Mutex::new(self.config.workspace_service_url.clone()),
+            workspace_service_url: std::sync::Mutex::new(
+                self.config.services.workspace_url.clone(),
+            ),
         };
         if self.sandbox.set(binding).is_err() {
             return Err(RegistrationError::AlreadyBound);
@@ -164,7 +170,7 @@ impl Host {
             .map_err(|error| Failure::Open(error.into_object().message))?;
         let task_arn = match (&registration.task_arn, &registration.ecs_metadata_uri) {
             (Some(arn), _) => arn.clone(),
-            (None, Some(uri)) => ecs_task_arn(&backends.http, uri, self.config.service_timeout)
+            (None, Some(uri)) => ecs_task_arn(&backends.http, uri, self.config.services.timeout)
                 .await
                 .map_err(Failure::Open)?,
             (None, None) => format!("local:{}", std::process::id()),
@@ -278,7 +284,7 @@ impl Host {
     /// Requests without `sessionId` (the web app's StartTask, CancelTask, …) mean the
     /// sandbox's one session.
     pub(super) fn default_session_id(&self, method: &str, params: Value) -> Value {
-        if self.sandbox.get().is_none() || method == m::CREATE_SESSION {
+        if self.sandbox.get().is_none() || method == CREATE_SESSION {
             return params;
         }
         let Value::Object(mut object) = params else {

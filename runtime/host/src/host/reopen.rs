@@ -4,12 +4,21 @@
 //! session has ended, the conversation continues in a new session seeded from that
 //! history, and the answer names both.
 
+use std::sync::Arc;
+
+use agent_protocol::ErrorCode;
 use agent_protocol::message::ConversationMessage;
+use agent_protocol::methods::CreateSessionParams;
 use agent_protocol::services::ResumeSessionResponse;
+use agent_protocol::state::SessionStatus;
+use serde_json::{Value, json};
 
 use super::resume::refreshed_bundle;
-use super::*;
+use crate::agent_loop::{self, Backends};
+use crate::error::RpcError;
+use crate::host::{Host, Slot};
 use crate::services::ServiceError;
+use crate::session::{Identity, Session};
 
 impl Host {
     pub(super) async fn reopen(self: &Arc<Self>, session_id: &str) -> Result<Value, RpcError> {
@@ -77,7 +86,7 @@ impl Host {
             bundle,
             flags.unwrap_or_default(),
             events,
-            self.config.checkpoint_dir.clone(),
+            self.config.dirs.checkpoints.clone(),
         ));
         session.reopen(history);
         session

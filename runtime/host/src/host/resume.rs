@@ -3,13 +3,23 @@
 //! restarts a crashed runtime and keeps using the old sessionId (INTEROP.md §1) — or,
 //! without one, reopened through the Session Service (`reopen`, INTEROP.md §8).
 
-use agent_protocol::ErrorShape;
-use agent_protocol::checkpoint::Checkpoint;
-use agent_protocol::services::ResumeSessionResponse;
-use serde_json::Map;
+use std::path::PathBuf;
+use std::sync::Arc;
 
-use super::*;
+use agent_protocol::checkpoint::Checkpoint;
+use agent_protocol::events::EventBody;
+use agent_protocol::methods::ResumeSessionParams;
+use agent_protocol::policy::PolicyBundle;
+use agent_protocol::services::ResumeSessionResponse;
+use agent_protocol::state::SessionStatus;
+use agent_protocol::{ErrorCode, ErrorShape};
+use serde_json::{Map, Value, json};
+
+use crate::error::RpcError;
+use crate::events::{EventSink, Scope};
+use crate::host::{Host, Slot, create, extension_tools, take_up_policy, to_value};
 use crate::services::ServiceError;
+use crate::session::{Identity, Session};
 
 impl Host {
     pub(super) async fn resume_session(
@@ -84,7 +94,7 @@ impl Host {
         // §3.3): servers it adds are connected, servers it drops are closed, a rotated
         // bearer token is used — `open` replaces whatever the old bundle had opened.
         crate::sandbox::announce(self.tools.as_ref(), session);
-        crate::extensions::open(self.tools.as_ref(), session).await;
+        extension_tools::open(self.tools.as_ref(), session).await;
         session
             .transition(SessionStatus::SessionRunning)
             .map_err(|error| RpcError::internal(error.to_string()))?;
@@ -197,10 +207,10 @@ impl Host {
             &identity.session_id,
             &identity.workspace_id,
             self.outbound.clone(),
-            self.config.event_ring_size,
+            self.config.rpc.event_ring_size,
             checkpoint.event_id_epoch.saturating_add(1),
         )
-        .with_byte_budget(self.config.event_ring_bytes)
+        .with_byte_budget(self.config.rpc.event_ring_bytes)
         .with_outlets(self.outlets(&identity));
         let flags = flags.unwrap_or_else(|| checkpoint.feature_flags.clone());
         let session = Arc::new(Session::new(
@@ -208,7 +218,7 @@ impl Host {
             bundle,
             flags,
             events,
-            self.config.checkpoint_dir.clone(),
+            self.config.dirs.checkpoints.clone(),
         ));
         session.restore(checkpoint);
         session

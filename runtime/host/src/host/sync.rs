@@ -1,11 +1,14 @@
 //! `workspace.sync` (INTEROP.md §9): after an upload the Session Service asks the sandbox
 //! to pull the new files from the Workspace Service; `push` sends the folder's files back.
 
+use agent_protocol::ErrorCode;
 use agent_protocol::methods::{
-    SyncDirection, SyncFailure, WorkspaceSyncParams, WorkspaceSyncResult,
+    SyncDirection, SyncFailure, WORKSPACE_SYNC, WorkspaceSyncParams, WorkspaceSyncResult,
 };
+use serde_json::Value;
 
-use super::*;
+use crate::error::RpcError;
+use crate::host::{Host, to_value};
 use crate::workspace_files::{self, WorkspaceFilesClient};
 
 impl Host {
@@ -14,7 +17,7 @@ impl Host {
         params: WorkspaceSyncParams,
     ) -> Result<Value, RpcError> {
         let Some(binding) = self.sandbox.get() else {
-            return Err(RpcError::method_not_found(m::WORKSPACE_SYNC));
+            return Err(RpcError::method_not_found(WORKSPACE_SYNC));
         };
         let Some(session) = self.current() else {
             return Err(RpcError::new(
@@ -27,7 +30,7 @@ impl Host {
             backends.http.clone(),
             &binding.workspace_service(),
             &session.identity.workspace_id,
-            self.config.service_timeout,
+            self.config.services.timeout,
         );
         let root = binding.workspace_dir.clone();
         let mut result = WorkspaceSyncResult {

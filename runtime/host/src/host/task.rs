@@ -1,7 +1,21 @@
 //! StartTask and CancelTask: the guards of §3.3 before a loop starts or is told to stop.
 
-use super::*;
-use crate::session::{Begun, TaskStart};
+use std::sync::Arc;
+
+use agent_protocol::ErrorCode;
+use agent_protocol::events::EventBody;
+use agent_protocol::methods::{
+    CancelTaskParams, CancelTaskResult, StartTaskParams, StartTaskResult,
+};
+use agent_protocol::state::SessionStatus;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::agent_loop::{self, TaskRun};
+use crate::error::RpcError;
+use crate::events::Scope;
+use crate::host::{Host, to_value};
+use crate::session::{Begun, Session, TaskStart};
 
 impl Host {
     pub(super) async fn start_task(
@@ -38,16 +52,18 @@ impl Host {
         }
         let options = params.task_options.clone().unwrap_or_default();
         let max_steps = match options.max_steps {
-            None => self.config.default_max_steps,
-            Some(steps) if steps >= 1 && steps <= i64::from(self.config.max_steps_limit) => {
-                u32::try_from(steps).unwrap_or(self.config.default_max_steps)
+            None => self.config.agent_loop.default_max_steps,
+            Some(steps)
+                if steps >= 1 && steps <= i64::from(self.config.agent_loop.max_steps_limit) =>
+            {
+                u32::try_from(steps).unwrap_or(self.config.agent_loop.default_max_steps)
             }
             Some(steps) => {
                 return Err(RpcError::invalid_params(
                     Some("taskOptions.maxSteps"),
                     format!(
                         "Invalid params for StartTask: taskOptions.maxSteps must be between 1 and {}, got {steps}.",
-                        self.config.max_steps_limit
+                        self.config.agent_loop.max_steps_limit
                     ),
                 ));
             }

@@ -1,6 +1,16 @@
 //! Teardown (local-agent-host.md §3.4): Shutdown, end of input and SIGTERM take one path.
 
-use super::*;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use agent_protocol::events::{EventBody, SessionEnded};
+use agent_protocol::state::SessionStatus;
+
+use crate::agent_loop;
+use crate::events::Scope;
+use crate::host::{Host, extension_tools};
+use crate::session::Session;
+use crate::time::now_rfc3339;
 
 impl Host {
     /// Teardown in the spec's order (§3.4); the same path for Shutdown, input EOF and
@@ -33,7 +43,7 @@ impl Host {
         }
         // The cancelled task's record is completed before the process goes.
         session.records.flush().await;
-        crate::extensions::close(self.tools.as_ref()).await;
+        extension_tools::close(self.tools.as_ref()).await;
         let Ok(backends) = self.backends() else {
             return;
         };
@@ -57,7 +67,13 @@ impl Host {
         } else {
             (SessionStatus::SessionCompleted, EventBody::SessionCompleted)
         };
-        let _ = session.transition(to);
+        // The slot holds only RUNNING or PAUSED sessions and teardown runs once, so both
+        // arrows are in the table; a refusal is logged by the session.
+        let ended = session.transition(to);
+        debug_assert!(
+            ended.is_ok(),
+            "a session ends from RUNNING or PAUSED: {ended:?}"
+        );
         let (task_count, total_tokens) = session.totals();
         session.events.emit(
             Scope::session(),

@@ -5,7 +5,6 @@
 //! well as inside the stream, since a request that is never answered is a network timeout
 //! (local-agent-host.md §6.4), retried like any.
 
-use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use eventsource_stream::Eventsource;
@@ -16,18 +15,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::stream::Accumulator;
 use super::{LlmError, LlmResponse, StreamObserver};
+use crate::config::LlmConfig;
 use crate::services::parse_error_body;
-
-#[derive(Debug, Clone)]
-pub struct LlmSettings {
-    pub endpoint: String,
-    pub auth_token: String,
-    pub headers: BTreeMap<String, String>,
-    pub idle_timeout: Duration,
-    pub max_retries: u32,
-    pub retry_base_delay: Duration,
-    pub retry_max_delay: Duration,
-}
 
 /// The ID chain sent as headers, since the body is relayed upstream verbatim.
 #[derive(Debug, Clone)]
@@ -40,14 +29,14 @@ pub struct CallIds<'a> {
 }
 
 pub struct LlmClient {
-    settings: LlmSettings,
+    settings: LlmConfig,
     http: Client,
 }
 
 impl LlmClient {
     /// `http` should have the gateway's connect timeout (`LLM_CONNECT_TIMEOUT_SECONDS`) and no
     /// overall timeout (a stream lasts as long as the model writes).
-    pub fn new(settings: LlmSettings, http: Client) -> Self {
+    pub fn new(settings: LlmConfig, http: Client) -> Self {
         Self { settings, http }
     }
 

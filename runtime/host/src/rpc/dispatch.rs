@@ -185,8 +185,7 @@ mod tests {
     }
 
     fn host() -> Arc<Host> {
-        let (outbound, writer) = crate::outbound::Outbound::new(tokio::io::sink());
-        tokio::spawn(writer);
+        let outbound = crate::testing::discarding_outbound();
         let config = crate::HostConfig::with_endpoints(
             "http://127.0.0.1:9/v1",
             "t",

@@ -63,6 +63,8 @@ where
     let (write_end, read_end) = tokio::io::duplex(256 * 1024);
     let (outbound, writer) = Outbound::new(write_end);
     let writer = tokio::spawn(writer);
+    // Unbounded for the reason `Outbound` is: lines wait here until a client opens
+    // `GET /events`, and none may be dropped.
     let (sender, receiver) = mpsc::unbounded_channel();
     tokio::spawn(async move {
         let mut lines = tokio::io::BufReader::new(read_end).lines();
@@ -120,7 +122,7 @@ async fn rpc(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Body)
     if !authorized(&state, &headers) {
         return unauthorized();
     }
-    let limit = state.host.config().max_line_bytes;
+    let limit = state.host.config().rpc.max_line_bytes;
     let bytes: Bytes = match axum::body::to_bytes(body, limit).await {
         Ok(bytes) => bytes,
         Err(_) => {

@@ -19,7 +19,7 @@ pub async fn serve<R>(host: Arc<Host>, reader: R, outbound: Outbound) -> std::io
 where
     R: AsyncBufRead + Unpin,
 {
-    let mut lines = LineReader::new(reader, host.config().max_line_bytes);
+    let mut lines = LineReader::new(reader, host.config().rpc.max_line_bytes);
     let mut finished = host.shutdown_finished();
     let in_flight = TaskTracker::new();
     loop {
@@ -44,7 +44,7 @@ where
             Ok(Frame::TooLong { bytes }) => {
                 let error = RpcError::invalid_request(format!(
                     "Invalid request: the line is {bytes} bytes, more than the limit of {} bytes (AGENT_RUNTIME_MAX_LINE_BYTES).",
-                    host.config().max_line_bytes
+                    host.config().rpc.max_line_bytes
                 ));
                 outbound.send(&Response::failure(None, error.into_object()));
             }

@@ -2,22 +2,7 @@
 //! accepted form reads back as the same conversation.
 
 use super::*;
-
-fn message(id: &str, role: Role, content: &str) -> ConversationMessage {
-    ConversationMessage {
-        message_id: id.to_owned(),
-        session_id: "sess_1".to_owned(),
-        task_id: Some("task_1".to_owned()),
-        step_id: Some("step_001".to_owned()),
-        role,
-        content: content.to_owned(),
-        token_count: Some(3),
-        timestamp: "2026-11-26T00:00:00Z".to_owned(),
-        tool_calls: Vec::new(),
-        tool_call_id: None,
-        tool_name: None,
-    }
-}
+use crate::testing::message;
 
 /// A thread with a text-less tool-call turn, one with text, a failed call and an answer.
 fn thread() -> Vec<ConversationMessage> {

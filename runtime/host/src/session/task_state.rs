@@ -141,8 +141,12 @@ impl Session {
             && let Some(task) = self.lock().task.as_mut()
         {
             task.machine = TaskMachine::new();
-            let _ = task.machine.transition(TaskStatus::TaskRunning);
-            let _ = task.machine.transition(terminal);
+            let running = task.machine.transition(TaskStatus::TaskRunning);
+            let ended = task.machine.transition(terminal);
+            debug_assert!(
+                running.is_ok() && ended.is_ok(),
+                "a task ends from TASK_RUNNING: {running:?} {ended:?}"
+            );
         }
         if recoverable && let Some(task) = self.lock().task.as_mut() {
             task.incomplete = true;
@@ -198,8 +202,12 @@ impl Session {
         })?;
         task.incomplete = false;
         let mut machine = TaskMachine::new();
-        let _ = machine.transition(TaskStatus::TaskRunning);
-        let _ = machine.transition(TaskStatus::TaskCancelled);
+        let running = machine.transition(TaskStatus::TaskRunning);
+        let cancelled = machine.transition(TaskStatus::TaskCancelled);
+        debug_assert!(
+            running.is_ok() && cancelled.is_ok(),
+            "a task is cancelled from TASK_RUNNING: {running:?} {cancelled:?}"
+        );
         task.machine = machine;
         Some((task.task_id.clone(), task.step_count))
     }

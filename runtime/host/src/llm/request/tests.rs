@@ -2,6 +2,7 @@
 //! built afresh from the thread, whatever the context window cuts.
 
 use super::*;
+use crate::testing::message;
 use agent_protocol::message::MessageToolCall;
 use serde_json::{Value, json};
 
@@ -62,22 +63,6 @@ fn reference_body(
         );
     }
     body
-}
-
-fn message(id: &str, role: Role, content: &str) -> ConversationMessage {
-    ConversationMessage {
-        message_id: id.to_owned(),
-        session_id: "s".to_owned(),
-        task_id: Some("t".to_owned()),
-        step_id: None,
-        role,
-        token_count: Some(1),
-        content: content.to_owned(),
-        timestamp: String::new(),
-        tool_calls: Vec::new(),
-        tool_call_id: None,
-        tool_name: None,
-    }
 }
 
 fn thread() -> Vec<ConversationMessage> {

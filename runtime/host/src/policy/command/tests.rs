@@ -20,18 +20,7 @@ fn judge(line: &str, allowed: Option<&[&str]>, blocked: Option<&[&str]>) -> Stri
 }
 
 fn assert_cases(cases: &[(&str, &str)], allowed: Option<&[&str]>, blocked: Option<&[&str]>) {
-    let mut failures = Vec::new();
-    for (line, expected) in cases {
-        let got = judge(line, allowed, blocked);
-        let ok = match expected.strip_prefix("opaque: ") {
-            Some(part) => got.starts_with("opaque: ") && got.contains(part),
-            None => got == *expected,
-        };
-        if !ok {
-            failures.push(format!("{line:?}: expected {expected:?}, got {got:?}"));
-        }
-    }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    crate::testing::assert_cases(cases, "opaque: ", |line| judge(line, allowed, blocked));
 }
 
 #[test]

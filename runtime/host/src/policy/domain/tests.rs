@@ -19,18 +19,7 @@ fn judge(url: &str, allowed: Option<&[&str]>, blocked: Option<&[&str]>) -> Strin
 }
 
 fn assert_cases(cases: &[(&str, &str)], allowed: Option<&[&str]>, blocked: Option<&[&str]>) {
-    let mut failures = Vec::new();
-    for (url, expected) in cases {
-        let got = judge(url, allowed, blocked);
-        let ok = match expected.strip_prefix("bad: ") {
-            Some(part) => got.starts_with("bad: ") && got.contains(part),
-            None => got == *expected,
-        };
-        if !ok {
-            failures.push(format!("{url:?}: expected {expected:?}, got {got:?}"));
-        }
-    }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    crate::testing::assert_cases(cases, "bad: ", |url| judge(url, allowed, blocked));
 }
 
 #[test]

@@ -124,7 +124,7 @@ pub(super) async fn upload(
     headers: HeaderMap,
     body: Body,
 ) -> Response {
-    let limit = state.host.config().max_line_bytes;
+    let limit = state.host.config().rpc.max_line_bytes;
     let Ok(bytes) = axum::body::to_bytes(body, limit).await else {
         return problem(
             StatusCode::PAYLOAD_TOO_LARGE,

@@ -85,7 +85,7 @@ fn json_body(status: StatusCode, body: String) -> Response {
 }
 
 async fn rpc(State(state): State<Arc<AppState>>, body: Body) -> Response {
-    let limit = state.host.config().max_line_bytes;
+    let limit = state.host.config().rpc.max_line_bytes;
     let bytes: Bytes = match axum::body::to_bytes(body, limit).await {
         Ok(bytes) => bytes,
         Err(_) => {

@@ -11,7 +11,7 @@ use crate::events::Scope;
 use crate::session::Session;
 
 /// Sets up the session's extension tools; bounded by the tool runtime's startup timeout.
-pub async fn open(tools: &dyn ToolRouter, session: &Session) {
+pub(super) async fn open(tools: &dyn ToolRouter, session: &Session) {
     let config = match ExtensionConfig::from_bundle(session.policy().bundle()) {
         Ok(config) => config,
         Err(error) => {
@@ -35,7 +35,7 @@ pub async fn open(tools: &dyn ToolRouter, session: &Session) {
     }
 }
 
-pub async fn close(tools: &dyn ToolRouter) {
+pub(super) async fn close(tools: &dyn ToolRouter) {
     tools.close_extensions().await;
 }
 
