@@ -127,10 +127,11 @@ fn sweep_orphans(dir: &Path) {
         let mine = entry.metadata().is_ok_and(|meta| meta.uid() == me);
         let gone = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None)
             == Err(nix::errno::Errno::ESRCH);
-        if mine && gone {
-            if let Err(error) = std::fs::remove_dir_all(entry.path()) {
-                tracing::debug!(%error, folder = %entry.path().display(), "an orphaned sandbox temporary folder could not be removed");
-            }
+        if mine
+            && gone
+            && let Err(error) = std::fs::remove_dir_all(entry.path())
+        {
+            tracing::debug!(%error, folder = %entry.path().display(), "an orphaned sandbox temporary folder could not be removed");
         }
     }
 }
