@@ -116,7 +116,7 @@ pub struct Cli {
     force_cancel_grace_seconds: Seconds,
     /// Seconds between SIGTERM and SIGKILL when a command's process tree is ended
     /// (local-tool-runtime.md §6.2: 5).
-    #[arg(long, env = "AGENT_RUNTIME_KILL_GRACE_SECONDS", default_value = "5")]
+    #[arg(long, env = "AGENT_RUNTIME_KILL_GRACE_SECONDS", default_value_t = Seconds(agent_tools::defaults::KILL_GRACE))]
     kill_grace_seconds: Seconds,
     /// Let HttpRequest reach loopback addresses (127.0.0.0/8, ::1) — for tests against local
     /// servers only; private, link-local and metadata addresses stay refused.
@@ -135,7 +135,7 @@ pub struct Cli {
     #[arg(
         long,
         env = "AGENT_RUNTIME_EGRESS_CONNECT_TIMEOUT_SECONDS",
-        default_value = "10"
+        default_value_t = Seconds(agent_tools::defaults::EGRESS_CONNECT_TIMEOUT)
     )]
     egress_connect_timeout_seconds: Seconds,
     /// Base URL of the Backend Tool Service (BackendTool.Invoke tools); none offered when unset.
@@ -145,12 +145,12 @@ pub struct Cli {
     #[arg(
         long,
         env = "AGENT_RUNTIME_MCP_STARTUP_TIMEOUT_SECONDS",
-        default_value = "10"
+        default_value_t = Seconds(agent_tools::defaults::MCP_STARTUP_TIMEOUT)
     )]
     mcp_startup_timeout_seconds: Seconds,
     /// The most ReadFile holds of one file, in bytes, even when the policy sets no size
     /// limit; a larger file is read in parts (offset/limit).
-    #[arg(long, env = "AGENT_RUNTIME_MAX_READ_BYTES", default_value_t = 10 * 1024 * 1024)]
+    #[arg(long, env = "AGENT_RUNTIME_MAX_READ_BYTES", default_value_t = agent_tools::defaults::MAX_READ_BYTES)]
     max_read_bytes: u64,
     /// Largest accepted JSON-RPC line, in bytes.
     #[arg(long, env = "AGENT_RUNTIME_MAX_LINE_BYTES", default_value_t = RpcLimits::default().max_line_bytes)]

@@ -119,28 +119,19 @@ fn clap_defaults(code: &str) -> Vec<(String, String)> {
     found
 }
 
-/// The settings whose default a clap declaration may write as a number: the tool runtime's
-/// knobs, which the binary hands to agent-tools as overrides (that crate holds the same
-/// numbers as its own defaults), not the host's.
-const TOOL_RUNTIME_KNOBS: &[&str] = &[
-    "AGENT_RUNTIME_KILL_GRACE_SECONDS",
-    "AGENT_RUNTIME_EGRESS_CONNECT_TIMEOUT_SECONDS",
-    "AGENT_RUNTIME_MCP_STARTUP_TIMEOUT_SECONDS",
-    "AGENT_RUNTIME_MAX_READ_BYTES",
-];
-
-/// A number written as a clap default outside [`TOOL_RUNTIME_KNOBS`]: a host default written
-/// a second time.
+/// A number written as a clap default: a default of the host or the tool runtime written a
+/// second time.
 fn literal_violations(declared: &[(String, String)]) -> Vec<String> {
     declared
         .iter()
         .filter(|(name, default)| {
-            is_number(default) && !TOOL_RUNTIME_KNOBS.contains(&name.as_str())
+            is_number(default)
         })
         .map(|(name, default)| {
             format!(
                 "{name}: its default `{default}` is written in the binary's declaration; take it from \
-                 the library's `Default` (`default_value_t = …::default().…`) so it is written once"
+                 the library (`default_value_t = …::default().…`, `agent_tools::defaults::…`) so it \
+                 is written once"
             )
         })
         .collect()
@@ -251,7 +242,7 @@ fn a_host_default_is_written_once() {
 }
 
 #[test]
-fn a_number_declared_for_a_host_setting_is_named() {
+fn a_number_declared_for_a_setting_is_named() {
     let code = r#"
         #[arg(long, env = "A_SECONDS", default_value = "30")]
         a: Seconds,
@@ -275,13 +266,18 @@ fn a_number_declared_for_a_host_setting_is_named() {
     let declared = clap_defaults(code);
     assert_eq!(declared.len(), 6, "{declared:?}");
     let found = literal_violations(&declared);
-    assert_eq!(found.len(), 2, "{found:?}");
+    assert_eq!(found.len(), 3, "{found:?}");
     assert!(
         found[0].starts_with("A_SECONDS: its default `30`"),
         "{found:?}"
     );
     assert!(
         found[1].starts_with("B_BYTES: its default `10 * 1024`"),
+        "{found:?}"
+    );
+    // The tool runtime's knobs too: their defaults are agent-tools' (`agent_tools::defaults`).
+    assert!(
+        found[2].starts_with("AGENT_RUNTIME_KILL_GRACE_SECONDS: its default `5`"),
         "{found:?}"
     );
 }

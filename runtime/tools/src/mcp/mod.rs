@@ -48,11 +48,14 @@ pub struct McpOptions {
     pub max_response_bytes: usize,
 }
 
+/// How long a server may take to answer `initialize`.
+pub(crate) const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
+
 impl Default for McpOptions {
     fn default() -> Self {
         Self {
             allow_loopback_http: false,
-            startup_timeout: Duration::from_secs(10),
+            startup_timeout: DEFAULT_STARTUP_TIMEOUT,
             call_timeout: Duration::from_secs(120),
             retry_base: Duration::from_secs(1),
             retry_max: Duration::from_secs(60),
