@@ -124,7 +124,7 @@ fn clap_defaults(code: &str) -> Vec<(String, String)> {
 fn literal_violations(declared: &[(String, String)]) -> Vec<String> {
     declared
         .iter()
-        .filter(|(name, default)| {
+        .filter(|(_, default)| {
             is_number(default)
         })
         .map(|(name, default)| {
