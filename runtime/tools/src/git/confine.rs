@@ -99,6 +99,9 @@ pub(crate) fn command(repository: Option<&Repository>, neutral: &[String]) -> Co
         .env("GIT_ATTR_NOSYSTEM", "1")
         // Every `files` entry names a file: no glob, no `:(magic)` reaches git's matcher.
         .env("GIT_LITERAL_PATHSPECS", "1")
+        // A partial clone's missing objects stay missing: no tool but GitPush reaches a
+        // server (git ≥ 2.44; older versions ignore it).
+        .env("GIT_NO_LAZY_FETCH", "1")
         .env("LC_ALL", "C");
     if let Some(repository) = repository {
         builder
@@ -116,15 +119,14 @@ pub(crate) fn command(repository: Option<&Repository>, neutral: &[String]) -> Co
 }
 
 /// The `-c` overrides that switch off every named program of the listed config (`key\0`
-/// entries, as [`LIST_CONFIG`] prints them).
-pub(crate) fn neutralise(listed: &[u8]) -> Vec<String> {
+/// entries, as [`LIST_CONFIG`] prints them). `Err` for such a key that could not be named to
+/// override it: `-c key=value` splits at the first `=`, and a key that is not UTF-8 cannot be
+/// passed either, so the program it names would run.
+pub(crate) fn neutralise(listed: &[u8]) -> Result<Vec<String>, String> {
     let mut settings = Vec::new();
     for key in listed.split(|byte| *byte == 0) {
-        let Ok(key) = std::str::from_utf8(key) else {
-            continue;
-        };
-        let key = key.trim();
-        let lower = key.to_ascii_lowercase();
+        let key = key.trim_ascii();
+        let lower = String::from_utf8_lossy(key).to_ascii_lowercase();
         let (Some((section, _)), Some((_, last))) = (lower.split_once('.'), lower.rsplit_once('.'))
         else {
             continue;
@@ -132,18 +134,26 @@ pub(crate) fn neutralise(listed: &[u8]) -> Vec<String> {
         let named = NAMED_PROGRAMS
             .iter()
             .any(|(want_section, want_key)| section == *want_section && last == *want_key);
+        let required = section == "filter" && last == "required";
+        if !named && !required {
+            continue;
+        }
+        let (Ok(key), false) = (std::str::from_utf8(key), lower.contains('=')) else {
+            return Err(format!(
+                "the repository's git config sets \"{}\", which names a program git would run, under a name the runtime cannot switch off (not UTF-8, or holding \"=\"); git tools refuse this repository until it is removed from its config",
+                String::from_utf8_lossy(key)
+            ));
+        };
         let setting = if named {
             format!("{key}=")
-        } else if section == "filter" && last == "required" {
-            format!("{key}=false")
         } else {
-            continue;
+            format!("{key}=false")
         };
         if !settings.contains(&setting) {
             settings.push(setting);
         }
     }
-    settings
+    Ok(settings)
 }
 
 /// Where a push's HTTP transport connects, which the repository's config must not decide:

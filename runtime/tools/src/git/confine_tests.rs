@@ -1,12 +1,14 @@
 //! Tests that git runs nothing the repository names and never leaves the granted folder.
 
+use std::ffi::OsStr;
+
 use super::*;
 
 #[test]
 fn every_named_program_of_the_config_is_switched_off() {
     let listed = b"core.bare\0filter.lfs.clean\0filter.lfs.required\0diff.evil.textconv\0Remote.origin.receivepack\0credential.https://x.example.helper\0user.name\0filter.lfs.clean\0";
     assert_eq!(
-        neutralise(listed),
+        neutralise(listed).unwrap(),
         [
             "filter.lfs.clean=",
             "filter.lfs.required=false",
@@ -15,7 +17,41 @@ fn every_named_program_of_the_config_is_switched_off() {
             "credential.https://x.example.helper=",
         ]
     );
-    assert!(neutralise(b"").is_empty());
+    assert!(neutralise(b"").unwrap().is_empty());
+}
+
+#[test]
+fn git_runs_with_the_forced_environment() {
+    let git = command(None, &[]);
+    let envs: Vec<_> = git.as_std().get_envs().collect();
+    for (name, value) in [
+        ("GIT_CONFIG_NOSYSTEM", "1"),
+        ("GIT_TERMINAL_PROMPT", "0"),
+        ("GIT_NO_LAZY_FETCH", "1"),
+    ] {
+        assert!(
+            envs.contains(&(OsStr::new(name), Some(OsStr::new(value)))),
+            "{name} is not {value}: {envs:?}"
+        );
+    }
+}
+
+#[test]
+fn a_named_program_under_a_key_that_cannot_be_overridden_refuses_the_repository() {
+    // `-c` splits at the first `=`: `filter.a=b.clean=` would set `filter.a`, not the driver.
+    for listed in [
+        &b"filter.a=b.clean\0"[..],
+        b"credential.https://x.example/?a=b.helper\0",
+        b"diff.\xff.textconv\0",
+    ] {
+        let error = neutralise(listed).unwrap_err();
+        assert!(error.contains("cannot switch off"), "{error}");
+    }
+    // A key holding `=` that names no program is left alone.
+    assert_eq!(
+        neutralise(b"branch.a=b.merge\0").unwrap(),
+        Vec::<String>::new()
+    );
 }
 
 #[test]

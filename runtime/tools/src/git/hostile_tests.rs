@@ -69,6 +69,36 @@ async fn nothing_the_repository_config_names_is_executed() {
     assert!(!marker.exists(), "a program named by the repository ran");
 }
 
+/// `-c filter.a=b.clean=` sets `filter.a`, not the driver `a=b`: git tools refuse such a
+/// repository rather than run its program (the OS sandbox would still hold it).
+#[cfg(unix)]
+#[tokio::test]
+async fn a_program_under_a_name_no_override_reaches_is_not_executed() {
+    let dir = repo();
+    let marker = dir.path().join("ran");
+    let command = touch(&marker);
+    append_config(
+        dir.path(),
+        &format!("[filter \"a=b\"]\n\tclean = \"{command}\"\n"),
+    );
+    std::fs::write(dir.path().join(".gitattributes"), "* filter=a=b\n").unwrap();
+    std::fs::write(dir.path().join("a.txt"), "changed\n").unwrap();
+    for (tool, arguments) in [
+        (&GitStatus::default() as &dyn crate::tool::Tool, json!({})),
+        (&GitDiff::default(), json!({})),
+        (
+            &GitCommit::default(),
+            json!({"message": "m", "files": ["a.txt"]}),
+        ),
+    ] {
+        let result = call(tool, dir.path(), arguments).await;
+        let (code, message) = failure(&result);
+        assert_eq!(code, ErrorCode::PermissionDenied, "{result:?}");
+        assert!(message.contains("cannot switch off"), "{result:?}");
+    }
+    assert!(!marker.exists(), "a program named by the repository ran");
+}
+
 #[tokio::test]
 async fn a_dot_git_file_pointing_outside_the_project_is_refused() {
     let outside = repo();

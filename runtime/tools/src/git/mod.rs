@@ -208,7 +208,13 @@ async fn checked_run(
         )));
     }
     let listed = listed.stdout_raw.to_bytes();
-    let mut neutral = confine::neutralise(&listed);
+    let mut neutral = confine::neutralise(&listed).map_err(|message| {
+        Box::new(ToolResult::failed(
+            request,
+            ErrorCode::PermissionDenied,
+            message,
+        ))
+    })?;
     neutral.extend(extra.iter().cloned());
     let route = match server {
         Some(server) => Some(confine::Route {
