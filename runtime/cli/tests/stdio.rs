@@ -69,22 +69,37 @@ fn assert_answered(output: &str) {
     assert!(answered, "no answer to request 7 in {output:?}");
 }
 
+/// Starts `command` on pipes and has it answer [`REQUEST`]: the child, its input (still
+/// open) and the rest of its output.
+fn answered(
+    command: &mut Command,
+) -> (
+    std::process::Child,
+    std::process::ChildStdin,
+    std::io::BufReader<std::process::ChildStdout>,
+) {
+    use std::io::BufRead;
+    let spawned = command.stdin(Stdio::piped()).stdout(Stdio::piped()).spawn();
+    let Ok(mut child) = spawned else {
+        panic!("cannot start the runtime: {spawned:?}");
+    };
+    let (Some(mut stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+        panic!("the runtime's pipes are missing");
+    };
+    let mut stdout = std::io::BufReader::new(stdout);
+    let mut answer = String::new();
+    let exchanged = stdin
+        .write_all(REQUEST.as_bytes())
+        .and_then(|()| stdout.read_line(&mut answer));
+    assert!(exchanged.is_ok(), "{exchanged:?}");
+    assert_answered(&answer);
+    (child, stdin, stdout)
+}
+
 #[test]
 fn pipes_answer_and_the_end_of_input_ends_the_process() {
-    use std::io::BufRead;
     let home = tempfile::tempdir().unwrap();
-    let mut child = runtime(home.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(REQUEST.as_bytes()).unwrap();
-    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
-    let mut answer = String::new();
-    stdout.read_line(&mut answer).unwrap();
-    assert_answered(&answer);
+    let (child, stdin, mut stdout) = answered(runtime(home.path()).stderr(Stdio::piped()));
     // Both pipes are driven by the runtime's thread: non-blocking.
     #[cfg(target_os = "linux")]
     for fd in [0, 1] {
@@ -101,7 +116,6 @@ fn pipes_answer_and_the_end_of_input_ends_the_process() {
 /// temporary directory by every run.
 #[test]
 fn the_sandbox_temporary_folder_goes_with_the_process() {
-    use std::io::BufRead;
     let home = tempfile::tempdir().unwrap();
     let tmp = tempfile::tempdir().unwrap();
     let ours = |dir: &std::path::Path| -> Vec<String> {
@@ -112,19 +126,11 @@ fn the_sandbox_temporary_folder_goes_with_the_process() {
             .filter(|name| name.starts_with("agent-runtime-sandbox-tmp-"))
             .collect()
     };
-    let mut child = runtime(home.path())
-        .env("TMPDIR", tmp.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(REQUEST.as_bytes()).unwrap();
-    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
-    let mut answer = String::new();
-    stdout.read_line(&mut answer).unwrap();
-    assert_answered(&answer);
+    let (child, stdin, mut stdout) = answered(
+        runtime(home.path())
+            .env("TMPDIR", tmp.path())
+            .stderr(Stdio::null()),
+    );
     // Where the OS sandbox is enforced (Linux with Landlock) the folder exists by now.
     let while_running = ours(tmp.path());
     drop(stdin);

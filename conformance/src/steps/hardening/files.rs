@@ -13,7 +13,7 @@ use cucumber::{given, then, when};
 use crate::steps::hardening::sandbox::listener_port;
 use crate::steps::support::StepResult;
 use crate::steps::task::wait_task_end;
-use crate::steps::tools::git::git;
+use crate::steps::tools::git::{git, init_with_commit};
 use crate::world::ConformanceWorld;
 
 fn workspace(world: &mut ConformanceWorld) -> anyhow::Result<PathBuf> {
@@ -95,16 +95,7 @@ async fn git_file_outside(
     let outside = beside(world)?.join("elsewhere");
     std::fs::create_dir_all(&outside)?;
     std::fs::write(outside.join(&name), format!("{content}\n"))?;
-    for args in [
-        &["init", "-q", "-b", "main"][..],
-        &["config", "user.name", "Conformance Kit"],
-        &["config", "user.email", "kit@conformance.invalid"],
-        &["config", "commit.gpgsign", "false"],
-        &["add", "--", &name],
-        &["commit", "-q", "-m", "Elsewhere"],
-    ] {
-        git(world, &outside, args).await?;
-    }
+    init_with_commit(world, &outside, &name, "Elsewhere").await?;
     // Seen through the workspace (its work tree), the committed file differs: a diff would
     // print the outside repository's content.
     let workspace = workspace(world)?;

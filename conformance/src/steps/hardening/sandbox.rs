@@ -11,6 +11,7 @@ use anyhow::Context as _;
 use cucumber::{given, then};
 use serde_json::json;
 
+use crate::steps::session::session_state;
 use crate::steps::support::model::push_model_reply;
 use crate::steps::support::policy::grant;
 use crate::steps::support::{StepResult, show};
@@ -150,12 +151,7 @@ async fn warned_at_start(world: &mut ConformanceWorld, says: String) -> StepResu
 
 #[then("GetSessionState reports that commands are sandboxed")]
 async fn state_reports_sandbox(world: &mut ConformanceWorld) -> StepResult {
-    let session_id = world.session()?.session_id.clone();
-    let response = world
-        .runtime()
-        .await?
-        .request("GetSessionState", Some(json!({"sessionId": session_id})))
-        .await?;
+    let response = session_state(world).await?;
     let sandbox = &response["result"]["sandbox"];
     check!(
         sandbox.is_object(),

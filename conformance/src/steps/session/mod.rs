@@ -349,14 +349,19 @@ async fn reports_session_started(world: &mut ConformanceWorld) -> StepResult {
     Ok(())
 }
 
-#[when("the client asks for the session state")]
-async fn asks_state(world: &mut ConformanceWorld) -> StepResult {
+/// The whole response to GetSessionState for this session.
+pub(crate) async fn session_state(world: &mut ConformanceWorld) -> anyhow::Result<Value> {
     let session_id = world.session()?.session_id.clone();
-    let response = world
+    world
         .runtime()
         .await?
         .request("GetSessionState", Some(json!({"sessionId": session_id})))
-        .await?;
+        .await
+}
+
+#[when("the client asks for the session state")]
+async fn asks_state(world: &mut ConformanceWorld) -> StepResult {
+    let response = session_state(world).await?;
     world.last_response = Some(response);
     world.last_method = Some("GetSessionState".to_owned());
     Ok(())

@@ -7,8 +7,8 @@ use serde_json::{Value, json};
 
 use crate::steps::support::model::model_requests;
 use crate::steps::support::{StepResult, expect_result, show, str_at};
-use crate::steps::task::{app_task_id, task_id_of};
-use crate::world::{ConformanceWorld, TaskInfo};
+use crate::steps::task::{Remember, send_start_task};
+use crate::world::ConformanceWorld;
 
 /// `options` is the JSON of `taskOptions`, e.g. `{"approvalMode": "always"}`.
 #[when(expr = "the client starts the task {string} with the task options {string}")]
@@ -19,33 +19,14 @@ async fn starts_with_options(
 ) -> StepResult {
     let options: Value = serde_json::from_str(&options)
         .with_context(|| format!("the task options {options:?} are not JSON"))?;
-    let session_id = world.session()?.session_id.clone();
-    let requests_before = model_requests(world.fakes().await?).await.len();
-    let runtime = world.runtime().await?;
-    let asked = app_task_id();
-    let response = runtime
-        .request(
-            "StartTask",
-            Some(json!({
-                "sessionId": session_id,
-                "taskId": asked,
-                "prompt": prompt,
-                "taskOptions": options,
-            })),
-        )
-        .await?;
-    let response_seq = runtime.last_response_seq();
+    let response = send_start_task(
+        world,
+        &prompt,
+        json!({"taskOptions": options}),
+        Remember::IfAccepted,
+    )
+    .await?;
     expect_result(&response, "StartTask")?;
-    let task_id = task_id_of(&response, &asked);
-    world.task = Some(TaskInfo {
-        task_id,
-        prompt,
-        response: response.clone(),
-        response_seq,
-        requests_before,
-    });
-    world.last_response = Some(response);
-    world.last_method = Some("StartTask".to_owned());
     Ok(())
 }
 

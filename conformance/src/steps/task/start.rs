@@ -4,10 +4,9 @@
 use cucumber::{given, when};
 use serde_json::{Value, json};
 
-use crate::steps::support::model::model_requests;
-use crate::steps::support::{StepResult, expect_result, str_at};
-use crate::steps::task::{app_task_id, start_task, task_id_of};
-use crate::world::{ConformanceWorld, TaskInfo};
+use crate::steps::support::{StepResult, expect_result};
+use crate::steps::task::{Remember, app_task_id, send_start_task, start_task};
+use crate::world::ConformanceWorld;
 
 /// Sends StartTask with extra params; remembers the task only when the runtime accepted it,
 /// so a refused StartTask leaves the running task as the scenario's task.
@@ -16,34 +15,7 @@ async fn try_start(
     prompt: &str,
     extra: Value,
 ) -> anyhow::Result<Value> {
-    let session_id = world
-        .session
-        .as_ref()
-        .map(|s| s.session_id.clone())
-        .unwrap_or_else(|| "sess_never_created".to_owned());
-    // The real app names every task (`task-<epoch ms>`, INTEROP.md §1).
-    let asked = app_task_id();
-    let mut params = json!({"sessionId": session_id, "taskId": asked, "prompt": prompt});
-    if let (Value::Object(params), Value::Object(extra)) = (&mut params, extra) {
-        params.extend(extra);
-    }
-    let asked = str_at(&params, &["taskId"]).unwrap_or_default().to_owned();
-    let requests_before = model_requests(world.fakes().await?).await.len();
-    let runtime = world.runtime().await?;
-    let response = runtime.request("StartTask", Some(params)).await?;
-    let response_seq = runtime.last_response_seq();
-    if response.get("result").is_some() {
-        world.task = Some(TaskInfo {
-            task_id: task_id_of(&response, &asked),
-            prompt: prompt.to_owned(),
-            response: response.clone(),
-            response_seq,
-            requests_before,
-        });
-    }
-    world.last_response = Some(response.clone());
-    world.last_method = Some("StartTask".to_owned());
-    Ok(response)
+    send_start_task(world, prompt, extra, Remember::IfAccepted).await
 }
 
 #[when(expr = "the client starts the task {string} with taskOptions.maxSteps {int}")]

@@ -47,15 +47,26 @@ async fn workspace_repo(world: &mut ConformanceWorld, name: String) -> StepResul
         workspace.join(&name).is_file(),
         "create the workspace file {name} before committing it"
     );
+    init_with_commit(world, &workspace, &name, "Initial commit").await?;
+    Ok(())
+}
+
+/// Makes `dir` a repository (branch `main`, the kit as author) with `file` committed.
+pub(crate) async fn init_with_commit(
+    world: &ConformanceWorld,
+    dir: &Path,
+    file: &str,
+    message: &str,
+) -> anyhow::Result<()> {
     for args in [
         &["init", "-q", "-b", "main"][..],
         &["config", "user.name", "Conformance Kit"],
         &["config", "user.email", "kit@conformance.invalid"],
         &["config", "commit.gpgsign", "false"],
-        &["add", "--", &name],
-        &["commit", "-q", "-m", "Initial commit"],
+        &["add", "--", file],
+        &["commit", "-q", "-m", message],
     ] {
-        git(world, &workspace, args).await?;
+        git(world, dir, args).await?;
     }
     Ok(())
 }
