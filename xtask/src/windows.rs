@@ -66,6 +66,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let root = crate::workspace_root();
     let target_dir = crate::certify::target_dir();
+    let started = std::time::Instant::now();
     let exe = build(
         &root,
         &["build", "-p", "agent-runtime", "--bin", "agent-runtime"],
@@ -76,7 +77,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .join("debug")
             .join("agent-runtime.exe")
     })?;
-    println!("xtask: built {}", exe.display());
+    println!(
+        "xtask: built {} in {:.0} s",
+        exe.display(),
+        started.elapsed().as_secs_f64()
+    );
     if args.build_only {
         return Ok(ExitCode::SUCCESS);
     }
@@ -99,12 +104,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     if !args.skip_certify {
         let wrapper = write_wrapper(&target_dir, &prefix, &exe)?;
+        let started = std::time::Instant::now();
         let certified = crate::certify::run_kit(
             &wrapper.display().to_string(),
             &root.join("conformance/manifests/windows.toml"),
             &target_dir.join("conformance-report-windows"),
             &args.rest,
         )?;
+        println!(
+            "xtask: the kit ran under Wine for {:.0} s",
+            started.elapsed().as_secs_f64()
+        );
         ok &= certified;
     }
     Ok(if ok {
