@@ -133,6 +133,15 @@ impl RuntimeOs {
         }
     }
 
+    /// The OS family a desktop app on the runtime's machine reports (`clientInfo.osFamily`):
+    /// `windows`, or for Unix the kit's own (it runs beside the runtime).
+    pub fn family(self) -> &'static str {
+        match self {
+            Self::Unix => std::env::consts::OS,
+            Self::Windows => "windows",
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Unix => "unix",
