@@ -72,7 +72,7 @@ Feature: Cancelling a task while a tool runs
     And the model will call RunCommand with:
       """
       {"command": "echo $$ > p; sleep 30 & echo $! >> p; mv p pids; wait", "timeout": 60,
-       "command@windows": "type nul > pids& ping -n 30 127.0.0.1 >nul"}
+       "command@windows": "type nul > pids& ping -n 30 127.0.0.1"}
       """
     And the model will then answer "The command was stopped."
     And the client has started the task "Run the endless command."

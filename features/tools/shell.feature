@@ -56,7 +56,7 @@ Feature: RunCommand
     And the model will call RunCommand with:
       """
       {"command": "echo $$ > pids; sleep 30 & echo $! >> pids; wait", "timeout": 1,
-       "command@windows": "ping -n 30 127.0.0.1 >nul"}
+       "command@windows": "ping -n 30 127.0.0.1"}
       """
     And the model will then answer "The command took too long."
     When the client starts the task "Run the slow command."
