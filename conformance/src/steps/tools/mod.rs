@@ -191,7 +191,11 @@ async fn model_calls_with(world: &mut ConformanceWorld, tool: String, step: &Ste
 #[then(expr = "the tool call succeeds with a result containing {string}")]
 async fn succeeds_containing(world: &mut ConformanceWorld, written: String) -> StepResult {
     let needle = unescape(&expand(world, &written).await?);
-    let result = as_written_on(world.runtime_os(), &written, &succeeded_result(world).await?);
+    let result = as_written_on(
+        world.runtime_os(),
+        &written,
+        &succeeded_result(world).await?,
+    );
     check!(
         result.contains(&needle),
         "the result must contain {needle:?}: {result:?}"
@@ -208,7 +212,11 @@ async fn result_exactly(world: &mut ConformanceWorld, step: &Step) -> StepResult
     // A doc string ends without the final newline; results of line-based output end with one.
     let want_written = want.trim_matches('\n');
     let want = format!("{}\n", expand(world, want_written).await?);
-    let result = as_written_on(world.runtime_os(), want_written, &succeeded_result(world).await?);
+    let result = as_written_on(
+        world.runtime_os(),
+        want_written,
+        &succeeded_result(world).await?,
+    );
     check!(
         result == want,
         "the result must be exactly {want:?}, got {result:?}"
