@@ -9,6 +9,7 @@
 //! transports = ["stdio"]                # default: stdio
 //! os = "windows"                        # the runtime's OS: "unix" (default) or "windows"
 //! git = false                           # whether `git` runs on the runtime's machine (default: true)
+//! home = false                          # whether the kit's HOME/USERPROFILE reaches it (default: true)
 //!
 //! [knobs.APPROVAL_TIMEOUT_SECONDS]      # the kit's knob name (the reference runtime's variable)
 //! env = "APPROVAL_TIMEOUT"              # the variable this runtime reads (default: the same)
@@ -110,6 +111,8 @@ struct File {
     os: Option<String>,
     #[serde(default)]
     git: Option<bool>,
+    #[serde(default)]
+    home: Option<bool>,
 }
 
 /// The OS family the runtime runs on: scenario commands, path comparisons and the graceful
@@ -127,6 +130,15 @@ impl RuntimeOs {
             "unix" => Some(Self::Unix),
             "windows" => Some(Self::Windows),
             _ => None,
+        }
+    }
+
+    /// The OS family a desktop app on the runtime's machine reports (`clientInfo.osFamily`):
+    /// `windows`, or for Unix the kit's own (it runs beside the runtime).
+    pub fn family(self) -> &'static str {
+        match self {
+            Self::Unix => std::env::consts::OS,
+            Self::Windows => "windows",
         }
     }
 
@@ -151,6 +163,9 @@ pub struct RuntimeManifest {
     pub os: RuntimeOs,
     /// Whether `git` runs on the runtime's machine; git scenarios are not applicable without.
     pub git: bool,
+    /// Whether the home folder the kit gives the runtime (`HOME`, `USERPROFILE`) is the one it
+    /// uses; Wine sets `USERPROFILE` itself. The home-folder scenarios need it.
+    pub home: bool,
 }
 
 impl Default for RuntimeManifest {
@@ -166,6 +181,7 @@ impl Default for RuntimeManifest {
             env: BTreeMap::new(),
             os: RuntimeOs::Unix,
             git: true,
+            home: true,
         }
     }
 }
@@ -225,6 +241,7 @@ impl RuntimeManifest {
             env: file.env,
             os,
             git: file.git.unwrap_or(defaults.git),
+            home: file.home.unwrap_or(defaults.home),
         })
     }
 
@@ -291,8 +308,13 @@ mod tests {
     fn the_os_and_git_default_to_unix_with_git_and_unknown_oses_are_refused() {
         let manifest = RuntimeManifest::parse("", "t").unwrap();
         assert_eq!((manifest.os, manifest.git), (RuntimeOs::Unix, true));
-        let windows = RuntimeManifest::parse("os = \"windows\"\ngit = false\n", "t").unwrap();
-        assert_eq!((windows.os, windows.git), (RuntimeOs::Windows, false));
+        assert!(manifest.home);
+        let windows =
+            RuntimeManifest::parse("os = \"windows\"\ngit = false\nhome = false\n", "t").unwrap();
+        assert_eq!(
+            (windows.os, windows.git, windows.home),
+            (RuntimeOs::Windows, false, false)
+        );
         assert!(RuntimeManifest::parse("os = \"plan9\"\n", "t").is_err());
     }
 

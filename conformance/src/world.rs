@@ -267,6 +267,22 @@ impl ConformanceWorld {
         Ok(())
     }
 
+    /// Fails the step as not applicable when the runtime does not use the home folder the
+    /// kit gives it (the manifest's `home = false`).
+    pub fn require_home(&self) -> anyhow::Result<()> {
+        if self
+            .config
+            .as_ref()
+            .is_some_and(|config| !config.manifest.home)
+        {
+            bail!(
+                "{} the runtime's manifest declares that the home folder the kit gives it (HOME, USERPROFILE) is not the one it uses",
+                crate::runtime_manifest::NOT_APPLICABLE
+            );
+        }
+        Ok(())
+    }
+
     /// Sets an environment variable for the runtime; only before it starts. A knob goes
     /// through the runtime's manifest: under the name it reads, or, when the runtime does not
     /// declare it, the step fails as "not applicable" (see [`crate::runtime_manifest`]).

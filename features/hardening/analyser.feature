@@ -95,7 +95,8 @@ Feature: The policy analyser and secret hygiene hold against a hostile model
     Then the WriteFile call is denied
     And the workspace has no file "certs/server.pem"
 
-  @REQ-HARD-106
+  # POSIX only: the transformation is `rev`, which cmd.exe has no counterpart for.
+  @REQ-HARD-106 @posix-shell
   Scenario: a command cannot read the runtime's credentials, however it transforms them
     Given the runtime is started with LLM_GATEWAY_AUTH_TOKEN set to "gw-planted-0a1b2c3d4e5f"
     And the runtime is started with DEPLOY_TOKEN set to "svc-planted-6a7b8c9d0e1f"
@@ -108,7 +109,7 @@ Feature: The policy analyser and secret hygiene hold against a hostile model
     And the secret "f1e0d9c8b7a6-detnalp-cvs" appears in none of the runtime's outputs
     And the last model request contains "visible-after-env"
 
-  @REQ-HARD-106
+  @REQ-HARD-106 @posix-shell
   Scenario: a variable named in AGENT_RUNTIME_CHILD_ENV_ALLOW reaches commands
     Given the runtime is started with NPM_TOKEN set to "npm-planted-1234abcd"
     And the runtime is started with AGENT_RUNTIME_CHILD_ENV_ALLOW set to "NPM_TOKEN"

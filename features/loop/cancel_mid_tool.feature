@@ -14,7 +14,8 @@ Feature: Cancelling a task while a tool runs
     Given a running session
     And the model will call RunCommand with:
       """
-      {"command": "touch started; for i in $(seq 600); do [ -e release ] && break; sleep 0.05; done; echo finished"}
+      {"command": "touch started; for i in $(seq 600); do [ -e release ] && break; sleep 0.05; done; echo finished",
+       "command@windows": "type nul > started& (for /L %i in (1,1,30) do @if not exist release ping -n 2 127.0.0.1 >nul)& echo finished"}
       """
     And the model will then answer "Done."
     And the client has started the task "Run the command."
@@ -29,7 +30,8 @@ Feature: Cancelling a task while a tool runs
     Given a running session
     And the model will call RunCommand with:
       """
-      {"command": "touch started; for i in $(seq 600); do [ -e release ] && break; sleep 0.05; done; echo finished"}
+      {"command": "touch started; for i in $(seq 600); do [ -e release ] && break; sleep 0.05; done; echo finished",
+       "command@windows": "type nul > started& (for /L %i in (1,1,30) do @if not exist release ping -n 2 127.0.0.1 >nul)& echo finished"}
       """
     And the client has started the task "Run the command."
     When the command has written the workspace file "started"
@@ -48,7 +50,8 @@ Feature: Cancelling a task while a tool runs
     Given a running session
     And the model will call RunCommand with:
       """
-      {"command": "touch started; for i in $(seq 600); do [ -e release ] && break; sleep 0.05; done; echo finished-$((40 + 2))"}
+      {"command": "touch started; for i in $(seq 600); do [ -e release ] && break; sleep 0.05; done; echo finished-$((40 + 2))",
+       "command@windows": "type nul > started& (for /L %i in (1,1,30) do @if not exist release ping -n 2 127.0.0.1 >nul)& set /a N=40+2 >nul& call echo finished-%N%"}
       """
     And the model will then answer "It printed what it prints."
     And the client has started the task "Run the command."
@@ -68,7 +71,8 @@ Feature: Cancelling a task while a tool runs
     And a running session
     And the model will call RunCommand with:
       """
-      {"command": "echo $$ > p; sleep 30 & echo $! >> p; mv p pids; wait", "timeout": 60}
+      {"command": "echo $$ > p; sleep 30 & echo $! >> p; mv p pids; wait", "timeout": 60,
+       "command@windows": "type nul > pids& ping -n 30 127.0.0.1"}
       """
     And the model will then answer "The command was stopped."
     And the client has started the task "Run the endless command."

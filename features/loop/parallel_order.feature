@@ -10,8 +10,8 @@ Feature: Parallel tool results keep the call order
     And a running session
     And the model will call these tools in one answer:
       | tool       | arguments                                                                                  |
-      | RunCommand | {"command": "for i in $(seq 600); do [ -e release ] && break; sleep 0.05; done; echo result-one", "timeout": 30} |
-      | RunCommand | {"command": "echo result-two"}                                                             |
+      | RunCommand | {"command": "for i in $(seq 600); do [ -e release ] && break; sleep 0.05; done; echo result-one", "command@windows": "(for /L %i in (1,1,30) do @if not exist release ping -n 2 127.0.0.1 >nul)& echo result-one", "timeout": 30} |
+      | RunCommand | {"command": "echo result-two", "command@windows": "echo result-two"} |
     And the model will then answer "Both commands ran."
     And the client has started the task "Run both commands."
     When the runtime has reported the result of call 2

@@ -18,7 +18,8 @@ Feature: Secrets never leave the runtime in clear
     And the model will call ReadFile on "notes.txt"
     And the model will call RunCommand with:
       """
-      {"command": "printenv DEPLOY_API_TOKEN LLM_GATEWAY_AUTH_TOKEN; echo visible-after-the-secrets"}
+      {"command": "printenv DEPLOY_API_TOKEN LLM_GATEWAY_AUTH_TOKEN; echo visible-after-the-secrets",
+       "command@windows": "echo %DEPLOY_API_TOKEN%& echo %LLM_GATEWAY_AUTH_TOKEN%& echo visible-after-the-secrets"}
       """
     And the model will then answer "Done."
     When the client starts the task "Check the deployment settings."
@@ -76,7 +77,8 @@ Feature: Secrets never leave the runtime in clear
     And a running session
     And the model will call RunCommand with:
       """
-      {"command": "printf 'key=%s%s\\n' sk-proj- Zx9Qw8Er7Ty6Ui5Op4As; echo the-command-ran"}
+      {"command": "printf 'key=%s%s\\n' sk-proj- Zx9Qw8Er7Ty6Ui5Op4As; echo the-command-ran",
+       "command@windows": "set A=sk-proj-& call echo key=%A%Zx9Qw8Er7Ty6Ui5Op4As& echo the-command-ran"}
       """
     And the model will then answer "Done."
     When the client starts the task "Print the key."

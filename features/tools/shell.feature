@@ -12,7 +12,8 @@ Feature: RunCommand
     Given a running session
     And the model will call RunCommand with:
       """
-      {"command": "echo to-stdout; echo to-stderr >&2"}
+      {"command": "echo to-stdout; echo to-stderr >&2",
+       "command@windows": "echo to-stdout& echo to-stderr>&2"}
       """
     And the model will then answer "Done."
     When the client starts the task "Run the command."
@@ -30,7 +31,7 @@ Feature: RunCommand
     Given a running session
     And the model will call RunCommand with:
       """
-      {"command": "echo partial; exit 3"}
+      {"command": "echo partial; exit 3", "command@windows": "echo partial& exit 3"}
       """
     And the model will then answer "The command failed with code 3."
     When the client starts the task "Run the failing command."
@@ -42,7 +43,8 @@ Feature: RunCommand
     Given a running session
     And the model will call RunCommand with:
       """
-      {"command": "pwd; cat", "stdin": "from-stdin"}
+      {"command": "pwd; cat", "command@windows": "cd& set /p LINE=& call echo %LINE%",
+       "stdin": "from-stdin\n"}
       """
     And the model will then answer "Done."
     When the client starts the task "Where am I?"
@@ -53,7 +55,8 @@ Feature: RunCommand
     Given a running session
     And the model will call RunCommand with:
       """
-      {"command": "echo $$ > pids; sleep 30 & echo $! >> pids; wait", "timeout": 1}
+      {"command": "echo $$ > pids; sleep 30 & echo $! >> pids; wait", "timeout": 1,
+       "command@windows": "ping -n 30 127.0.0.1"}
       """
     And the model will then answer "The command took too long."
     When the client starts the task "Run the slow command."
@@ -67,7 +70,7 @@ Feature: RunCommand
     And a running session
     And the model will call RunCommand with:
       """
-      {"command": "seq 1 3000"}
+      {"command": "seq 1 3000", "command@windows": "for /L %i in (1,1,3000) do @echo %i"}
       """
     And the model will then answer "That is a lot of numbers."
     When the client starts the task "Count to 3000."
@@ -80,7 +83,7 @@ Feature: RunCommand
     Given a running session
     And the model will call RunCommand with:
       """
-      {"command": "seq 1 3000"}
+      {"command": "seq 1 3000", "command@windows": "for /L %i in (1,1,3000) do @echo %i"}
       """
     And the model will then answer "That is a lot of numbers."
     When the client starts the task "Count to 3000."

@@ -46,7 +46,7 @@ Feature: Tool runtime statements catalogued by the spec walk
     And a running session
     And the model will call RunCommand with:
       """
-      {"command": "seq 1 40000"}
+      {"command": "seq 1 40000", "command@windows": "for /L %i in (1,1,40000) do @echo %i"}
       """
     And the model will then answer "That is a lot of numbers."
     When the client starts the task "Count to 40000."
@@ -73,13 +73,15 @@ Feature: Tool runtime statements catalogued by the spec walk
     And a running session
     And the model will call RunCommand with:
       """
-      {"command": "printf '%s\\n' \"$WALK_INHERITED_MARKER\""}
+      {"command": "printf '%s\\n' \"$WALK_INHERITED_MARKER\"",
+       "command@windows": "echo %WALK_INHERITED_MARKER%"}
       """
     And the model will then answer "Done."
     When the client starts the task "Show the marker."
     Then the tool call succeeds with a result containing "--- stdout ---\ninherited-from-the-runtime\n"
 
-  @REQ-TOOL-204
+  # POSIX only: Windows has no SIGTERM to ignore (a process tree ends with TerminateProcess).
+  @REQ-TOOL-204 @posix-shell
   Scenario: a command that ignores SIGTERM is still ended at its timeout, with every process it started
     Given the runtime is started with AGENT_RUNTIME_KILL_GRACE_SECONDS set to "0.5"
     And the policy also grants Shell.Exec

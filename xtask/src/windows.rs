@@ -66,6 +66,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let root = crate::workspace_root();
     let target_dir = crate::certify::target_dir();
+    let started = std::time::Instant::now();
     let exe = build(
         &root,
         &["build", "-p", "agent-runtime", "--bin", "agent-runtime"],
@@ -76,7 +77,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .join("debug")
             .join("agent-runtime.exe")
     })?;
-    println!("xtask: built {}", exe.display());
+    println!(
+        "xtask: built {} in {:.0} s",
+        exe.display(),
+        started.elapsed().as_secs_f64()
+    );
     if args.build_only {
         return Ok(ExitCode::SUCCESS);
     }
@@ -99,12 +104,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     if !args.skip_certify {
         let wrapper = write_wrapper(&target_dir, &prefix, &exe)?;
+        let started = std::time::Instant::now();
         let certified = crate::certify::run_kit(
             &wrapper.display().to_string(),
             &root.join("conformance/manifests/windows.toml"),
             &target_dir.join("conformance-report-windows"),
-            &args.rest,
+            &kit_options(&args.rest),
         )?;
+        println!(
+            "xtask: the kit ran under Wine for {:.0} s",
+            started.elapsed().as_secs_f64()
+        );
         ok &= certified;
     }
     Ok(if ok {
@@ -112,6 +122,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// Wine adds a round trip to its server for every system call: a debug `.exe` under Wine
+/// answers a 10 MB request line in 4–8 s on a loaded two-core machine, past the kit's 5 s
+/// default. The kit waits longer unless told otherwise.
+const WINE_TIMEOUT_MS: &str = "20000";
+
+fn kit_options(rest: &[String]) -> Vec<String> {
+    let mut options = rest.to_vec();
+    if !rest.iter().any(|option| option.starts_with("--timeout-ms")) {
+        options.extend(["--timeout-ms".to_owned(), WINE_TIMEOUT_MS.to_owned()]);
+    }
+    options
 }
 
 fn missing_packages() -> Vec<&'static str> {
@@ -235,4 +258,18 @@ fn write_wrapper(target_dir: &Path, prefix: &Path, exe: &Path) -> anyhow::Result
             .with_context(|| format!("cannot make {} executable", wrapper.display()))?;
     }
     Ok(wrapper)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_kit_waits_longer_under_wine_unless_told_otherwise() {
+        assert_eq!(kit_options(&[]), ["--timeout-ms", WINE_TIMEOUT_MS]);
+        let given = ["--timeout-ms".to_owned(), "9000".to_owned()];
+        assert_eq!(kit_options(&given), given);
+        let inline = ["--timeout-ms=9000".to_owned()];
+        assert_eq!(kit_options(&inline), inline);
+    }
 }

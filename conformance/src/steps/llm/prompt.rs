@@ -12,7 +12,7 @@ use crate::world::ConformanceWorld;
 #[then("every model request's system prompt names the project folder and the OS family")]
 async fn system_prompt_facts(world: &mut ConformanceWorld) -> StepResult {
     let workspace = world.dirs()?.workspace.display().to_string();
-    let os = std::env::consts::OS.to_lowercase();
+    let os = world.runtime_os().family().to_lowercase();
     let requests = model_requests(world.started_fakes()?).await;
     check!(!requests.is_empty(), "the model received no request");
     let mut prompts = Vec::new();

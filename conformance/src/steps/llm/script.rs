@@ -7,7 +7,7 @@ use agent_mocks::{
 };
 use anyhow::Context;
 use cucumber::{gherkin::Step, given};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::steps::support::model::{
     EVERY_CALL_ID, ensure_workspace_file, multi_call_id, push_model_reply, push_model_stream,
@@ -16,7 +16,7 @@ use crate::steps::support::model::{
 use crate::steps::support::{StepResult, quoted_names};
 use crate::steps::task::READ_CALL_ID;
 use crate::steps::tools::files::expand_path;
-use crate::steps::tools::{SCRIPTED_CALLS, call_id, expand};
+use crate::steps::tools::{SCRIPTED_CALLS, arguments_for_os, call_id};
 use crate::world::ConformanceWorld;
 
 #[given(expr = "the model will call ReadFile on {string} in every answer")]
@@ -158,9 +158,7 @@ async fn model_calls_several(world: &mut ConformanceWorld, step: &Step) -> StepR
         let [tool, arguments] = row.as_slice() else {
             fail!("each row needs a tool and its JSON arguments: {row:?}");
         };
-        let arguments = expand(world, arguments).await?;
-        serde_json::from_str::<Value>(&arguments)
-            .with_context(|| format!("the scripted arguments are not JSON: {arguments}"))?;
+        let arguments = arguments_for_os(world, arguments).await?;
         let n = world.marks.get(SCRIPTED_CALLS).copied().unwrap_or(0) + 1;
         world.marks.insert(SCRIPTED_CALLS, n);
         calls.push(ScriptedToolCall::new(call_id(n), tool.clone(), arguments));

@@ -388,6 +388,11 @@ async fn folder_still_exists(world: &mut ConformanceWorld, name: String) -> Step
 
 /// Whether the workspace's file system folds case (macOS and Windows defaults).
 fn folds_case(world: &mut ConformanceWorld) -> anyhow::Result<bool> {
+    // A Windows runtime sees the folder through Windows (NTFS, or Wine's emulation of it),
+    // which ignores case whatever the kit's own file system does.
+    if world.runtime_os() == crate::runtime_manifest::RuntimeOs::Windows {
+        return Ok(true);
+    }
     let probe = world.dirs()?.workspace.join(".case-probe");
     std::fs::write(&probe, "")?;
     let folded = world.dirs()?.workspace.join(".CASE-PROBE").exists();

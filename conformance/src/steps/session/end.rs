@@ -181,7 +181,7 @@ async fn reports_session_completed(world: &mut ConformanceWorld) -> StepResult {
 #[when("the client creates a session without a project folder")]
 async fn create_without_folder(world: &mut ConformanceWorld) -> StepResult {
     let workspace = world.dirs()?.workspace.clone();
-    let mut params = create_session_params(&workspace);
+    let mut params = create_session_params(&workspace, world.runtime_os());
     if let Some(object) = params.as_object_mut() {
         object.remove("workspaceHint");
     }

@@ -36,7 +36,10 @@ pub const CAPABILITIES: &[&str] = &[
 ];
 
 /// CreateSession params as the desktop app sends them (architecture.md §6.1).
-pub(crate) fn create_session_params(workspace: &Path) -> Value {
+pub(crate) fn create_session_params(
+    workspace: &Path,
+    os: crate::runtime_manifest::RuntimeOs,
+) -> Value {
     json!({
         "userId": USER_ID,
         "tenantId": TENANT_ID,
@@ -45,7 +48,7 @@ pub(crate) fn create_session_params(workspace: &Path) -> Value {
         "clientInfo": {
             "desktopAppVersion": "1.0.0",
             "localAgentHostVersion": "1.0.0",
-            "osFamily": std::env::consts::OS,
+            "osFamily": os.family(),
             "osVersion": "conformance",
         },
         "supportedCapabilities": CAPABILITIES,
@@ -55,7 +58,7 @@ pub(crate) fn create_session_params(workspace: &Path) -> Value {
 /// Sends CreateSession and keeps the response; remembers the session when it succeeded.
 async fn create_session(world: &mut ConformanceWorld) -> anyhow::Result<Value> {
     let workspace = world.dirs()?.workspace.clone();
-    let params = create_session_params(&workspace);
+    let params = create_session_params(&workspace, world.runtime_os());
     let response = world
         .runtime()
         .await?
@@ -229,7 +232,7 @@ async fn forwarded(world: &mut ConformanceWorld, last: bool) -> StepResult {
         body,
         "POST /sessions",
     )?;
-    let expected = create_session_params(Path::new(&workspace));
+    let expected = create_session_params(Path::new(&workspace), world.runtime_os());
     for field in ["tenantId", "userId"] {
         check!(
             body.get(field) == expected.get(field),
@@ -391,7 +394,7 @@ const PENDING_CREATE_ID: &str = "create-pending-1";
 #[when("the client creates a session without waiting for the answer")]
 async fn create_pending(world: &mut ConformanceWorld) -> StepResult {
     let workspace = world.dirs()?.workspace.clone();
-    let params = create_session_params(&workspace);
+    let params = create_session_params(&workspace, world.runtime_os());
     world
         .runtime()
         .await?
@@ -522,7 +525,7 @@ async fn handshake_environment_and_tools(world: &mut ConformanceWorld) -> StepRe
 #[given(expr = "a running session created on {string}")]
 async fn session_on_os(world: &mut ConformanceWorld, os_family: String) -> StepResult {
     let workspace = world.dirs()?.workspace.clone();
-    let mut params = create_session_params(&workspace);
+    let mut params = create_session_params(&workspace, world.runtime_os());
     params["clientInfo"]["osFamily"] = json!(os_family);
     let response = world
         .runtime()

@@ -2,6 +2,7 @@
 //! the runtime under test declares. One definition each, so the areas agree on what they mean.
 
 pub mod model;
+pub mod os;
 pub mod policy;
 pub mod task;
 

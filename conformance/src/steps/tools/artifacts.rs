@@ -8,6 +8,7 @@ use cucumber::then;
 use serde_json::Value;
 
 use crate::driver::ReceivedEvent;
+use crate::steps::support::os::as_written_on;
 use crate::steps::support::task::this_task_events;
 use crate::steps::support::{StepResult, at, check_service_body, declares_reference, show, str_at};
 use crate::steps::task::wait_task_end;
@@ -22,7 +23,8 @@ async fn artifact_uploaded(
     artifact_type: String,
     needle: String,
 ) -> StepResult {
-    let needle = unescape(&needle);
+    let written = needle;
+    let needle = unescape(&written);
     let payload = completed(world, 1).await?;
     let task_id = world.task()?.task_id.clone();
     let session_id = world.session()?.session_id.clone();
@@ -57,6 +59,7 @@ async fn artifact_uploaded(
         .and_then(|b64| base64::engine::general_purpose::STANDARD.decode(b64).ok())
         .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
         .with_context(|| format!("the upload has no base64 content: {}", show(upload)))?;
+    let content = as_written_on(world.runtime_os(), &written, &content);
     check!(
         content.contains(&needle),
         "the {artifact_type} artifact must contain {needle:?}: {}",

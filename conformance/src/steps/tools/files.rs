@@ -207,6 +207,7 @@ async fn denied_and_kept(
 
 #[given(expr = "the file {string} in the home folder contains {string}")]
 async fn home_file(world: &mut ConformanceWorld, name: String, content: String) -> StepResult {
+    world.require_home()?;
     let path = world.dirs()?.home.join(&name);
     std::fs::write(&path, format!("{content}\n"))
         .with_context(|| format!("cannot write {}", path.display()))?;

@@ -17,6 +17,7 @@ use crate::steps::errors::unreadable_reasons;
 use crate::steps::support::model::{
     explain_tool_failure, model_requests, push_model_reply, request_messages, task_requests,
 };
+use crate::steps::support::os::as_written_on;
 use crate::steps::support::policy::grant;
 use crate::steps::support::task::{event_types, first_of_type, optional_code, this_task_events};
 use crate::steps::support::{StepResult, show, str_at};
@@ -149,26 +150,35 @@ async fn also_grants(world: &mut ConformanceWorld, capability: String) -> StepRe
     Ok(())
 }
 
+/// Scripted JSON arguments, expanded, with the `command` form for the runtime's OS (see
+/// [`command_for_os`]); a POSIX-only command of a `@posix-shell` scenario is not applicable
+/// on Windows.
+pub(crate) async fn arguments_for_os(
+    world: &mut ConformanceWorld,
+    raw: &str,
+) -> anyhow::Result<String> {
+    let arguments = expand(world, raw).await?;
+    let mut parsed = serde_json::from_str::<Value>(&arguments)
+        .with_context(|| format!("the scripted arguments are not JSON: {arguments}"))?;
+    let posix_only = world.scenario.tags.iter().any(|tag| tag == POSIX_SHELL_TAG);
+    Ok(match command_for_os(&mut parsed, world.runtime_os()) {
+        CommandForm::Unchanged => arguments,
+        CommandForm::Chosen => parsed.to_string(),
+        CommandForm::PosixOnly if posix_only => anyhow::bail!(
+            "{} the scenario's command is POSIX sh (@{POSIX_SHELL_TAG}) and gives no `command@windows` form for cmd.exe",
+            crate::runtime_manifest::NOT_APPLICABLE
+        ),
+        CommandForm::PosixOnly => parsed.to_string(),
+    })
+}
+
 #[given(expr = "the model will call {word} with:")]
 async fn model_calls_with(world: &mut ConformanceWorld, tool: String, step: &Step) -> StepResult {
     let raw = step
         .docstring
         .as_deref()
         .context("the step needs the JSON arguments as a doc string")?;
-    let arguments = expand(world, raw.trim()).await?;
-    let mut parsed = serde_json::from_str::<Value>(&arguments)
-        .with_context(|| format!("the scripted arguments are not JSON: {arguments}"))?;
-    let os = world.runtime_os();
-    let posix_only = world.scenario.tags.iter().any(|tag| tag == POSIX_SHELL_TAG);
-    let arguments = match command_for_os(&mut parsed, os) {
-        CommandForm::Unchanged => arguments,
-        CommandForm::Chosen => parsed.to_string(),
-        CommandForm::PosixOnly if posix_only => Err(anyhow::anyhow!(
-            "{} the scenario's command is POSIX sh (@{POSIX_SHELL_TAG}) and gives no `command@windows` form for cmd.exe",
-            crate::runtime_manifest::NOT_APPLICABLE
-        ))?,
-        CommandForm::PosixOnly => parsed.to_string(),
-    };
+    let arguments = arguments_for_os(world, raw.trim()).await?;
     let n = world.marks.get(SCRIPTED_CALLS).copied().unwrap_or(0) + 1;
     world.marks.insert(SCRIPTED_CALLS, n);
     push_model_reply(
@@ -179,9 +189,13 @@ async fn model_calls_with(world: &mut ConformanceWorld, tool: String, step: &Ste
 }
 
 #[then(expr = "the tool call succeeds with a result containing {string}")]
-async fn succeeds_containing(world: &mut ConformanceWorld, needle: String) -> StepResult {
-    let needle = unescape(&expand(world, &needle).await?);
-    let result = succeeded_result(world).await?;
+async fn succeeds_containing(world: &mut ConformanceWorld, written: String) -> StepResult {
+    let needle = unescape(&expand(world, &written).await?);
+    let result = as_written_on(
+        world.runtime_os(),
+        &written,
+        &succeeded_result(world).await?,
+    );
     check!(
         result.contains(&needle),
         "the result must contain {needle:?}: {result:?}"
@@ -196,8 +210,13 @@ async fn result_exactly(world: &mut ConformanceWorld, step: &Step) -> StepResult
         .as_deref()
         .context("the step needs the expected result as a doc string")?;
     // A doc string ends without the final newline; results of line-based output end with one.
-    let want = format!("{}\n", expand(world, want.trim_matches('\n')).await?);
-    let result = succeeded_result(world).await?;
+    let want_written = want.trim_matches('\n');
+    let want = format!("{}\n", expand(world, want_written).await?);
+    let result = as_written_on(
+        world.runtime_os(),
+        want_written,
+        &succeeded_result(world).await?,
+    );
     check!(
         result == want,
         "the result must be exactly {want:?}, got {result:?}"
@@ -243,7 +262,8 @@ async fn fails_with_message(
     code: String,
     needle: String,
 ) -> StepResult {
-    let needle = unescape(&expand(world, &needle).await?);
+    let written = needle;
+    let needle = unescape(&expand(world, &written).await?);
     let payload = completed(world, 1).await?;
     check!(
         str_at(&payload, &["status"]) == Some("failed")
@@ -251,8 +271,12 @@ async fn fails_with_message(
         "tool_completed must report status \"failed\" and errorCode {code:?}: {}",
         show(&payload)
     );
-    let message = str_at(&payload, &["error"]).unwrap_or_default();
-    message_says(world, message, &needle)?;
+    let message = as_written_on(
+        world.runtime_os(),
+        &written,
+        str_at(&payload, &["error"]).unwrap_or_default(),
+    );
+    message_says(world, &message, &needle)?;
     Ok(())
 }
 
