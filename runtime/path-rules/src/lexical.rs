@@ -274,6 +274,18 @@ pub fn normalize(path: &Path) -> PathBuf {
     out
 }
 
+/// A path as people read it: on Windows without the verbatim prefix `canonicalize` adds
+/// (`\\?\C:\x` → `C:\x`, `\\?\UNC\server\share` → `\\server\share`); elsewhere unchanged.
+pub fn shown(os: Os, path: &str) -> std::borrow::Cow<'_, str> {
+    if os != Os::Windows {
+        return path.into();
+    }
+    if let Some(share) = path.strip_prefix(r"\\?\UNC\") {
+        return format!(r"\\{share}").into();
+    }
+    path.strip_prefix(r"\\?\").unwrap_or(path).into()
+}
+
 #[cfg(test)]
 #[path = "lexical_tests.rs"]
 mod tests;

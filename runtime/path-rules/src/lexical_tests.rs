@@ -7,6 +7,19 @@ fn win(raw: &str, root: Option<&str>) -> Result<String, PathError> {
 }
 
 #[test]
+fn windows_paths_are_shown_without_the_verbatim_prefix() {
+    for (raw, want) in [
+        (r"\\?\Z:\tmp\a.txt", r"Z:\tmp\a.txt"),
+        (r"\\?\UNC\server\share\a", r"\\server\share\a"),
+        (r"C:\work\a", r"C:\work\a"),
+    ] {
+        assert_eq!(shown(Os::Windows, raw), want, "{raw}");
+    }
+    // A Unix path that happens to start so is a path like any other.
+    assert_eq!(shown(Os::OtherUnix, r"\\?\x"), r"\\?\x");
+}
+
+#[test]
 fn windows_accepts_both_separators_and_renders_backslashes() {
     let root = Some(r"C:\work\proj");
     let cases = [

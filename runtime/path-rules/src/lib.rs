@@ -19,5 +19,5 @@ pub mod home;
 mod lexical;
 mod os;
 
-pub use lexical::{PathError, climbs, is_within, normalize, resolve_for};
+pub use lexical::{PathError, climbs, is_within, normalize, resolve_for, shown};
 pub use os::Os;

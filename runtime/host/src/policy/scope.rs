@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use agent_path_rules::Os;
 use agent_protocol::approval::RiskLevel;
 use agent_protocol::policy::CapabilityEntry;
 use serde_json::{Map, Value};
@@ -88,7 +89,7 @@ impl PolicyEnforcer {
     fn check_writes(&self, writes: &[WriteTarget], cwd: Option<&str>) -> Result<(), String> {
         for target in writes {
             if let WriteTarget::Path(path) = target
-                && HARMLESS_TARGETS.contains(&path.as_str())
+                && harmless(self.os, path)
             {
                 continue;
             }
@@ -128,6 +129,21 @@ impl PolicyEnforcer {
 /// Redirection targets that are no files of the user's.
 const HARMLESS_TARGETS: &[&str] = &["/dev/null", "/dev/stdout", "/dev/stderr"];
 
+/// Whether a redirection target is a device rather than a file: the POSIX ones, and on
+/// Windows `NUL` and `CON` in any case, folder or extension (`nul`, `.\NUL.txt`, `\\.\nul`),
+/// which Windows opens as the device whatever surrounds the name.
+fn harmless(os: Os, target: &str) -> bool {
+    if HARMLESS_TARGETS.contains(&target) {
+        return true;
+    }
+    if os != Os::Windows {
+        return false;
+    }
+    let name = target.rsplit(['\\', '/']).next().unwrap_or(target);
+    let stem = name.split('.').next().unwrap_or(name).trim_end();
+    stem.eq_ignore_ascii_case("nul") || stem.eq_ignore_ascii_case("con")
+}
+
 /// The arguments of file tools that name a path (the tools define `path`; the rest are
 /// judged whenever a tool sends them).
 const PATH_ARGUMENTS: &[&str] = &["path", "source", "destination", "cwd"];
@@ -137,5 +153,28 @@ fn elevated(high: bool) -> RiskLevel {
         RiskLevel::High
     } else {
         RiskLevel::Medium
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn device_targets_are_harmless_and_files_are_not() {
+        for (os, target, want) in [
+            (Os::OtherUnix, "/dev/null", true),
+            (Os::OtherUnix, "nul", false),
+            (Os::Windows, "nul", true),
+            (Os::Windows, "NUL", true),
+            (Os::Windows, r".\Nul.txt", true),
+            (Os::Windows, r"\\.\nul", true),
+            (Os::Windows, "con", true),
+            (Os::Windows, "null.txt", false),
+            (Os::Windows, r"C:\work\notes.txt", false),
+            (Os::Windows, "/dev/null", true),
+        ] {
+            assert_eq!(harmless(os, target), want, "{os:?} {target}");
+        }
     }
 }
