@@ -97,7 +97,14 @@ const TMP_PREFIX: &str = "agent-runtime-sandbox-tmp-";
 /// so that a later runtime can tell one whose owner is gone ([`sweep_orphans`]).
 fn private_tmp() -> Option<tempfile::TempDir> {
     let system = std::env::temp_dir();
-    sweep_orphans(&system);
+    // Off the start-up path: a large temporary directory takes milliseconds to list.
+    let swept = system.clone();
+    if let Err(error) = std::thread::Builder::new()
+        .name("sandbox-tmp-sweep".to_owned())
+        .spawn(move || sweep_orphans(&swept))
+    {
+        tracing::debug!(%error, "the sweep of orphaned sandbox folders could not start");
+    }
     tempfile::Builder::new()
         .prefix(&format!("{TMP_PREFIX}{}-", std::process::id()))
         .tempdir_in(&system)
