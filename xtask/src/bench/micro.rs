@@ -116,16 +116,22 @@ fn time(ns: f64) -> String {
 }
 
 /// Runs the release conformance kit against `runtime` and reports the wall time.
-pub fn certification_section(root: &Path, runtime: &str) -> anyhow::Result<String> {
+pub fn certification_section(
+    root: &Path,
+    runtime: &str,
+    manifest: Option<&Path>,
+) -> anyhow::Result<String> {
     println!("xtask: timing a full certification");
     let kit = target_dir()
         .join("release")
         .join(format!("conformance{}", std::env::consts::EXE_SUFFIX));
+    let mut command = Command::new(&kit);
+    command.current_dir(root).arg("--runtime").arg(runtime);
+    if let Some(manifest) = manifest {
+        command.arg("--manifest").arg(manifest);
+    }
     let started = Instant::now();
-    let status = Command::new(&kit)
-        .current_dir(root)
-        .arg("--runtime")
-        .arg(runtime)
+    let status = command
         .stdout(Stdio::null())
         .status()
         .context("cannot run the conformance kit")?;
