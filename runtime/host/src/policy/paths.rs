@@ -21,7 +21,8 @@ impl PolicyEnforcer {
             return Err("Path contains a NUL byte".to_owned());
         }
         let path = self.judged_path(raw)?;
-        let shown = agent_path_rules::shown(self.os, &path.to_string_lossy()).into_owned();
+        // Only a refusal shows the path: no string is made for a path that passes.
+        let shown = || agent_path_rules::shown(self.os, &path.to_string_lossy()).into_owned();
         if let Some(blocked) = &entry.blocked_paths {
             // A blocked entry that cannot be read fails closed: it blocks every path.
             if let Some((unusable, why)) = blocked
@@ -29,17 +30,18 @@ impl PolicyEnforcer {
                 .find_map(|entry| self.unusable(entry).map(|why| (entry, why)))
             {
                 return Err(format!(
-                    "Path is blocked: {shown} (the blockedPaths entry {unusable:?} is not a usable pattern ({why}), so it blocks every path until the policy is corrected)"
+                    "Path is blocked: {} (the blockedPaths entry {unusable:?} is not a usable pattern ({why}), so it blocks every path until the policy is corrected)",
+                    shown()
                 ));
             }
             if blocked.iter().any(|prefix| self.matches(&path, prefix)) {
-                return Err(format!("Path is blocked: {shown}"));
+                return Err(format!("Path is blocked: {}", shown()));
             }
         }
         if let Some(allowed) = &entry.allowed_paths
             && !allowed.iter().any(|prefix| self.matches(&path, prefix))
         {
-            return Err(format!("Path not in allowed paths: {shown}"));
+            return Err(format!("Path not in allowed paths: {}", shown()));
         }
         if size_limit
             && let Some(limit) = entry.max_file_size_bytes
@@ -47,7 +49,8 @@ impl PolicyEnforcer {
             && metadata.len() > limit
         {
             return Err(format!(
-                "File exceeds size limit: {shown} is {} bytes, the limit is {limit} bytes",
+                "File exceeds size limit: {} is {} bytes, the limit is {limit} bytes",
+                shown(),
                 metadata.len()
             ));
         }
