@@ -11,6 +11,23 @@ use anyhow::Context;
 
 pub const TARGET: &str = "x86_64-pc-windows-gnu";
 
+/// What runs under Wine: the pure path rules, the host and the tool runtime, and the
+/// runtime's stdio test binary (stdio, the named pipe transport, the path rules' agreement).
+const TESTED: &[&str] = &[
+    "-p",
+    "agent-path-rules",
+    "-p",
+    "agent-tools",
+    "-p",
+    "agent-host",
+    "-p",
+    "agent-runtime",
+    "--lib",
+    "--bins",
+    "--test",
+    "stdio",
+];
+
 /// Debian's `wine64` package installs the loader here (`/usr/bin/wine64` comes with `wine`).
 const WINE: &str = "/usr/lib/wine/wine64";
 
@@ -66,40 +83,51 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let root = crate::workspace_root();
     let target_dir = crate::certify::target_dir();
+    let exe = target_dir
+        .join(TARGET)
+        .join("debug")
+        .join("agent-runtime.exe");
     let started = std::time::Instant::now();
-    let exe = build(
-        &root,
-        &["build", "-p", "agent-runtime", "--bin", "agent-runtime"],
-    )
-    .map(|()| {
-        target_dir
-            .join(TARGET)
-            .join("debug")
-            .join("agent-runtime.exe")
-    })?;
-    println!(
-        "xtask: built {} in {:.0} s",
-        exe.display(),
-        started.elapsed().as_secs_f64()
-    );
-    if args.build_only {
-        return Ok(ExitCode::SUCCESS);
+    let mut ok = true;
+    if args.build_only || args.skip_tests {
+        build(
+            &root,
+            &["build", "-p", "agent-runtime", "--bin", "agent-runtime"],
+        )?;
+        println!(
+            "xtask: built {} in {:.0} s",
+            exe.display(),
+            started.elapsed().as_secs_f64()
+        );
+        if args.build_only {
+            return Ok(ExitCode::SUCCESS);
+        }
     }
     let prefix = prepare_prefix(&root, &target_dir)?;
-    let mut ok = true;
     if !args.skip_tests {
-        println!("xtask: agent-tools and agent-host tests under Wine");
+        // One build for the tests and the `.exe` the kit certifies (the stdio test binary
+        // runs it): building them apart would compile the dependencies twice, once per
+        // feature set.
+        println!("xtask: cargo test {} under Wine", TESTED.join(" "));
         let status = windows_cargo(&root)
-            .args(["test", "-p", "agent-tools", "-p", "agent-host"])
+            .args(["test", "--no-fail-fast"])
+            .args(TESTED)
             .args(build_std_args())
             .env(runner_variable(), WINE)
             .env("WINEPREFIX", &prefix)
             .env("WINEDEBUG", "-all")
             .status()
             .context("cannot run cargo for the tests under Wine")?;
+        println!(
+            "xtask: built and ran the tests in {:.0} s",
+            started.elapsed().as_secs_f64()
+        );
         if !status.success() {
             println!("xtask: the tests under Wine failed ({status})");
             ok = false;
+        }
+        if !exe.exists() {
+            anyhow::bail!("the Windows build made no {}", exe.display());
         }
     }
     if !args.skip_certify {

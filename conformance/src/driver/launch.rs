@@ -11,10 +11,13 @@ use anyhow::{Context, bail};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::oneshot;
+#[cfg(unix)]
 use tokio::time::Instant;
 
+#[cfg(unix)]
+use super::indent;
 use super::state::{Direction, Shared};
-use super::{http, indent, reader, sandbox};
+use super::{http, reader, sandbox};
 
 /// How to start a runtime: the program and its arguments, split like a shell would but
 /// without a shell (so no expansion, no pipes, no surprises across platforms).

@@ -19,8 +19,9 @@ mod defaults_tests;
 #[derive(Debug, Parser)]
 #[command(name = "agent-runtime", version, about, max_term_width = 100)]
 pub struct Cli {
-    /// Serve one client on a local socket instead of stdio: a Unix domain socket path.
-    /// The runtime accepts one connection; its end is treated like the end of stdin.
+    /// Serve one client on a local socket instead of stdio: a Unix domain socket path, or on
+    /// Windows a named pipe `\\.\pipe\NAME`. The runtime accepts one connection; its end
+    /// is treated like the end of stdin.
     /// Or `http://IP:PORT`: JSON-RPC as `POST /rpc` bodies, SessionEvents on the SSE stream
     /// `GET /events` (its end is the end of input), bearer token from
     /// AGENT_RUNTIME_HTTP_TOKEN.

@@ -215,14 +215,62 @@ async fn serve_socket(
     outcome
 }
 
-#[cfg(not(unix))]
+/// One client on a named pipe (`\\.\pipe\NAME`), Windows' local socket: the same protocol
+/// as stdio, one session per process. Only one instance of the pipe exists, created here
+/// (a name another process already serves is refused), and remote clients are rejected.
+#[cfg(windows)]
+async fn serve_socket(
+    config: agent_host::HostConfig,
+    tools: Arc<LocalToolRouter>,
+    path: &std::path::Path,
+) -> anyhow::Result<()> {
+    use anyhow::Context;
+    use tokio::net::windows::named_pipe::ServerOptions;
+    let name = path
+        .to_str()
+        .filter(|name| is_pipe_name(name))
+        .with_context(|| {
+            format!(
+                "--listen {}: on Windows the local socket is a named pipe, \\\\.\\pipe\\NAME",
+                path.display()
+            )
+        })?;
+    let server = ServerOptions::new()
+        .first_pipe_instance(true)
+        .max_instances(1)
+        .reject_remote_clients(true)
+        .create(name)
+        .with_context(|| format!("cannot listen on {name}"))?;
+    tracing::info!(
+        version = env!("CARGO_PKG_VERSION"),
+        pipe = name,
+        "agent-runtime listening"
+    );
+    server
+        .connect()
+        .await
+        .context("accepting the client failed")?;
+    let (reader, writer) = tokio::io::split(server);
+    serve_streams(config, tools, reader, writer).await
+}
+
+/// Whether `name` names a local named pipe (`\\.\pipe\NAME`, any case, NAME not empty).
+#[cfg(any(windows, test))]
+fn is_pipe_name(name: &str) -> bool {
+    const PREFIX: &str = r"\\.\pipe\";
+    name.get(..PREFIX.len())
+        .is_some_and(|prefix| prefix.eq_ignore_ascii_case(PREFIX))
+        && name.len() > PREFIX.len()
+}
+
+#[cfg(not(any(unix, windows)))]
 async fn serve_socket(
     _config: agent_host::HostConfig,
     _tools: Arc<LocalToolRouter>,
     path: &std::path::Path,
 ) -> anyhow::Result<()> {
     anyhow::bail!(
-        "--listen {} needs Unix domain sockets; named pipes are not supported in this build",
+        "--listen {} needs Unix domain sockets or named pipes, which this build has neither of",
         path.display()
     )
 }
@@ -248,4 +296,17 @@ pub(crate) fn spawn_signal_handler(host: Arc<Host>) {
         tracing::info!("termination signal received; shutting down");
         host.begin_shutdown("terminated");
     });
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn pipe_names_are_local_named_pipes_with_a_name() {
+        assert!(super::is_pipe_name(r"\\.\pipe\agent-runtime-1"));
+        assert!(super::is_pipe_name(r"\\.\PIPE\x"));
+        assert!(!super::is_pipe_name(r"\\.\pipe\"));
+        assert!(!super::is_pipe_name(r"\\server\pipe\x"));
+        assert!(!super::is_pipe_name("/tmp/agent.sock"));
+        assert!(!super::is_pipe_name("é"));
+    }
 }

@@ -3,9 +3,11 @@
 //! (tokio's stdio) and a stdout that is also stderr (`2>&1`, kept off the non-blocking
 //! path). Each answers a request and exits when its input ends.
 
-// The sandbox launcher's tests and the path rules' agreement share this binary (one link
-// instead of three).
+// The sandbox launcher's tests, the path rules' agreement and the named pipe transport share
+// this binary (one link instead of four).
 mod launcher;
+#[cfg(windows)]
+mod named_pipe;
 mod path_rules;
 
 use std::io::{Read, Write};

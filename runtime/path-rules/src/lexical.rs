@@ -25,6 +25,10 @@ pub enum PathError {
         "the path \"{raw}\" uses \"..\" to leave the project folder {root}; name the file by its absolute path instead"
     )]
     EscapesWorkspace { raw: String, root: String },
+    #[error(
+        "the path \"{0}\" starts like a network share (\\\\server\\share) but names no server or no share"
+    )]
+    IncompleteShare(String),
 }
 
 /// Where an absolute path is anchored.
@@ -191,6 +195,13 @@ pub fn resolve_for(
         }
         _ => parse(os, raw),
     };
+    // Windows would read what such a path renders to differently from these rules (a
+    // server alone is no share), so what is judged might not be what is opened.
+    if let Anchor::Unc { server, share } = &path.anchor
+        && (server.is_empty() || share.is_empty())
+    {
+        return Err(PathError::IncompleteShare(raw.to_owned()));
+    }
     match path.anchor {
         Anchor::Relative => {
             let Some(root) = root else {

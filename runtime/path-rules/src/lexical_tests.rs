@@ -48,6 +48,14 @@ fn windows_accepts_both_separators_and_renders_backslashes() {
         win("a", None),
         Err(PathError::RelativeWithoutRoot("a".into()))
     );
+    // A share needs a server and a share name.
+    for raw in ["//a/", r"\\a", r"\\a\\b", r"\\?\UNC\srv", r"\\?\UNC\\sh\x"] {
+        assert_eq!(
+            win(raw, root),
+            Err(PathError::IncompleteShare(raw.into())),
+            "{raw}"
+        );
+    }
 }
 
 #[test]

@@ -47,6 +47,7 @@ pub(crate) fn fifo(dir: &Path, name: &str) -> std::path::PathBuf {
 }
 
 /// `result` failed with `code` and a message that says `says`.
+#[cfg_attr(not(unix), allow(dead_code))]
 pub(crate) fn assert_failed(
     result: &agent_protocol::ToolResult,
     code: agent_protocol::ErrorCode,

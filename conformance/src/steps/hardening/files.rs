@@ -174,11 +174,16 @@ async fn folder_swapped(world: &mut ConformanceWorld, name: String, target: Stri
 
 fn link(path: &Path, target: &str) -> StepResult {
     #[cfg(unix)]
-    std::os::unix::fs::symlink(target, path)
-        .with_context(|| format!("cannot link {} to {target}", path.display()))?;
+    {
+        std::os::unix::fs::symlink(target, path)
+            .with_context(|| format!("cannot link {} to {target}", path.display()))?;
+        Ok(())
+    }
     #[cfg(not(unix))]
-    fail!("symlinks are made on Unix only (to {target})");
-    Ok(())
+    fail!(
+        "symlinks are made on Unix only ({} to {target})",
+        path.display()
+    )
 }
 
 #[then(expr = "the bare remote {string} beside the workspace has no commits")]

@@ -149,8 +149,15 @@ impl PolicyEnforcer {
 
 /// Normalises `.` and `..` lexically, then resolves symlinks of the deepest ancestor that
 /// exists, so a file that does not exist yet is judged by where it would really land.
+///
+/// A network or device path (`\\server\share\…`, `\\.\…` on Windows) is judged as written:
+/// resolving it would contact the server the model named — on Windows with the user's
+/// credentials — before the policy has said yes.
 pub fn resolve(path: &Path) -> PathBuf {
     let normal = normalize(path);
+    if is_remote(&normal) {
+        return normal;
+    }
     let mut existing = normal.as_path();
     let mut rest = Vec::new();
     loop {
@@ -169,4 +176,16 @@ pub fn resolve(path: &Path) -> PathBuf {
             _ => return normal,
         }
     }
+}
+
+/// Whether `path` starts with a UNC share or a device namespace (only Windows paths do).
+pub(super) fn is_remote(path: &Path) -> bool {
+    use std::path::{Component, Prefix};
+    matches!(
+        path.components().next(),
+        Some(Component::Prefix(prefix)) if matches!(
+            prefix.kind(),
+            Prefix::UNC(..) | Prefix::VerbatimUNC(..) | Prefix::DeviceNS(_)
+        )
+    )
 }

@@ -147,7 +147,8 @@ mod tests {
             .unwrap();
         let here = root.display().to_string();
         assert_eq!(grant.write_paths, std::slice::from_ref(&here));
-        assert_eq!(grant.blocked_paths, [format!("{here}/.git")]);
+        let git = root.join(".git").display().to_string();
+        assert_eq!(grant.blocked_paths, [git]);
         assert_eq!(grant.read_paths, Some(vec![here]));
         assert!(!grant.network);
         assert_eq!(
@@ -174,14 +175,13 @@ mod tests {
         let sub = root.join("sub").display().to_string();
         assert_eq!(shell.write_paths, std::slice::from_ref(&sub));
         let git = root.join(".git").display().to_string();
+        // An absolute entry as the enforcer judges it (on Windows `/etc` is on the project's
+        // drive).
+        let etc = policy.judged_path("/etc").unwrap().display().to_string();
+        let below_sub = |name: &str| root.join("sub").join(name).display().to_string();
         assert_eq!(
             shell.blocked_paths,
-            [
-                "/etc".to_owned(),
-                git,
-                format!("{sub}/.git"),
-                format!("{sub}/secret")
-            ]
+            [etc, git, below_sub(".git"), below_sub("secret")]
         );
         assert_eq!(
             shell.read_paths, None,

@@ -356,7 +356,14 @@ fn granted_paths_are_the_allowed_paths_resolved_or_none() {
     let push = policy.capability("Git.Push").unwrap();
     assert_eq!(
         policy.granted_paths(push),
-        Some(vec![root.display().to_string(), "/opt/repos".to_owned()])
+        Some(vec![
+            root.display().to_string(),
+            policy
+                .judged_path("/opt/repos")
+                .unwrap()
+                .display()
+                .to_string()
+        ])
     );
     let status = policy.capability("Git.Status").unwrap();
     assert_eq!(policy.granted_paths(status), None);
@@ -386,4 +393,29 @@ fn an_unresolvable_path_is_left_to_the_tool_but_an_unresolvable_redirection_is_d
     assert!(
         matches!(policy.check_tool("Shell.Exec", command.as_object().unwrap()), Verdict::Denied(r) if r.contains("characters long")),
     );
+}
+
+/// A share the model names is judged as written, never opened to resolve it: on Windows that
+/// would contact the server with the user's credentials before the policy said yes. (Wine
+/// maps no share, so only the classification below can show a difference there.)
+#[cfg(windows)]
+#[test]
+fn a_network_path_is_judged_as_written() {
+    for remote in [r"\\srv\share\x", r"\\?\UNC\srv\share\x", r"\\.\pipe\x"] {
+        assert!(super::paths::is_remote(Path::new(remote)), "{remote}");
+    }
+    for local in [r"C:\x", r"\\?\C:\x", r"\x", "x"] {
+        assert!(!super::paths::is_remote(Path::new(local)), "{local}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let policy = enforcer(
+        dir.path(),
+        json!([{"name": "File.Read", "allowedPaths": ["."]}]),
+    );
+    let raw = r"\\attacker.invalid\share\x";
+    assert_eq!(policy.judged_path(raw).unwrap(), PathBuf::from(raw));
+    assert!(matches!(
+        policy.check_tool("File.Read", &args(raw)),
+        Verdict::Denied(_)
+    ));
 }

@@ -253,6 +253,7 @@ mod tests {
     use crate::testing::{decoded, request};
     use agent_protocol::ToolStatus;
     use serde_json::{Value, json};
+    #[cfg(unix)]
     use std::fs::Permissions;
     #[cfg(unix)]
     use std::os::unix::fs::FileTypeExt;
@@ -280,7 +281,7 @@ mod tests {
             json!({"path": "new/sub/a.txt", "content": "hello\n"}),
         )
         .await;
-        let path = dir.path().join("new/sub/a.txt");
+        let path = dir.path().join("new").join("sub").join("a.txt");
         assert_eq!(result.status, ToolStatus::Succeeded, "{result:?}");
         assert_eq!(
             result.output_text,

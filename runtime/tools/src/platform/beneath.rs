@@ -40,6 +40,8 @@ pub fn escaped(error: &io::Error) -> Option<&Escaped> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Access {
     Read,
+    /// Only the Unix `*at` paths open folder handles.
+    #[cfg_attr(not(unix), allow(dead_code))]
     Directory,
 }
 

@@ -1,12 +1,19 @@
-//! Process-tree termination (local-tool-runtime.md §6.2). A command runs as the leader of a
-//! process group of its own, so everything it starts — pipelines, background jobs,
-//! grandchildren — can be stopped together: on unix `SIGTERM` to the group, `SIGKILL` after
-//! a grace period; on Windows `taskkill /T /F /PID`.
+//! Process-tree termination (local-tool-runtime.md §6.2). A command runs as the root of a
+//! process tree of its own, so everything it starts — pipelines, background jobs,
+//! grandchildren — can be stopped together.
 //!
-//! Linux, macOS: the group is signalled with `killpg`. A process that leaves the group
-//! (`setsid`, `setpgid`) escapes on unix; a process that leaves the tree escapes `taskkill`.
+//! - Linux, macOS: the command leads a process group of its own; `SIGTERM` to the group,
+//!   `SIGKILL` after a grace period. A process that leaves the group (`setsid`, `setpgid`)
+//!   escapes.
+//! - Windows: the command starts suspended, is put in a Job object that kills everything in
+//!   it when its handle closes, and only then runs, so even a grandchild whose parent already
+//!   exited (out of reach of `taskkill /T`) belongs to the job. Ending the tree is
+//!   `TerminateJobObject`, at once: console processes have no catchable termination request.
 
+use std::process::ExitStatus;
 use std::time::Duration;
+
+use tokio::process::{ChildStderr, ChildStdin, ChildStdout, Command};
 
 /// The spec's grace between `SIGTERM` and `SIGKILL` (§6.2).
 pub const DEFAULT_KILL_GRACE: Duration = Duration::from_secs(5);
@@ -20,33 +27,139 @@ const KILL_SETTLE: Duration = Duration::from_secs(2);
 #[cfg(unix)]
 const POLL_INTERVAL: Duration = Duration::from_millis(10);
 
-#[cfg(windows)]
-const CREATE_NEW_PROCESS_GROUP: u32 = 0x0000_0200;
-#[cfg(windows)]
-const CREATE_NO_WINDOW: u32 = 0x0800_0000;
-
-/// Makes `command` start a process tree of its own (and, on Windows, without a console
-/// window popping up over the desktop app).
-pub fn isolate(command: &mut tokio::process::Command) {
+/// A program started as the root of a process tree of its own, with its pipes. Dropping it
+/// ends the tree, unless [`Started::disarm`]ed: a tool call abandoned by its caller (the
+/// host's own timeout, a cancelled task) must not leave its command running.
+#[derive(Debug)]
+pub(crate) struct Started {
     #[cfg(unix)]
-    command.process_group(0);
+    child: tokio::process::Child,
+    #[cfg(unix)]
+    guard: TreeGuard,
+    /// The job's handle closes with this value, which ends whatever is left in it.
     #[cfg(windows)]
-    command.creation_flags(CREATE_NEW_PROCESS_GROUP | CREATE_NO_WINDOW);
+    child: Box<dyn process_wrap::tokio::ChildWrapper>,
 }
 
-/// The arguments of `taskkill` that end the tree rooted at `pid` (§6.2); tested everywhere.
-#[cfg(any(windows, test))]
-pub fn taskkill_args(pid: u32) -> [String; 4] {
-    ["/T".into(), "/F".into(), "/PID".into(), pid.to_string()]
+impl Started {
+    /// Starts `command` as the root of a tree of its own (and, on Windows, without a console
+    /// window popping up over the desktop app).
+    pub fn spawn(command: Command) -> std::io::Result<Self> {
+        #[cfg(unix)]
+        {
+            let mut command = command;
+            command.process_group(0);
+            let child = command.spawn()?;
+            let guard = TreeGuard::new(child.id().and_then(ProcessTree::new));
+            Ok(Self { child, guard })
+        }
+        #[cfg(windows)]
+        {
+            use process_wrap::tokio::{CommandWrap, CreationFlags, JobObject, KillOnDrop};
+            use windows::Win32::System::Threading::{CREATE_NEW_PROCESS_GROUP, CREATE_NO_WINDOW};
+            let child = CommandWrap::from(command)
+                .wrap(CreationFlags(CREATE_NEW_PROCESS_GROUP | CREATE_NO_WINDOW))
+                .wrap(JobObject)
+                .wrap(KillOnDrop)
+                .spawn()?;
+            Ok(Self { child })
+        }
+    }
+
+    /// The root's pid, for logs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.id()
+    }
+
+    pub fn take_stdin(&mut self) -> Option<ChildStdin> {
+        #[cfg(unix)]
+        return self.child.stdin.take();
+        #[cfg(windows)]
+        return self.child.stdin().take();
+    }
+
+    pub fn take_stdout(&mut self) -> Option<ChildStdout> {
+        #[cfg(unix)]
+        return self.child.stdout.take();
+        #[cfg(windows)]
+        return self.child.stdout().take();
+    }
+
+    pub fn take_stderr(&mut self) -> Option<ChildStderr> {
+        #[cfg(unix)]
+        return self.child.stderr.take();
+        #[cfg(windows)]
+        return self.child.stderr().take();
+    }
+
+    /// Waits for the program itself, not for the rest of its tree.
+    pub async fn wait(&mut self) -> std::io::Result<ExitStatus> {
+        #[cfg(unix)]
+        return self.child.wait().await;
+        // The job's own wait lasts until every process in the job has exited; its inner
+        // child is the program alone.
+        #[cfg(windows)]
+        return self.child.inner_mut().wait().await;
+    }
+
+    /// Ends the whole tree, the program included, and reaps the program. Returns whether
+    /// nothing of the tree is left running.
+    pub async fn end_tree(&mut self, grace: Duration) -> bool {
+        #[cfg(unix)]
+        {
+            let gone = match self.guard.tree() {
+                Some(tree) => {
+                    // A probe that cannot tell zombies apart needs the program reaped
+                    // while the group is being ended.
+                    let terminate = tree.terminate(grace);
+                    tokio::pin!(terminate);
+                    let mut reaped = false;
+                    loop {
+                        tokio::select! {
+                            gone = &mut terminate => break gone,
+                            _ = self.child.wait(), if !reaped => reaped = true,
+                        }
+                    }
+                }
+                None => false,
+            };
+            // The program itself, should it have left its group (or have no tree to signal).
+            let _ = self.child.start_kill();
+            let _ = tokio::time::timeout(grace, self.child.wait()).await;
+            gone
+        }
+        #[cfg(windows)]
+        {
+            let gone = match self.child.start_kill() {
+                Ok(()) => true,
+                Err(error) => {
+                    tracing::warn!(%error, "could not end the command's job");
+                    false
+                }
+            };
+            let _ = tokio::time::timeout(grace, self.wait()).await;
+            gone
+        }
+    }
+
+    /// The tree is known to be gone: dropping `self` must not signal a process group whose
+    /// id the system may since have given to another. On Windows the job's handle still
+    /// closes, which ends nothing that is gone.
+    pub fn disarm(&mut self) {
+        #[cfg(unix)]
+        self.guard.disarm();
+    }
 }
 
-/// The tree of processes started by a child that was spawned with [`isolate`].
+/// A Unix process group led by a program [`Started`] by this module.
+#[cfg(unix)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ProcessTree {
-    /// The root's pid; on unix also the process group id.
+    /// The root's pid, which is also the process group id.
     root: i32,
 }
 
+#[cfg(unix)]
 impl ProcessTree {
     /// `None` for a pid that cannot name a process group of its own: signalling group 0 or a
     /// negative one would hit the runtime's own group, so such a value is never accepted.
@@ -57,13 +170,13 @@ impl ProcessTree {
             .map(|root| Self { root })
     }
 
+    #[cfg(test)]
     pub fn root_pid(&self) -> u32 {
         self.root.unsigned_abs()
     }
 
     /// Ends the whole tree: `SIGTERM`, then `SIGKILL` to whatever is still running after
     /// `grace`. Returns whether nothing of the tree is left running.
-    #[cfg(unix)]
     pub async fn terminate(&self, grace: Duration) -> bool {
         use nix::sys::signal::Signal;
         if !self.is_running() {
@@ -81,43 +194,12 @@ impl ProcessTree {
         self.wait_until_gone(KILL_SETTLE).await
     }
 
-    /// Windows has no catchable termination request for console processes: `taskkill /F`
-    /// at once (§6.2), so `grace` does not apply.
-    #[cfg(windows)]
-    pub async fn terminate(&self, _grace: Duration) -> bool {
-        let mut command = tokio::process::Command::new("taskkill");
-        command
-            .args(taskkill_args(self.root_pid()))
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .creation_flags(CREATE_NO_WINDOW);
-        match command.status().await {
-            Ok(status) => status.success(),
-            Err(error) => {
-                tracing::warn!(%error, "could not run taskkill");
-                false
-            }
-        }
-    }
-
     /// `SIGKILL` to the whole tree without waiting: for paths that cannot wait (a dropped
     /// tool call).
     pub fn kill_now(&self) {
-        #[cfg(unix)]
         self.signal(nix::sys::signal::Signal::SIGKILL);
-        #[cfg(windows)]
-        {
-            let _ = std::process::Command::new("taskkill")
-                .args(taskkill_args(self.root_pid()))
-                .stdin(std::process::Stdio::null())
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::null())
-                .spawn();
-        }
     }
 
-    #[cfg(unix)]
     fn signal(&self, signal: nix::sys::signal::Signal) {
         use nix::unistd::Pid;
         if let Err(error) = nix::sys::signal::killpg(Pid::from_raw(self.root), signal) {
@@ -128,7 +210,6 @@ impl ProcessTree {
     /// Whether a process of the group is still running. Zombies do not count: they hold no
     /// resources but their exit status, and where no init reaps orphans (a container whose
     /// pid 1 is not an init) they would make a dead group look alive forever.
-    #[cfg(unix)]
     pub fn is_running(&self) -> bool {
         #[cfg(target_os = "linux")]
         if let Some(running) = linux::group_has_running_member(self.root) {
@@ -138,7 +219,6 @@ impl ProcessTree {
         !matches!(probe, Err(nix::errno::Errno::ESRCH))
     }
 
-    #[cfg(unix)]
     async fn wait_until_gone(&self, within: Duration) -> bool {
         let deadline = tokio::time::Instant::now() + within;
         loop {
@@ -154,22 +234,28 @@ impl ProcessTree {
     }
 }
 
-/// Kills the tree when dropped, unless disarmed: a tool call abandoned by its caller (the
-/// host's own timeout, a cancelled task) must not leave its command running.
+/// Kills the group when dropped, unless disarmed.
+#[cfg(unix)]
 #[derive(Debug)]
-pub struct TreeGuard(Option<ProcessTree>);
+struct TreeGuard(Option<ProcessTree>);
 
+#[cfg(unix)]
 impl TreeGuard {
-    pub fn new(tree: Option<ProcessTree>) -> Self {
+    fn new(tree: Option<ProcessTree>) -> Self {
         Self(tree)
     }
 
-    /// The tree is known to be gone, or may outlive the call by design.
-    pub fn disarm(&mut self) {
+    fn tree(&self) -> Option<ProcessTree> {
+        self.0
+    }
+
+    /// The tree is known to be gone.
+    fn disarm(&mut self) {
         self.0 = None;
     }
 }
 
+#[cfg(unix)]
 impl Drop for TreeGuard {
     fn drop(&mut self) {
         if let Some(tree) = self.0.take() {
@@ -217,16 +303,12 @@ mod linux {
 mod tests {
     use super::*;
 
+    #[cfg(unix)]
     #[test]
     fn pids_that_would_signal_our_own_group_are_refused() {
         assert_eq!(ProcessTree::new(0), None);
         assert_eq!(ProcessTree::new(u32::MAX), None);
         assert_eq!(ProcessTree::new(42).map(|tree| tree.root_pid()), Some(42));
-    }
-
-    #[test]
-    fn taskkill_ends_the_whole_tree_by_force() {
-        assert_eq!(taskkill_args(4321), ["/T", "/F", "/PID", "4321"]);
     }
 
     #[test]
@@ -246,7 +328,7 @@ mod tests {
         command
             .args(["-c", "trap '' TERM; sleep 30 & echo ready; wait"])
             .stdout(std::process::Stdio::piped());
-        isolate(&mut command);
+        command.process_group(0);
         let mut child = command.spawn().unwrap();
         let tree = ProcessTree::new(child.id().unwrap()).unwrap();
         // "ready" comes after the trap and after `sleep` was forked: SIGTERM meets a group
@@ -268,5 +350,37 @@ mod tests {
         );
         assert!(!tree.is_running());
         assert!(!status.unwrap().success());
+    }
+
+    /// `taskkill /T` follows parent links, so it misses a grandchild whose parent has
+    /// exited; the job does not. The grandchild holds the output pipe: the pipe ends only
+    /// when every process of the tree is gone.
+    #[cfg(windows)]
+    #[tokio::test]
+    async fn end_tree_reaches_a_grandchild_whose_parent_has_exited() {
+        use tokio::io::{AsyncBufReadExt, AsyncReadExt};
+        let mut command = Command::new("cmd.exe");
+        command
+            .raw_arg("/c cmd /c start /b ping -n 120 127.0.0.1& echo ready& ping -n 120 127.0.0.1")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped());
+        let mut started = Started::spawn(command).unwrap();
+        let mut stdout = tokio::io::BufReader::new(started.take_stdout().unwrap());
+        let mut line = String::new();
+        while line.trim() != "ready" {
+            line.clear();
+            assert_ne!(
+                stdout.read_line(&mut line).await.unwrap(),
+                0,
+                "no ready line"
+            );
+        }
+        assert!(started.end_tree(Duration::from_secs(5)).await);
+        let mut rest = Vec::new();
+        let ended = tokio::time::timeout(Duration::from_secs(60), stdout.read_to_end(&mut rest));
+        assert!(
+            ended.await.is_ok(),
+            "a process of the tree still holds the output"
+        );
     }
 }

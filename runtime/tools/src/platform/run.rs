@@ -4,8 +4,8 @@
 //! and the git tools run `git` (no shell in between).
 //!
 //! Everything runs inside the caller's future (no spawned tasks), so a caller that abandons
-//! the call — the host's own timeout, a cancelled task — drops the [`TreeGuard`], which kills
-//! the tree: nothing outlives the call by accident.
+//! the call — the host's own timeout, a cancelled task — drops the [`Started`] program, which
+//! ends the tree: nothing outlives the call by accident.
 
 use std::path::Path;
 use std::process::{ExitStatus, Stdio};
@@ -16,7 +16,7 @@ use tokio::process::Command;
 use tokio_util::sync::CancellationToken;
 
 use super::capture::{self, Captured};
-use super::process::{self, ProcessTree, TreeGuard};
+use super::process::Started;
 
 /// After the program exits, how long its output pipes may stay open (background jobs still
 /// writing) before the rest of the tree is ended.
@@ -81,18 +81,15 @@ pub(crate) async fn run_prepared(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
-    process::isolate(&mut builder);
     super::child_env::scrub(&mut builder);
-    let mut child = builder.spawn()?;
-    let tree = child.id().and_then(ProcessTree::new);
-    let mut guard = TreeGuard::new(tree);
+    let mut child = Started::spawn(builder)?;
 
     let stop = CancellationToken::new();
     let (stdout_done, stderr_done) = (CancellationToken::new(), CancellationToken::new());
     let cap = settings.capture_bytes;
-    let stdout_pipe = child.stdout.take();
-    let stderr_pipe = child.stderr.take();
-    let stdin_pipe = child.stdin.take();
+    let stdout_pipe = child.take_stdout();
+    let stderr_pipe = child.take_stderr();
+    let stdin_pipe = child.take_stdin();
     let read_stdout = async {
         let captured = match stdout_pipe {
             Some(pipe) => capture::read_bounded(pipe, cap, stop.clone()).await,
@@ -136,20 +133,18 @@ pub(crate) async fn run_prepared(
                 // Background jobs that detached from the output may outlive the program, as
                 // in any shell; one still holding the pipes would block (or lose) output
                 // nobody reads, so the tree is ended.
-                let gone = match tree {
-                    Some(tree)
-                        if tokio::time::timeout(settings.drain, drained())
-                            .await
-                            .is_err() =>
-                    {
-                        tracing::debug!(pid = tree.root_pid(), "output still open after exit");
-                        tree.terminate(settings.kill_grace).await
-                    }
-                    _ => true,
+                let open = tokio::time::timeout(settings.drain, drained())
+                    .await
+                    .is_err();
+                let gone = if open {
+                    tracing::debug!(pid = child.pid(), "output still open after exit");
+                    child.end_tree(settings.kill_grace).await
+                } else {
+                    true
                 };
                 (exit, gone)
             }
-            Err(_) => (Exit::TimedOut, end_tree(tree, &mut child, settings).await),
+            Err(_) => (Exit::TimedOut, child.end_tree(settings.kill_grace).await),
         };
         // Whatever the pipes still hold is read; then the readers stop.
         let _ = tokio::time::timeout(settings.drain, drained()).await;
@@ -159,7 +154,7 @@ pub(crate) async fn run_prepared(
     let (stdout, stderr, (), (exit, gone)) =
         tokio::join!(read_stdout, read_stderr, feed, supervise);
     if gone {
-        guard.disarm();
+        child.disarm();
     }
     Ok(Outcome {
         exit,
@@ -168,38 +163,10 @@ pub(crate) async fn run_prepared(
     })
 }
 
-/// Ends the tree after a timeout and reaps the program meanwhile (a probe that cannot tell
-/// zombies apart needs it reaped). Returns whether nothing is left running.
-async fn end_tree(
-    tree: Option<ProcessTree>,
-    child: &mut tokio::process::Child,
-    settings: Settings,
-) -> bool {
-    let gone = match tree {
-        Some(tree) => {
-            let terminate = tree.terminate(settings.kill_grace);
-            tokio::pin!(terminate);
-            let mut reaped = false;
-            loop {
-                tokio::select! {
-                    gone = &mut terminate => break gone,
-                    _ = child.wait(), if !reaped => reaped = true,
-                }
-            }
-        }
-        None => false,
-    };
-    // The program itself, should it have left its group (or have no tree to signal).
-    let _ = child.start_kill();
-    let _ = tokio::time::timeout(settings.kill_grace, child.wait()).await;
-    gone
-}
-
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 
-    #[cfg(unix)]
     #[test]
     fn exit_statuses_distinguish_codes_and_signals() {
         use std::os::unix::process::ExitStatusExt;

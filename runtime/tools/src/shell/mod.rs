@@ -59,14 +59,14 @@ impl RunCommand {
 
     /// Most bytes kept per stream (the memory bound of a flood, and the largest artifact);
     /// `maxOutputBytes` above it is lowered to it.
-    #[cfg(test)]
+    #[cfg(all(test, unix))]
     pub fn with_capture_bytes(mut self, bytes: usize) -> Self {
         self.settings.capture_bytes = bytes;
         self
     }
 
     /// How long output pipes may stay open after the shell exited.
-    #[cfg(test)]
+    #[cfg(all(test, unix))]
     pub fn with_drain(mut self, drain: Duration) -> Self {
         self.settings.drain = drain;
         self

@@ -1,5 +1,8 @@
 //! RunCommand against real processes (unix shells), and its pure parts everywhere.
 
+// The real-process tests, and so most helpers, are Unix-only.
+#![cfg_attr(not(unix), allow(unused_imports, dead_code))]
+
 use std::time::Instant;
 
 use agent_protocol::ToolStatus;
