@@ -67,6 +67,7 @@
 //! syntax on Windows. A relative name such as `./ls` is judged as `ls`.
 
 mod builtins;
+mod cmd;
 mod expand;
 #[cfg(test)]
 mod fuzz_tests;
@@ -78,8 +79,10 @@ mod programs;
 mod tests;
 mod word;
 
+use agent_path_rules::Os;
+
 use self::parse::invocations;
-use self::word::{Word, could_be};
+use self::word::{Pat, Word, could_be};
 
 /// Why a command line may not run; the `Display` text is the reason shown to the model.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -101,6 +104,11 @@ pub fn base_commands(line: &str) -> Result<Vec<String>, CommandDenial> {
     check(line, None, None)
 }
 
+/// Which shell reads the line: cmd.exe on Windows, a POSIX shell elsewhere.
+fn is_cmd(os: Os) -> bool {
+    os == Os::Windows
+}
+
 /// A file a redirection of the line writes (`> out.txt`), for the File.Write check.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WriteTarget {
@@ -119,19 +127,29 @@ pub struct Analysis {
 }
 
 /// Judges every program `line` would start, like [`check`], and lists the files its
-/// redirections write.
+/// redirections write; `os` chooses the shell that reads the line (cmd.exe on Windows).
 pub fn analyse(
     line: &str,
     allowed: Option<&[String]>,
     blocked: Option<&[String]>,
+    os: Os,
 ) -> Result<Analysis, CommandDenial> {
     if line.contains('\0') {
         return Err(CommandDenial::Unanalysable(
             "Command contains a NUL byte".to_owned(),
         ));
     }
-    let found = invocations(line)?;
-    let programs = judge(&found.programs, allowed, blocked)?;
+    let windows = is_cmd(os);
+    let found = if windows {
+        cmd::invocations(line)?
+    } else {
+        invocations(line)?
+    };
+    let listed = allowed.is_some() || blocked.is_some_and(|entries| !entries.is_empty());
+    if listed && let Some(reason) = found.opaque.first() {
+        return Err(CommandDenial::Unanalysable(reason.clone()));
+    }
+    let programs = judge(&found.programs, allowed, blocked, windows)?;
     let writes = found
         .writes
         .iter()
@@ -154,18 +172,19 @@ pub fn check(
     allowed: Option<&[String]>,
     blocked: Option<&[String]>,
 ) -> Result<Vec<String>, CommandDenial> {
-    analyse(line, allowed, blocked).map(|analysis| analysis.programs)
+    analyse(line, allowed, blocked, Os::OtherUnix).map(|analysis| analysis.programs)
 }
 
 fn judge(
     found: &[Vec<Word>],
     allowed: Option<&[String]>,
     blocked: Option<&[String]>,
+    windows: bool,
 ) -> Result<Vec<String>, CommandDenial> {
     for words in found {
         let name = program(words)?;
         for entry in blocked.unwrap_or_default() {
-            match blocked_match(entry, name, words) {
+            match blocked_match(entry, name, words, windows) {
                 Match::No => {}
                 Match::Yes(display) => return Err(CommandDenial::Blocked(display)),
                 Match::Maybe => {
@@ -214,12 +233,42 @@ pub(crate) fn base_name(name: &str) -> &str {
     name.rsplit(['/', '\\']).next().unwrap_or(name)
 }
 
-fn loose(name: &str) -> String {
-    let lower = name.to_ascii_lowercase();
-    match lower.strip_suffix(".exe") {
-        Some(stem) if !stem.is_empty() => stem.to_owned(),
-        _ => lower,
+/// A program name as blocked entries compare it: ASCII lowercase without `.exe`; on Windows
+/// also without the other PATHEXT extensions (`.com`, `.bat`, `.cmd`), and without what
+/// Windows or cmd.exe ignore around a name (trailing dots and spaces, a leading `@`).
+pub(super) fn loose(name: &str, windows: bool) -> String {
+    let mut lower = name.to_ascii_lowercase();
+    if windows {
+        lower = lower
+            .trim_start_matches(['@', '(', ' ', '\t', ',', ';', '='])
+            .trim_end_matches(['.', ' ', '\t'])
+            .to_owned();
     }
+    let extensions: &[&str] = if windows {
+        &[".exe", ".com", ".bat", ".cmd"]
+    } else {
+        &[".exe"]
+    };
+    for extension in extensions {
+        if let Some(stem) = lower.strip_suffix(extension)
+            && !stem.is_empty()
+        {
+            return stem.trim_end_matches(['.', ' ']).to_owned();
+        }
+    }
+    lower
+}
+
+/// `word` with its known characters lowercased, for Windows' case-insensitive arguments.
+fn lowered(word: &Word) -> Word {
+    let mut lower = word.clone();
+    lower.text = lower.text.to_ascii_lowercase();
+    for pat in &mut lower.pattern {
+        if let Pat::Byte(byte) = pat {
+            *byte = byte.to_ascii_lowercase();
+        }
+    }
+    lower
 }
 
 fn raw(words: &[Word]) -> String {
@@ -236,17 +285,17 @@ enum Match {
     Maybe,
 }
 
-fn blocked_match(entry: &str, name: &str, words: &[Word]) -> Match {
+fn blocked_match(entry: &str, name: &str, words: &[Word], windows: bool) -> Match {
     let mut parts = entry.split_whitespace();
     let Some(first) = parts.next() else {
         return Match::No;
     };
     let entry_name = base_name(first);
-    if loose(entry_name) != loose(name) {
+    if loose(entry_name, windows) != loose(name, windows) {
         return Match::No;
     }
     let mut maybe = false;
-    let mut display = vec![name];
+    let mut display = vec![name.to_owned()];
     for (part, word) in parts.zip(
         words
             .iter()
@@ -257,6 +306,15 @@ fn blocked_match(entry: &str, name: &str, words: &[Word]) -> Match {
         let Some(word) = word else {
             return Match::No; // the command is shorter than the entry
         };
+        // Windows programs read their switches without regard to case.
+        let lower;
+        let (word, part) = if windows {
+            lower = lowered(word);
+            (&lower, part.to_ascii_lowercase())
+        } else {
+            (word, part.to_owned())
+        };
+        let part = part.as_str();
         if word.split || word.brace {
             return Match::Maybe; // could be any number of words
         }
@@ -269,7 +327,7 @@ fn blocked_match(entry: &str, name: &str, words: &[Word]) -> Match {
         } else {
             return Match::No;
         }
-        display.push(part);
+        display.push(part.to_owned());
     }
     if maybe {
         Match::Maybe
