@@ -139,8 +139,8 @@ impl Reader<'_, '_> {
         };
         let (head, rest) = split_token(&first.evs);
         let token = make(head, &first.raw, self.bang);
-        if token.is_literal() && token.text.starts_with(':') {
-            return Ok(()); // a label or `::` comment
+        if token.is_literal() && token.text.starts_with(':') || internal(&token) == Some("rem") {
+            return Ok(()); // a label, a `::` or `rem` comment: the words after run nothing
         }
         let mut names = vec![token.clone()];
         let builtin = internal(&token);

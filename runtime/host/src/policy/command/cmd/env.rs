@@ -141,9 +141,9 @@ pub(super) fn spans(
                     "Cannot tell which commands run: {marker}{name}{marker} holds text the command chooses"
                 )));
             }
-            if let Some((env, looping, what)) = again
+            if let Some((env, false, what)) = again
                 && reason.is_none()
-                && (looping || !env.safe(name))
+                && !env.safe(name)
             {
                 reason = Some(format!(
                     "Cannot tell which commands run: {what} expands {marker}{name}{marker} again, and its value could hold operators"
@@ -152,7 +152,6 @@ pub(super) fn spans(
         }
         if let Some((_, true, what)) = again
             && !at.is_empty()
-            && reason.is_none()
         {
             reason = Some(format!(
                 "Cannot tell which commands run: {what} inside a loop expands {marker} again, and its value could hold operators"
