@@ -59,12 +59,56 @@
 //! argument. A bracket class holding a substitution (`[`…`]`) is read for the commands in
 //! it.
 //!
+//! On Windows (the enforcer's [`Os`]) the line is read the way cmd.exe reads it, since the
+//! tool runtime runs it as `%ComSpec% /s /c "LINE"` (`cmd.rs`, `cmd/`), with the same
+//! outputs and matching:
+//!
+//! - every command across `&`, `&&`, `||`, `|` and blocks `( … )` (nested; `)` closes only
+//!   outside quotes and unescaped), inside `if … COMMAND [else COMMAND]` and
+//!   `for … do COMMAND`; `for`, `if`, `else`, `do`, `in`, `rem`, `::` and labels are syntax,
+//!   every builtin (`set`, `call`, `echo`, `type`, `cd`, `start`, `cmd`, …) is a command the
+//!   lists judge;
+//! - `^` escapes the next character outside quotes and `"` toggles quoting (operators inside
+//!   are literal; quotes are removed from the program's name); the command token is found as
+//!   cmd.exe finds it: after delimiters (` ,;=`, tab) and `@`, ending at a delimiter, `/`,
+//!   `+` or `(` (`dir/w`, `del,x`, `echo(`); a token that starts with an internal command's
+//!   name and a character no name holds is that command too (`echo.`, `del.exe`); a
+//!   program is known by its base name (`C:\Windows\System32\DEL.EXE`, `..\x\rm.bat`);
+//! - `%NAME%`, `%i`, `%~…` and `!NAME!` (delayed expansion may be on) are unknown values:
+//!   in a program name they are denied, in an argument a blocked entry comparing it denies;
+//!   arguments are judged both as programs split them (whitespace) and as cmd.exe's own
+//!   commands do (also at `,`, `;`, `=`);
+//! - cmd.exe expands and parses text a second time in `call` (after doubling its carets),
+//!   on both sides of a pipe, in `cmd /c LINE` (with its quote stripping: both readings
+//!   when cmd.exe may keep the quotes), in `start`'s program and in `for /f`'s `('…')` or
+//!   `` (`…`) `` command: that text is read as a command line of its own. A value expanded
+//!   there may hold operators, so it must be the line's own safe text: unset by the line
+//!   (the user's environment, taken as data), set by the line to text without special
+//!   characters, or a number from `set /a`. Otherwise (`set /p`, a value with `&`, after
+//!   a program that may be a batch file, inside a loop) the line could run anything: it is
+//!   denied when `allowedCommands` or `blockedCommands` applies, and admitted without them;
+//! - redirections anywhere (`>`, `>>`, `<`, `2>`, `2>&1`, `>&2`, `<&0`); written targets are
+//!   files written, as on Unix. Blocked entries also ignore `.com`, `.bat`, `.cmd`, trailing
+//!   dots and a leading `@`, and compare arguments case-insensitively.
+//!
+//! Also denied on Windows: unbalanced quotes or parentheses, text after a block's `)`,
+//! line breaks (cmd.exe stops at one outside a block and reads on inside one), substrings
+//! and substitutions (`%X:~0,1%` can pick any character, an operator or a quote),
+//! `%CD%`, `%__CD__%`, `%=C:%` and `%CMDCMDLINE%` (their values are chosen by the command:
+//! a folder may be named `a&calc`), an `if` condition or `for` header not understood, an
+//! unknown option of `cmd` or `start`, and `cmd` switches after other text.
+//!
 //! Not covered (an allowlist is the security boundary; a blocklist is a speed bump):
 //! interpreters running code from arguments (`python -c`, `awk 'BEGIN{system(…)}'`,
 //! `git -c alias…`, `make`), programs that run a string through a shell themselves (`watch`,
 //! `su -c`, `flock -c`, `ssh`), option reorderings of blocked entries (`rm -fr /`), aliases
-//! and functions defined by shell start-up files, `PATH` pointing elsewhere, and `cmd.exe`
-//! syntax on Windows. A relative name such as `./ls` is judged as `ls`.
+//! and functions defined by shell start-up files, `PATH` pointing elsewhere. A relative
+//! name such as `./ls` is judged as `ls`. On Windows also: programs that run strings
+//! (`powershell -c`, `pwsh`, `wsl`, `bash -c`, `wmic process call create`, `schtasks`,
+//! `runas`, `forfiles /c`, `mshta`, `rundll32`), which are judged as programs only;
+//! `start` opening a document or URL with its associated program; `cmd` without `/c`
+//! (or with `/k`) then reading commands from its input; 8.3 short names (`DELETE~1.EXE`)
+//! and `doskey` macros; operators in values of the user's own environment.
 
 mod builtins;
 mod cmd;

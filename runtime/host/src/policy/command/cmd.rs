@@ -307,7 +307,9 @@ impl<'s, 'o> Reader<'s, 'o> {
             let rest = self.bytes.get(self.pos..).unwrap_or_default();
             let is_else = rest.len() >= 4
                 && rest[..4].eq_ignore_ascii_case(b"else")
-                && rest.get(4).is_none_or(|&b| lex::is_delimiter(b) || b == b'(');
+                && rest
+                    .get(4)
+                    .is_none_or(|&b| lex::is_delimiter(b) || b == b'(');
             if is_else {
                 for _ in 0..4 {
                     self.take();
@@ -350,8 +352,7 @@ impl<'s, 'o> Reader<'s, 'o> {
             }
             token = self.header("for")?;
         }
-        if !token.raw.starts_with('%') || self.header("for")?.keyword().as_deref() != Some("in")
-        {
+        if !token.raw.starts_with('%') || self.header("for")?.keyword().as_deref() != Some("in") {
             return Err(opaque(
                 "Cannot tell which commands run: the for command is not analysed",
             ));

@@ -11,20 +11,19 @@ use super::{Reader, opaque};
 /// cmd.exe's internal commands. A command token that starts with one followed by a
 /// character no name holds runs it (`echo.`, `dir\`, `echo.bat`).
 const INTERNAL: &[&str] = &[
-    "assoc", "break", "call", "cd", "chdir", "cls", "color", "copy", "date", "del", "dir",
-    "dpath", "echo", "endlocal", "erase", "exit", "for", "ftype", "goto", "if", "keys", "md",
-    "mkdir", "mklink", "move", "path", "pause", "popd", "prompt", "pushd", "rd", "rem", "ren",
-    "rename", "rmdir", "set", "setlocal", "shift", "start", "time", "title", "type", "ver",
-    "verify", "vol",
+    "assoc", "break", "call", "cd", "chdir", "cls", "color", "copy", "date", "del", "dir", "dpath",
+    "echo", "endlocal", "erase", "exit", "for", "ftype", "goto", "if", "keys", "md", "mkdir",
+    "mklink", "move", "path", "pause", "popd", "prompt", "pushd", "rd", "rem", "ren", "rename",
+    "rmdir", "set", "setlocal", "shift", "start", "time", "title", "type", "ver", "verify", "vol",
 ];
 
 /// Commands that set no variable. Any other (`path`, `setlocal`, a program that may be a
 /// batch file run in this cmd.exe) may set any.
 const KEEP_VARIABLES: &[&str] = &[
-    "assoc", "break", "cd", "chdir", "cls", "cmd", "color", "copy", "date", "del", "dir",
-    "echo", "erase", "exit", "ftype", "goto", "keys", "md", "mkdir", "mklink", "move", "pause",
-    "popd", "pushd", "rd", "rem", "ren", "rename", "rmdir", "shift", "start", "time", "title",
-    "type", "ver", "verify", "vol",
+    "assoc", "break", "cd", "chdir", "cls", "cmd", "color", "copy", "date", "del", "dir", "echo",
+    "erase", "exit", "ftype", "goto", "keys", "md", "mkdir", "mklink", "move", "pause", "popd",
+    "pushd", "rd", "rem", "ren", "rename", "rmdir", "shift", "start", "time", "title", "type",
+    "ver", "verify", "vol",
 ];
 
 /// `start` options without and with a value.
@@ -146,7 +145,10 @@ impl Reader<'_, '_> {
         let builtin = internal(&token);
         // `x(1).exe`: whether cmd.exe ends a program's name at `(` or `+` is not certain, so
         // both names are judged (a `/` is never part of one).
-        if token.is_literal() && builtin.is_none() && !rest.first().is_some_and(|ev| is_byte(ev, b"/")) {
+        if token.is_literal()
+            && builtin.is_none()
+            && !rest.first().is_some_and(|ev| is_byte(ev, b"/"))
+        {
             let up_to_delimiter = first
                 .evs
                 .split(|ev| is_byte(ev, b",;="))
@@ -166,7 +168,11 @@ impl Reader<'_, '_> {
         let whole: Vec<Word> = args.iter().map(|w| w.word(self.bang)).collect();
         let split: Vec<Word> = args
             .iter()
-            .flat_map(|w| pieces(&w.evs).into_iter().map(|p| make(p, &w.raw, self.bang)))
+            .flat_map(|w| {
+                pieces(&w.evs)
+                    .into_iter()
+                    .map(|p| make(p, &w.raw, self.bang))
+            })
             .collect();
         for name in &names {
             for list in [&whole, &split] {
@@ -227,7 +233,10 @@ impl Reader<'_, '_> {
             }
             if bytes.get(i) != Some(&b'/') {
                 let lower = tail.to_ascii_lowercase();
-                if ["/c", "/k", "/r"].iter().any(|switch| lower.contains(switch)) {
+                if ["/c", "/k", "/r"]
+                    .iter()
+                    .any(|switch| lower.contains(switch))
+                {
                     return Err(opaque(format!(
                         "Cannot tell which command cmd runs: {}",
                         tail.trim()

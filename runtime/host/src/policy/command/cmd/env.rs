@@ -100,9 +100,11 @@ impl Env {
                 }
                 let name = &expression[start..i];
                 let rest = expression[i..].trim_start_matches([' ', '\t', '"']);
-                let assigns = ["=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="]
-                    .iter()
-                    .any(|op| rest.starts_with(op) && !rest.starts_with("=="));
+                let assigns = [
+                    "=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=",
+                ]
+                .iter()
+                .any(|op| rest.starts_with(op) && !rest.starts_with("=="));
                 if assigns {
                     self.assign(name, true, certain);
                 }

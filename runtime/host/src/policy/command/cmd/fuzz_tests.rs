@@ -9,10 +9,10 @@ use super::super::analyse;
 
 /// Pieces of cmd.exe syntax, the nasty ones included.
 const PIECES: &[&str] = &[
-    "echo", "del", " ", "\t", ",", ";", "=", "@", "&", "&&", "|", "||", "(", ")", "^", "\"",
-    "%", "%X%", "%i", "!", "!X!", ">", ">>", "<", "2>&1", ">nul", "if", "not", "exist", "==",
-    "else", "for", "/f", "/L", "%i", "in", "do", "'", "`", "set", "/a", "/p", "X=", "call",
-    "cmd", "/c", "/s", "start", "\"\"", "rem", "::", ".", "/", "\\", "é", "\n", "\r", "*", "?",
+    "echo", "del", " ", "\t", ",", ";", "=", "@", "&", "&&", "|", "||", "(", ")", "^", "\"", "%",
+    "%X%", "%i", "!", "!X!", ">", ">>", "<", "2>&1", ">nul", "if", "not", "exist", "==", "else",
+    "for", "/f", "/L", "%i", "in", "do", "'", "`", "set", "/a", "/p", "X=", "call", "cmd", "/c",
+    "/s", "start", "\"\"", "rem", "::", ".", "/", "\\", "é", "\n", "\r", "*", "?",
 ];
 
 fn cmdish() -> impl Strategy<Value = String> {

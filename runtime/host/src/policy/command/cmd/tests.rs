@@ -52,7 +52,11 @@ const KIT_LINES: &[&str] = &[
 #[test]
 fn the_kits_windows_lines_pass_and_are_judged() {
     for line in KIT_LINES {
-        assert!(cmd(line, None, None).is_ok(), "{line}: {:?}", cmd(line, None, None));
+        assert!(
+            cmd(line, None, None).is_ok(),
+            "{line}: {:?}",
+            cmd(line, None, None)
+        );
     }
     let blocked: &[&str] = &["del", "rd /s", "powershell"];
     for line in KIT_LINES {
@@ -106,7 +110,10 @@ fn every_program_of_a_cmd_line_is_found() {
         ("> out echo hi", &["echo"]),
         ("2>nul del x", &["del"]),
         ("if exist x del y", &["del"]),
-        ("if /i not \"a\"==\"b\" (del x) else (calc)", &["del", "calc"]),
+        (
+            "if /i not \"a\"==\"b\" (del x) else (calc)",
+            &["del", "calc"],
+        ),
         ("if errorlevel 1 calc", &["calc"]),
         ("if defined X calc", &["calc"]),
         ("if a equ b calc", &["calc"]),
@@ -122,7 +129,10 @@ fn every_program_of_a_cmd_line_is_found() {
             "for /f \"tokens=1\" %i in ('where calc') do calc",
             &["where", "calc"],
         ),
-        ("for /f \"usebackq\" %i in (`del x`) do echo %i", &["del", "echo"]),
+        (
+            "for /f \"usebackq\" %i in (`del x`) do echo %i",
+            &["del", "echo"],
+        ),
         ("set X=1& echo %X%", &["set", "echo"]),
         ("call calc", &["call", "calc"]),
         ("call echo a^&calc", &["call", "echo", "calc"]),
@@ -183,7 +193,10 @@ fn hidden_blocked_programs_are_caught() {
         ("for %i in (a) do del %i", "blocked: del"),
         ("for /f %i in ('del x') do echo %i", "blocked: del"),
         ("for /f %i in ('echo a^&del x') do echo %i", "blocked: del"),
-        ("for /f \"usebackq\" %i in (`del x`) do echo", "blocked: del"),
+        (
+            "for /f \"usebackq\" %i in (`del x`) do echo",
+            "blocked: del",
+        ),
         ("start \"\" del x", "blocked: del"),
         ("start /b /min del", "blocked: del"),
         ("start \"t\" /min cmd /c del x", "blocked: del"),
@@ -203,10 +216,19 @@ fn hidden_blocked_programs_are_caught() {
         ("RD /s x", "blocked: RD /s"),
         ("rd,/s x", "blocked: rd /s"),
         ("rd /s,/q x", "blocked: rd /s"),
-        ("rd %X% x", "opaque: Cannot tell whether rd %X% x is the blocked command rd /s"),
-        ("%COMSPEC% /c del", "opaque: Cannot tell which command runs: %COMSPEC%"),
+        (
+            "rd %X% x",
+            "opaque: Cannot tell whether rd %X% x is the blocked command rd /s",
+        ),
+        (
+            "%COMSPEC% /c del",
+            "opaque: Cannot tell which command runs: %COMSPEC%",
+        ),
         ("!X! x", "opaque: Cannot tell which command runs: !X!"),
-        ("set X=del& call %X% x", "opaque: Cannot tell which command runs: %X%"),
+        (
+            "set X=del& call %X% x",
+            "opaque: Cannot tell which command runs: %X%",
+        ),
         ("cmd /c %X%", "opaque: Cannot tell which command runs: %X%"),
         (
             "set X=a^&del x& call echo %X%",
@@ -231,29 +253,89 @@ fn hidden_blocked_programs_are_caught() {
 #[test]
 fn what_cannot_be_told_is_denied_with_the_reason() {
     let cases: &[(&str, &str)] = &[
-        ("echo \"abc", "opaque: Cannot tell which commands run: unbalanced double quote"),
-        ("(echo a", "opaque: Cannot tell which commands run: unbalanced parenthesis"),
-        ("echo a)", "opaque: Cannot tell which commands run: unbalanced parenthesis"),
-        ("(echo a))", "opaque: Cannot tell which commands run: unbalanced parenthesis"),
+        (
+            "echo \"abc",
+            "opaque: Cannot tell which commands run: unbalanced double quote",
+        ),
+        (
+            "(echo a",
+            "opaque: Cannot tell which commands run: unbalanced parenthesis",
+        ),
+        (
+            "echo a)",
+            "opaque: Cannot tell which commands run: unbalanced parenthesis",
+        ),
+        (
+            "(echo a))",
+            "opaque: Cannot tell which commands run: unbalanced parenthesis",
+        ),
         ("echo a\ndel x", "opaque: Line breaks are not analysed"),
         ("echo a\r\ndel x", "opaque: Line breaks are not analysed"),
-        ("echo %PATH:~0,1%", "opaque: Cannot tell which commands run: substrings"),
-        ("echo %X:a=&%", "opaque: Cannot tell which commands run: substrings"),
-        ("echo %CD%", "opaque: Cannot tell which commands run: %CD% holds text"),
-        ("echo %cmdcmdline%", "opaque: Cannot tell which commands run: %cmdcmdline%"),
+        (
+            "echo %PATH:~0,1%",
+            "opaque: Cannot tell which commands run: substrings",
+        ),
+        (
+            "echo %X:a=&%",
+            "opaque: Cannot tell which commands run: substrings",
+        ),
+        (
+            "echo %CD%",
+            "opaque: Cannot tell which commands run: %CD% holds text",
+        ),
+        (
+            "echo %cmdcmdline%",
+            "opaque: Cannot tell which commands run: %cmdcmdline%",
+        ),
         ("echo %=C:%", "opaque: Cannot tell which commands run"),
-        ("if a b calc", "opaque: Cannot tell which commands run: the condition of if"),
-        ("if", "opaque: Cannot tell which commands run: if is incomplete"),
-        ("for %i do calc", "opaque: Cannot tell which commands run: the for command"),
-        ("for /x %i in (a) do calc", "opaque: Cannot tell which commands run: the for option /x"),
-        ("for %i in (a do calc", "opaque: Cannot tell which commands run: unbalanced parenthesis"),
-        ("for /f %i in ('del x) do echo", "opaque: Cannot tell which commands run: unbalanced quote"),
-        ("cmd /z /c calc", "opaque: Cannot tell which command cmd runs: its option /z"),
-        ("cmd x /c calc", "opaque: Cannot tell which command cmd runs: x /c calc"),
-        ("start /foo calc", "opaque: Cannot tell which command start runs: its option /foo"),
-        ("(\"del\") x", "opaque: Cannot tell which commands run: unexpected text after a block"),
-        ("echo >", "opaque: Cannot tell which commands run: a redirection has no target"),
-        ("echo >&x", "opaque: Cannot tell which commands run: a redirection to a handle"),
+        (
+            "if a b calc",
+            "opaque: Cannot tell which commands run: the condition of if",
+        ),
+        (
+            "if",
+            "opaque: Cannot tell which commands run: if is incomplete",
+        ),
+        (
+            "for %i do calc",
+            "opaque: Cannot tell which commands run: the for command",
+        ),
+        (
+            "for /x %i in (a) do calc",
+            "opaque: Cannot tell which commands run: the for option /x",
+        ),
+        (
+            "for %i in (a do calc",
+            "opaque: Cannot tell which commands run: unbalanced parenthesis",
+        ),
+        (
+            "for /f %i in ('del x) do echo",
+            "opaque: Cannot tell which commands run: unbalanced quote",
+        ),
+        (
+            "cmd /z /c calc",
+            "opaque: Cannot tell which command cmd runs: its option /z",
+        ),
+        (
+            "cmd x /c calc",
+            "opaque: Cannot tell which command cmd runs: x /c calc",
+        ),
+        (
+            "start /foo calc",
+            "opaque: Cannot tell which command start runs: its option /foo",
+        ),
+        (
+            "(\"del\") x",
+            "opaque: Cannot tell which commands run: unexpected text after a block",
+        ),
+        (
+            "echo >",
+            "opaque: Cannot tell which commands run: a redirection has no target",
+        ),
+        (
+            "echo >&x",
+            "opaque: Cannot tell which commands run: a redirection to a handle",
+        ),
         ("echo\0", "opaque: Command contains a NUL byte"),
     ];
     assert_cases(cases, None, None);
@@ -282,7 +364,10 @@ fn only_allowed_programs_pass_and_cmd_syntax_needs_no_entry() {
         ("echo. a", "not allowed: echo."),
         ("cmd /c echo a", "not allowed: cmd"),
         ("echo %X% a", "ok"),
-        ("cd& set /p LINE=& call echo %LINE%", "opaque: Cannot tell which commands run: call expands %LINE% again"),
+        (
+            "cd& set /p LINE=& call echo %LINE%",
+            "opaque: Cannot tell which commands run: call expands %LINE% again",
+        ),
     ];
     assert_cases(cases, Some(allowed), None);
 }
@@ -297,7 +382,10 @@ fn redirection_targets_are_the_files_written() {
         Ok(vec![path("log.txt"), path("err.txt")])
     );
     assert_eq!(writes("echo a 2>&1 >&2 1>&2"), Ok(vec![]));
-    assert_eq!(writes("echo a > \"out file.txt\""), Ok(vec![path("out file.txt")]));
+    assert_eq!(
+        writes("echo a > \"out file.txt\""),
+        Ok(vec![path("out file.txt")])
+    );
     assert_eq!(
         writes("echo a > %TEMP%\\x"),
         Ok(vec![WriteTarget::Unknown("%TEMP%\\x".to_owned())])
