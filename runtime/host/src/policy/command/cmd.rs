@@ -41,6 +41,12 @@ pub(super) fn invocations(line: &str) -> Result<Found, CommandDenial> {
             "Line breaks are not analysed in a cmd.exe command: join the commands with &",
         ));
     }
+    // Ctrl-Z reads as a line feed, form feed and the OEM no-break space may delimit words.
+    if line.contains(|c: char| (c.is_control() && c != '\t') || c == '\u{ff}') {
+        return Err(opaque(
+            "Control characters are not analysed in a cmd.exe command",
+        ));
+    }
     env::spans(line, None)?;
     let mut out = Found::default();
     Reader::new(line, 0, true, Env::default(), &mut out).list(false)?;

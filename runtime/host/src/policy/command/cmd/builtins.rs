@@ -276,11 +276,22 @@ impl Reader<'_, '_> {
     /// `start ["TITLE"] [/OPTIONS] PROGRAM ARGS`: PROGRAM and its arguments are read as a
     /// line, since cmd.exe runs a builtin or batch file through `cmd /k`.
     fn start(&mut self, args: &[CWord]) -> Result<(), CommandDenial> {
-        let mut i = usize::from(
-            args.first()
-                .and_then(|w| w.evs.first())
-                .is_some_and(|ev| ev.kind == Kind::Quote),
-        );
+        let Some(first) = args.first() else {
+            return Ok(());
+        };
+        // A first word in quotes is the window's title; one that only starts with a quote
+        // (`"d"el`) is read both ways.
+        let quotes = first.evs.iter().filter(|ev| ev.kind == Kind::Quote).count();
+        let title = first.evs.first().is_some_and(|ev| ev.kind == Kind::Quote);
+        let pure =
+            title && quotes == 2 && first.evs.last().is_some_and(|ev| ev.kind == Kind::Quote);
+        if title && !pure {
+            self.start_program(args, 0)?;
+        }
+        self.start_program(args, usize::from(title))
+    }
+
+    fn start_program(&mut self, args: &[CWord], mut i: usize) -> Result<(), CommandDenial> {
         while let Some(word) = args.get(i) {
             if !word.raw.starts_with('/') {
                 break;

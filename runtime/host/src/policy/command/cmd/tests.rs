@@ -199,6 +199,8 @@ fn hidden_blocked_programs_are_caught() {
         ),
         ("start \"\" del x", "blocked: del"),
         ("start /b /min del", "blocked: del"),
+        ("start \"d\"el x", "blocked: del"),
+        ("start \"t\" \"del\" x", "blocked: del"),
         ("start \"t\" /min cmd /c del x", "blocked: del"),
         ("cmd/c del", "blocked: del"),
         ("c^md /c del x", "blocked: del"),
@@ -337,6 +339,11 @@ fn what_cannot_be_told_is_denied_with_the_reason() {
             "opaque: Cannot tell which commands run: a redirection to a handle",
         ),
         ("echo\0", "opaque: Command contains a NUL byte"),
+        (
+            "(echo a\u{1a}del x)",
+            "opaque: Control characters are not analysed",
+        ),
+        ("del\u{c}x", "opaque: Control characters are not analysed"),
     ];
     assert_cases(cases, None, None);
     let deep = format!("{}calc{}", "(".repeat(200), ")".repeat(200));
@@ -395,4 +402,37 @@ fn redirection_targets_are_the_files_written() {
     assert_eq!(writes("echo \"a > b\""), Ok(vec![]));
     assert_eq!(writes("cmd /c \"echo a > x\""), Ok(vec![path("x")]));
     assert_eq!(writes(">out echo a"), Ok(vec![path("out")]));
+}
+
+#[test]
+fn hostile_input_never_panics_nor_takes_long() {
+    let started = std::time::Instant::now();
+    let mut nested = "a".to_owned();
+    for _ in 0..11 {
+        nested = format!("({nested}|b)|c");
+    }
+    let _ = cmd(&nested, None, Some(&["del"]));
+    let pipes = "echo a|".repeat(3000) + "echo b";
+    assert!(cmd(&pipes, None, Some(&["del"])).is_ok());
+    let calls = "call ".repeat(3000) + "echo";
+    let _ = cmd(&calls, None, None);
+    let mut wrapped = "del x".to_owned();
+    for _ in 0..12 {
+        wrapped = format!(
+            "cmd /c \"{wrapped}\" & start \"\" {wrapped} | for /f %i in ('x') do {wrapped}"
+        );
+        wrapped.truncate(20_000);
+    }
+    let _ = cmd(&wrapped, None, Some(&["del"]));
+    for line in [
+        "^", "\"", "(", ")", "%", "!", "if", "for", "cmd /c", "start", "set", "call", "é^", "(é",
+        "^é",
+    ] {
+        let _ = cmd(line, Some(&["echo"]), Some(&["del"]));
+    }
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
 }
