@@ -89,14 +89,16 @@
 //!   denied when `allowedCommands` or `blockedCommands` applies, and admitted without them;
 //! - redirections anywhere (`>`, `>>`, `<`, `2>`, `2>&1`, `>&2`, `<&0`); written targets are
 //!   files written, as on Unix. Blocked entries also ignore `.com`, `.bat`, `.cmd`, trailing
-//!   dots and a leading `@`, and compare arguments case-insensitively.
+//!   dots and a leading `@`, take a builtin's two names as one (`del`/`erase`, `rd`/`rmdir`,
+//!   `md`/`mkdir`, `cd`/`chdir`, `ren`/`rename`), and compare arguments case-insensitively.
 //!
 //! Also denied on Windows: unbalanced quotes or parentheses, text after a block's `)`,
 //! line breaks (cmd.exe stops at one outside a block and reads on inside one), substrings
 //! and substitutions (`%X:~0,1%` can pick any character, an operator or a quote),
 //! `%CD%`, `%__CD__%`, `%=C:%` and `%CMDCMDLINE%` (their values are chosen by the command:
 //! a folder may be named `a&calc`), an `if` condition or `for` header not understood, an
-//! unknown option of `cmd` or `start`, and `cmd` switches after other text.
+//! unknown option of `cmd` or `start`, `cmd` switches after other text, and `cmd` without
+//! `/c` or with `/k` (it then runs commands from its input, which the model sends).
 //!
 //! Not covered (an allowlist is the security boundary; a blocklist is a speed bump):
 //! interpreters running code from arguments (`python -c`, `awk 'BEGIN{system(…)}'`,
@@ -106,9 +108,9 @@
 //! name such as `./ls` is judged as `ls`. On Windows also: programs that run strings
 //! (`powershell -c`, `pwsh`, `wsl`, `bash -c`, `wmic process call create`, `schtasks`,
 //! `runas`, `forfiles /c`, `mshta`, `rundll32`), which are judged as programs only;
-//! `start` opening a document or URL with its associated program; `cmd` without `/c`
-//! (or with `/k`) then reading commands from its input; 8.3 short names (`DELETE~1.EXE`)
-//! and `doskey` macros; operators in values of the user's own environment.
+//! `start` opening a document or URL with its associated program, or running a builtin
+//! through `cmd /k`, which then reads its input; 8.3 short names (`DELETE~1.EXE`) and
+//! `doskey` macros; operators in values of the user's own environment.
 
 mod builtins;
 mod cmd;
@@ -278,8 +280,9 @@ pub(crate) fn base_name(name: &str) -> &str {
 }
 
 /// A program name as blocked entries compare it: ASCII lowercase without `.exe`; on Windows
-/// also without the other PATHEXT extensions (`.com`, `.bat`, `.cmd`), and without what
-/// Windows or cmd.exe ignore around a name (trailing dots and spaces, a leading `@`).
+/// also without the other PATHEXT extensions (`.com`, `.bat`, `.cmd`), without what
+/// Windows or cmd.exe ignore around a name (trailing dots and spaces, a leading `@`), and
+/// with one name for builtins that have two (`erase` is `del`, `rmdir` is `rd`).
 pub(super) fn loose(name: &str, windows: bool) -> String {
     let mut lower = name.to_ascii_lowercase();
     if windows {
@@ -297,8 +300,21 @@ pub(super) fn loose(name: &str, windows: bool) -> String {
         if let Some(stem) = lower.strip_suffix(extension)
             && !stem.is_empty()
         {
-            return stem.trim_end_matches(['.', ' ']).to_owned();
+            lower = stem.trim_end_matches(['.', ' ']).to_owned();
+            break;
         }
+    }
+    if windows {
+        // cmd.exe's builtins with two names.
+        let same = match lower.as_str() {
+            "erase" => "del",
+            "rmdir" => "rd",
+            "mkdir" => "md",
+            "chdir" => "cd",
+            "rename" => "ren",
+            _ => return lower,
+        };
+        return same.to_owned();
     }
     lower
 }

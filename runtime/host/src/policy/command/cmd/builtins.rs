@@ -105,6 +105,12 @@ pub(super) fn slash_c(line: &str, s: bool) -> Vec<String> {
     readings
 }
 
+fn reads_input() -> CommandDenial {
+    opaque(
+        "Cannot tell which commands cmd runs: without /c (or with /k) it runs commands from its input",
+    )
+}
+
 impl Reader<'_, '_> {
     /// `if` or `for` when the command token is one, with the rest of its word (`for/L`).
     pub(super) fn keyword(&self, first: &CWord) -> Option<(&'static str, Option<CWord>)> {
@@ -216,8 +222,8 @@ impl Reader<'_, '_> {
         Ok(())
     }
 
-    /// `cmd [switches] /c LINE`: LINE is a command line of its own. Without `/c`, `/k` or
-    /// `/r`, cmd.exe runs its input, like any interpreter.
+    /// `cmd [switches] /c LINE`: LINE is a command line of its own. Without `/c` (or with
+    /// `/k`) cmd.exe runs commands from its input, which the model sends: refused.
     fn cmd(&mut self, tail: &str) -> Result<(), CommandDenial> {
         let unknown = |option: &str| {
             opaque(format!(
@@ -242,13 +248,14 @@ impl Reader<'_, '_> {
                         tail.trim()
                     )));
                 }
-                return Ok(());
+                return Err(reads_input());
             }
             let letter = bytes.get(i + 1).map(u8::to_ascii_lowercase);
             let option = tail.get(i..(i + 2).min(tail.len())).unwrap_or("/");
             i += 2;
             match letter {
-                Some(b'c' | b'k' | b'r') => {
+                Some(b'k') => return Err(reads_input()),
+                Some(b'c' | b'r') => {
                     let line = tail.get(i..).unwrap_or_default();
                     for reading in slash_c(line, s) {
                         self.again(&reading, true, "cmd")?;

@@ -139,7 +139,6 @@ fn every_program_of_a_cmd_line_is_found() {
         ("cmd /c del x", &["cmd", "del"]),
         ("cmd /s /c \"del x\"", &["cmd", "del"]),
         ("cmd /d /q /v:on /c del", &["cmd", "del"]),
-        ("cmd", &["cmd"]),
         ("cmd /c \"echo\" \"&calc\"", &["cmd", "echo ", "calc"]),
         ("cmd /c echo a^&calc", &["cmd", "echo", "calc"]),
         ("start \"\" /b /wait calc x", &["start", "calc"]),
@@ -218,6 +217,9 @@ fn hidden_blocked_programs_are_caught() {
         ("RD /s x", "blocked: RD /s"),
         ("rd,/s x", "blocked: rd /s"),
         ("rd /s,/q x", "blocked: rd /s"),
+        ("rmdir /s x", "blocked: rmdir /s"),
+        ("erase x", "blocked: erase"),
+        ("ERASE.exe x", "blocked: ERASE.exe"),
         (
             "rd %X% x",
             "opaque: Cannot tell whether rd %X% x is the blocked command rd /s",
@@ -321,6 +323,18 @@ fn what_cannot_be_told_is_denied_with_the_reason() {
         (
             "cmd x /c calc",
             "opaque: Cannot tell which command cmd runs: x /c calc",
+        ),
+        (
+            "echo del x | cmd",
+            "opaque: Cannot tell which commands cmd runs: without /c",
+        ),
+        (
+            "cmd /q < script.txt",
+            "opaque: Cannot tell which commands cmd runs: without /c",
+        ),
+        (
+            "cmd /k echo a",
+            "opaque: Cannot tell which commands cmd runs: without /c",
         ),
         (
             "start /foo calc",
