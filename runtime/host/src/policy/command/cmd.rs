@@ -137,9 +137,15 @@ impl<'s, 'o> Reader<'s, 'o> {
         let mut piped = false;
         loop {
             let start = self.cooked.len();
+            let before = self.env.clone();
             self.command()?;
             let side = self.cooked(start, self.cooked.len());
             self.skip_blanks();
+            // A side of a pipe runs in a cmd.exe of its own: what it sets stays there.
+            let pipe = self.peek() == Some(b'|') && self.peek_at(1) != Some(b'|');
+            if piped || pipe {
+                self.env = before;
+            }
             match self.peek() {
                 None if close => {
                     return Err(opaque(

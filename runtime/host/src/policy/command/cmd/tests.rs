@@ -247,6 +247,10 @@ fn hidden_blocked_programs_are_caught() {
             "opaque: Cannot tell which commands run: a pipe inside a loop expands",
         ),
         (
+            "set X=a^&del x& set X=b | sort.exe & call echo %X%",
+            "opaque: Cannot tell which commands run: call expands %X% again",
+        ),
+        (
             "foo& call echo %X%",
             "opaque: Cannot tell which commands run: call expands %X% again",
         ),
