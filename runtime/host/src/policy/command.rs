@@ -286,10 +286,13 @@ pub(crate) fn base_name(name: &str) -> &str {
 pub(super) fn loose(name: &str, windows: bool) -> String {
     let mut lower = name.to_ascii_lowercase();
     if windows {
-        lower = lower
-            .trim_start_matches(['@', '(', ' ', '\t', ',', ';', '='])
-            .trim_end_matches(['.', ' ', '\t'])
-            .to_owned();
+        let mut name = lower.trim_start_matches(['@', '(', ' ', '\t', ',', ';', '=']);
+        // `C:del` runs del from drive C's folder; `del.exe::$DATA` is the file itself.
+        if name.as_bytes().get(1) == Some(&b':') {
+            name = &name[2..];
+        }
+        name = name.strip_suffix("::$data").unwrap_or(name);
+        lower = name.trim_end_matches(['.', ' ', '\t']).to_owned();
     }
     let extensions: &[&str] = if windows {
         &[".exe", ".com", ".bat", ".cmd"]

@@ -144,8 +144,16 @@ impl Reader<'_, '_> {
         };
         let (head, rest) = split_token(&first.evs);
         let token = make(head, &first.raw, self.bang);
-        if token.is_literal() && token.text.starts_with(':') || internal(&token) == Some("rem") {
+        let lower = token.text.to_ascii_lowercase();
+        if token.is_literal() && !token.quoted && (lower.starts_with(':') || lower == "rem") {
             return Ok(()); // a label, a `::` or `rem` comment: the words after run nothing
+        }
+        if let Some(name @ ("if" | "for" | "rem")) = internal(&token) {
+            // `for.`, `if[`: whether cmd.exe takes them for the keyword is not known.
+            return Err(opaque(format!(
+                "Cannot tell which commands run: {} may be {name}",
+                token.raw
+            )));
         }
         let mut names = vec![token.clone()];
         let builtin = internal(&token);

@@ -177,6 +177,8 @@ fn hidden_blocked_programs_are_caught() {
         ("del. x", "blocked: del."),
         ("C:\\Windows\\System32\\DEL.EXE x", "blocked: DEL.EXE"),
         ("..\\x\\del.com", "blocked: del.com"),
+        ("C:del x", "blocked: C:del"),
+        ("del.exe::$DATA x", "blocked: del.exe::$DATA"),
         ("@del x", "blocked: del"),
         ("^@del x", "blocked: @del"),
         (",;=del x", "blocked: del"),
@@ -357,6 +359,18 @@ fn what_cannot_be_told_is_denied_with_the_reason() {
             "opaque: Cannot tell which commands run: a redirection to a handle",
         ),
         ("echo\0", "opaque: Command contains a NUL byte"),
+        (
+            "for. %i in (a) do calc",
+            "opaque: Cannot tell which commands run: for. may be for",
+        ),
+        (
+            "IF[ a==a calc",
+            "opaque: Cannot tell which commands run: IF[ may be if",
+        ),
+        (
+            "rem.x & calc",
+            "opaque: Cannot tell which commands run: rem.x may be rem",
+        ),
         (
             "(echo a\u{1a}del x)",
             "opaque: Control characters are not analysed",
