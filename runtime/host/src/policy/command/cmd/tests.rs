@@ -360,7 +360,7 @@ fn what_cannot_be_told_is_denied_with_the_reason() {
         ),
         ("echo\0", "opaque: Command contains a NUL byte"),
         (
-            "for. %i in (a) do calc",
+            "for. %i in a do calc",
             "opaque: Cannot tell which commands run: for. may be for",
         ),
         (
