@@ -97,8 +97,10 @@
 //! and substitutions (`%X:~0,1%` can pick any character, an operator or a quote),
 //! `%CD%`, `%__CD__%`, `%=C:%` and `%CMDCMDLINE%` (their values are chosen by the command:
 //! a folder may be named `a&calc`), an `if` condition or `for` header not understood, an
-//! unknown option of `cmd` or `start`, `cmd` switches after other text, and `cmd` without
-//! `/c` or with `/k` (it then runs commands from its input, which the model sends).
+//! unknown option of `cmd` or `start`, `cmd` switches after other text, `cmd` without
+//! `/c` or with `/k` (it then runs commands from its input, which the model sends), a
+//! token that may be `for`, `if` or `rem` but is not exactly one (`for.`), and setting
+//! `ComSpec` (cmd.exe starts it for pipes and `for /f`).
 //!
 //! Not covered (an allowlist is the security boundary; a blocklist is a speed bump):
 //! interpreters running code from arguments (`python -c`, `awk 'BEGIN{system(…)}'`,
@@ -109,7 +111,8 @@
 //! (`powershell -c`, `pwsh`, `wsl`, `bash -c`, `wmic process call create`, `schtasks`,
 //! `runas`, `forfiles /c`, `mshta`, `rundll32`), which are judged as programs only;
 //! `start` opening a document or URL with its associated program, or running a builtin
-//! through `cmd /k`, which then reads its input; 8.3 short names (`DELETE~1.EXE`) and
+//! through `cmd /k`, which then reads its input; a document run as a command, or `assoc`
+//! and `ftype` changing what one opens with; 8.3 short names (`DELETE~1.EXE`) and
 //! `doskey` macros; operators in values of the user's own environment.
 
 mod builtins;

@@ -209,6 +209,11 @@ impl Reader<'_, '_> {
         let program = builtin.map_or_else(|| loose(base_name(&token.text), true), str::to_owned);
         match program.as_str() {
             "set" => {
+                if tail.to_ascii_lowercase().contains("comspec") {
+                    return Err(opaque(
+                        "Setting ComSpec is not allowed: cmd.exe runs it for pipes and for /f",
+                    ));
+                }
                 let certain = !self.conditional && !self.looping;
                 self.env.set(&tail, certain);
             }

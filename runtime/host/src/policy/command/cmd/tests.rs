@@ -360,6 +360,18 @@ fn what_cannot_be_told_is_denied_with_the_reason() {
         ),
         ("echo\0", "opaque: Command contains a NUL byte"),
         (
+            "set COMSPEC=calc.exe& echo a | more",
+            "opaque: Setting ComSpec is not allowed",
+        ),
+        (
+            "set \"ComSpec=x\"",
+            "opaque: Setting ComSpec is not allowed",
+        ),
+        (
+            "c^^md /c del x !",
+            "opaque: Cannot tell which command runs: c^^md",
+        ),
+        (
             "for. %i in a do calc",
             "opaque: Cannot tell which commands run: for. may be for",
         ),
