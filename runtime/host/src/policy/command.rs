@@ -306,7 +306,11 @@ pub(super) fn loose(name: &str, windows: bool) -> String {
         if let Some(stem) = lower.strip_suffix(extension)
             && !stem.is_empty()
         {
-            lower = stem.trim_end_matches(['.', ' ']).to_owned();
+            lower = if windows {
+                stem.trim_end_matches(['.', ' ']).to_owned()
+            } else {
+                stem.to_owned()
+            };
             break;
         }
     }
