@@ -67,7 +67,8 @@
 //!   outside quotes and unescaped), inside `if … COMMAND [else COMMAND]` and
 //!   `for … do COMMAND`; `for`, `if`, `else`, `do`, `in`, `rem`, `::` and labels are syntax,
 //!   every builtin (`set`, `call`, `echo`, `type`, `cd`, `start`, `cmd`, …) is a command the
-//!   lists judge;
+//!   lists judge. Over-approximated: commands after a `rem` and its next `&` are judged, and
+//!   so is a command after `else` that follows an `if` body without parentheses;
 //! - `^` escapes the next character outside quotes and `"` toggles quoting (operators inside
 //!   are literal; quotes are removed from the program's name); the command token is found as
 //!   cmd.exe finds it: after delimiters (` ,;=`, tab) and `@`, ending at a delimiter, `/`,
@@ -93,7 +94,8 @@
 //!   `md`/`mkdir`, `cd`/`chdir`, `ren`/`rename`), and compare arguments case-insensitively.
 //!
 //! Also denied on Windows: unbalanced quotes or parentheses, text after a block's `)`,
-//! line breaks (cmd.exe stops at one outside a block and reads on inside one), substrings
+//! line breaks (cmd.exe stops at one outside a block and reads on inside one) and other
+//! control characters (Ctrl-Z reads as a line break, a form feed may part words), substrings
 //! and substitutions (`%X:~0,1%` can pick any character, an operator or a quote),
 //! `%CD%`, `%__CD__%`, `%=C:%` and `%CMDCMDLINE%` (their values are chosen by the command:
 //! a folder may be named `a&calc`), an `if` condition or `for` header not understood, an
