@@ -416,6 +416,11 @@ impl<'s, 'o> Reader<'s, 'o> {
                     self.take();
                 }
                 Some(b')') if !quoted => break,
+                Some(b'&' | b'|' | b'<' | b'>') if !quoted => {
+                    return Err(opaque(
+                        "Cannot tell which commands run: an operator or redirection in the set of a for is not analysed",
+                    ));
+                }
                 Some(byte) => {
                     quoted ^= byte == b'"';
                     self.take();

@@ -195,6 +195,10 @@ fn hidden_blocked_programs_are_caught() {
         ("for /f %i in ('del x') do echo %i", "blocked: del"),
         ("for /f %i in ('echo a^&del x') do echo %i", "blocked: del"),
         (
+            "for /f %i in ('echo a ^| del x') do echo %i",
+            "blocked: del",
+        ),
+        (
             "for /f \"usebackq\" %i in (`del x`) do echo",
             "blocked: del",
         ),
@@ -359,6 +363,14 @@ fn what_cannot_be_told_is_denied_with_the_reason() {
             "opaque: Cannot tell which commands run: a redirection to a handle",
         ),
         ("echo\0", "opaque: Command contains a NUL byte"),
+        (
+            "for %i in (a>b) do echo",
+            "opaque: Cannot tell which commands run: an operator or redirection in the set",
+        ),
+        (
+            "for /f %i in ('dir | find x') do echo",
+            "opaque: Cannot tell which commands run: an operator or redirection in the set",
+        ),
         (
             "set COMSPEC=calc.exe& echo a | more",
             "opaque: Setting ComSpec is not allowed",
