@@ -31,6 +31,13 @@ fn unbalanced(what: &str, near: &str) -> CommandDenial {
     ))
 }
 
+fn is_comparison(word: Option<&str>) -> bool {
+    matches!(
+        word,
+        Some("==" | "equ" | "neq" | "lss" | "leq" | "gtr" | "geq")
+    )
+}
+
 /// Every invocation a cmd.exe `line` can start and every file it redirects into.
 pub(super) fn invocations(line: &str) -> Result<Found, CommandDenial> {
     // cmd.exe stops reading at a line feed outside a block but reads on inside one, and
@@ -290,12 +297,18 @@ impl<'s, 'o> Reader<'s, 'o> {
         }
         match token.keyword().as_deref() {
             Some("exist" | "defined" | "errorlevel" | "cmdextversion") => {
-                self.header("if")?;
+                // `if exist==exist …` may compare instead.
+                if is_comparison(self.header("if")?.keyword().as_deref()) {
+                    return Err(opaque(format!(
+                        "Cannot tell which commands run: the condition of if is not analysed: {}",
+                        token.raw
+                    )));
+                }
             }
             _ => {
                 let op = self.header("if")?.keyword();
                 match op.as_deref() {
-                    Some("==" | "equ" | "neq" | "lss" | "leq" | "gtr" | "geq") => {
+                    op if is_comparison(op) => {
                         self.header("if")?;
                     }
                     _ => {

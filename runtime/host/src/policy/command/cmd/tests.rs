@@ -364,6 +364,10 @@ fn what_cannot_be_told_is_denied_with_the_reason() {
         ),
         ("echo\0", "opaque: Command contains a NUL byte"),
         (
+            "if exist==exist calc",
+            "opaque: Cannot tell which commands run: the condition of if",
+        ),
+        (
             "for %i in (a>b) do echo",
             "opaque: Cannot tell which commands run: an operator or redirection in the set",
         ),
