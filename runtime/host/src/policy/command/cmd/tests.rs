@@ -449,6 +449,8 @@ fn redirection_targets_are_the_files_written() {
         Ok(vec![path("log.txt"), path("err.txt")])
     );
     assert_eq!(writes("echo a 2>&1 >&2 1>&2"), Ok(vec![]));
+    assert_eq!(writes("echo a 2>>err.log"), Ok(vec![path("err.log")]));
+    assert_eq!(writes("echo a 1>out 0<in"), Ok(vec![path("out")]));
     assert_eq!(
         writes("echo a > \"out file.txt\""),
         Ok(vec![path("out file.txt")])
