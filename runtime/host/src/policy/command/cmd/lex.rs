@@ -190,7 +190,10 @@ impl Reader<'_, '_> {
             self.push(&mut evs, &mut var, byte, quoted, from);
         }
         if quoted {
-            return Err(unbalanced("double quote", &self.src[start..]));
+            return Err(unbalanced(
+                "double quote",
+                self.src.get(start..).unwrap_or_default(),
+            ));
         }
         if evs.is_empty() {
             return Ok(None);
