@@ -118,6 +118,12 @@ fn every_program_of_a_cmd_line_is_found() {
         ("if defined X calc", &["calc"]),
         ("if a equ b calc", &["calc"]),
         ("if a==b calc", &["calc"]),
+        ("if 1==1(calc)", &["calc"]),
+        ("for %i in(a)do(calc)", &["calc"]),
+        (
+            "if exist a (echo a) else if exist b (calc) else notepad",
+            &["echo", "calc", "notepad"],
+        ),
         ("if a == b calc & notepad", &["calc", "notepad"]),
         ("if 1==1 echo a else calc", &["echo", "calc"]),
         ("for %i in (*.txt) do del %i", &["del"]),
