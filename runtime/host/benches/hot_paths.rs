@@ -178,7 +178,13 @@ fn policy_check(c: &mut Criterion) {
     group.throughput(Throughput::Bytes(long.len() as u64));
     group.bench_function("long_line_16k", |b| {
         b.iter(|| {
-            agent_host::bench::analyse(black_box(&long), Some(&allowed), Some(&blocked)).is_ok()
+            agent_host::bench::analyse(
+                black_box(&long),
+                Some(&allowed),
+                Some(&blocked),
+                agent_host::bench::Os::OtherUnix,
+            )
+            .is_ok()
         })
     });
     group.finish();

@@ -68,4 +68,5 @@ pub mod bench {
     pub use crate::state::CheckpointStore;
     pub use crate::thread::Thread;
     pub use crate::thread::window::{Limits, fit, marker_text};
+    pub use agent_path_rules::Os;
 }

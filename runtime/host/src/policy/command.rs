@@ -59,14 +59,66 @@
 //! argument. A bracket class holding a substitution (`[`…`]`) is read for the commands in
 //! it.
 //!
+//! On Windows (the enforcer's [`Os`]) the line is read the way cmd.exe reads it, since the
+//! tool runtime runs it as `%ComSpec% /s /c "LINE"` (`cmd.rs`, `cmd/`), with the same
+//! outputs and matching:
+//!
+//! - every command across `&`, `&&`, `||`, `|` and blocks `( … )` (nested; `)` closes only
+//!   outside quotes and unescaped), inside `if … COMMAND [else COMMAND]` and
+//!   `for … do COMMAND`; `for`, `if`, `else`, `do`, `in`, `rem`, `::` and labels are syntax,
+//!   every builtin (`set`, `call`, `echo`, `type`, `cd`, `start`, `cmd`, …) is a command the
+//!   lists judge. Over-approximated: commands after a `rem` and its next `&` are judged, and
+//!   so is a command after `else` that follows an `if` body without parentheses;
+//! - `^` escapes the next character outside quotes and `"` toggles quoting (operators inside
+//!   are literal; quotes are removed from the program's name); the command token is found as
+//!   cmd.exe finds it: after delimiters (` ,;=`, tab) and `@`, ending at a delimiter, `/`,
+//!   `+` or `(` (`dir/w`, `del,x`, `echo(`); a token that starts with an internal command's
+//!   name and a character no name holds is that command too (`echo.`, `del.exe`); a
+//!   program is known by its base name (`C:\Windows\System32\DEL.EXE`, `..\x\rm.bat`);
+//! - `%NAME%`, `%i`, `%~…` and `!NAME!` (delayed expansion may be on) are unknown values:
+//!   in a program name they are denied, in an argument a blocked entry comparing it denies;
+//!   arguments are judged both as programs split them (whitespace) and as cmd.exe's own
+//!   commands do (also at `,`, `;`, `=`);
+//! - cmd.exe expands and parses text a second time in `call` (after doubling its carets),
+//!   on both sides of a pipe, in `cmd /c LINE` (with its quote stripping: both readings
+//!   when cmd.exe may keep the quotes), in `start`'s program and in `for /f`'s `('…')` or
+//!   `` (`…`) `` command: that text is read as a command line of its own. A value expanded
+//!   there may hold operators, so it must be the line's own safe text: unset by the line
+//!   (the user's environment, taken as data), set by the line to text without special
+//!   characters, or a number from `set /a`. Otherwise (`set /p`, a value with `&`, after
+//!   a program that may be a batch file, inside a loop) the line could run anything: it is
+//!   denied when `allowedCommands` or `blockedCommands` applies, and admitted without them;
+//! - redirections anywhere (`>`, `>>`, `<`, `2>`, `2>&1`, `>&2`, `<&0`); written targets are
+//!   files written, as on Unix. Blocked entries also ignore `.com`, `.bat`, `.cmd`, trailing
+//!   dots and a leading `@`, take a builtin's two names as one (`del`/`erase`, `rd`/`rmdir`,
+//!   `md`/`mkdir`, `cd`/`chdir`, `ren`/`rename`), and compare arguments case-insensitively.
+//!
+//! Also denied on Windows: unbalanced quotes or parentheses, text after a block's `)`,
+//! line breaks (cmd.exe stops at one outside a block and reads on inside one) and other
+//! control characters (Ctrl-Z reads as a line break, a form feed may part words), substrings
+//! and substitutions (`%X:~0,1%` can pick any character, an operator or a quote),
+//! `%CD%`, `%__CD__%`, `%=C:%` and `%CMDCMDLINE%` (their values are chosen by the command:
+//! a folder may be named `a&calc`), an `if` condition or `for` header not understood, an
+//! unknown option of `cmd` or `start`, `cmd` switches after other text, `cmd` without
+//! `/c` or with `/k` (it then runs commands from its input, which the model sends), a
+//! token that may be `for`, `if` or `rem` but is not exactly one (`for.`), and setting
+//! `ComSpec` (cmd.exe starts it for pipes and `for /f`).
+//!
 //! Not covered (an allowlist is the security boundary; a blocklist is a speed bump):
 //! interpreters running code from arguments (`python -c`, `awk 'BEGIN{system(…)}'`,
 //! `git -c alias…`, `make`), programs that run a string through a shell themselves (`watch`,
 //! `su -c`, `flock -c`, `ssh`), option reorderings of blocked entries (`rm -fr /`), aliases
-//! and functions defined by shell start-up files, `PATH` pointing elsewhere, and `cmd.exe`
-//! syntax on Windows. A relative name such as `./ls` is judged as `ls`.
+//! and functions defined by shell start-up files, `PATH` pointing elsewhere. A relative
+//! name such as `./ls` is judged as `ls`. On Windows also: programs that run strings
+//! (`powershell -c`, `pwsh`, `wsl`, `bash -c`, `wmic process call create`, `schtasks`,
+//! `runas`, `forfiles /c`, `mshta`, `rundll32`), which are judged as programs only;
+//! `start` opening a document or URL with its associated program, or running a builtin
+//! through `cmd /k`, which then reads its input; a document run as a command, or `assoc`
+//! and `ftype` changing what one opens with; 8.3 short names (`DELETE~1.EXE`) and
+//! `doskey` macros; operators in values of the user's own environment.
 
 mod builtins;
+mod cmd;
 mod expand;
 #[cfg(test)]
 mod fuzz_tests;
@@ -78,8 +130,10 @@ mod programs;
 mod tests;
 mod word;
 
+use agent_path_rules::Os;
+
 use self::parse::invocations;
-use self::word::{Word, could_be};
+use self::word::{Pat, Word, could_be};
 
 /// Why a command line may not run; the `Display` text is the reason shown to the model.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -101,6 +155,11 @@ pub fn base_commands(line: &str) -> Result<Vec<String>, CommandDenial> {
     check(line, None, None)
 }
 
+/// Which shell reads the line: cmd.exe on Windows, a POSIX shell elsewhere.
+fn is_cmd(os: Os) -> bool {
+    os == Os::Windows
+}
+
 /// A file a redirection of the line writes (`> out.txt`), for the File.Write check.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WriteTarget {
@@ -119,19 +178,29 @@ pub struct Analysis {
 }
 
 /// Judges every program `line` would start, like [`check`], and lists the files its
-/// redirections write.
+/// redirections write; `os` chooses the shell that reads the line (cmd.exe on Windows).
 pub fn analyse(
     line: &str,
     allowed: Option<&[String]>,
     blocked: Option<&[String]>,
+    os: Os,
 ) -> Result<Analysis, CommandDenial> {
     if line.contains('\0') {
         return Err(CommandDenial::Unanalysable(
             "Command contains a NUL byte".to_owned(),
         ));
     }
-    let found = invocations(line)?;
-    let programs = judge(&found.programs, allowed, blocked)?;
+    let windows = is_cmd(os);
+    let found = if windows {
+        cmd::invocations(line)?
+    } else {
+        invocations(line)?
+    };
+    let listed = allowed.is_some() || blocked.is_some_and(|entries| !entries.is_empty());
+    if listed && let Some(reason) = found.opaque.first() {
+        return Err(CommandDenial::Unanalysable(reason.clone()));
+    }
+    let programs = judge(&found.programs, allowed, blocked, windows)?;
     let writes = found
         .writes
         .iter()
@@ -154,18 +223,19 @@ pub fn check(
     allowed: Option<&[String]>,
     blocked: Option<&[String]>,
 ) -> Result<Vec<String>, CommandDenial> {
-    analyse(line, allowed, blocked).map(|analysis| analysis.programs)
+    analyse(line, allowed, blocked, Os::OtherUnix).map(|analysis| analysis.programs)
 }
 
 fn judge(
     found: &[Vec<Word>],
     allowed: Option<&[String]>,
     blocked: Option<&[String]>,
+    windows: bool,
 ) -> Result<Vec<String>, CommandDenial> {
     for words in found {
         let name = program(words)?;
         for entry in blocked.unwrap_or_default() {
-            match blocked_match(entry, name, words) {
+            match blocked_match(entry, name, words, windows) {
                 Match::No => {}
                 Match::Yes(display) => return Err(CommandDenial::Blocked(display)),
                 Match::Maybe => {
@@ -214,12 +284,63 @@ pub(crate) fn base_name(name: &str) -> &str {
     name.rsplit(['/', '\\']).next().unwrap_or(name)
 }
 
-fn loose(name: &str) -> String {
-    let lower = name.to_ascii_lowercase();
-    match lower.strip_suffix(".exe") {
-        Some(stem) if !stem.is_empty() => stem.to_owned(),
-        _ => lower,
+/// A program name as blocked entries compare it: ASCII lowercase without `.exe`; on Windows
+/// also without the other PATHEXT extensions (`.com`, `.bat`, `.cmd`), without what
+/// Windows or cmd.exe ignore around a name (trailing dots and spaces, a leading `@`), and
+/// with one name for builtins that have two (`erase` is `del`, `rmdir` is `rd`).
+pub(super) fn loose(name: &str, windows: bool) -> String {
+    let mut lower = name.to_ascii_lowercase();
+    if windows {
+        let mut name = lower.trim_start_matches(['@', '(', ' ', '\t', ',', ';', '=']);
+        // `C:del` runs del from drive C's folder; `del.exe::$DATA` is the file itself.
+        if name.as_bytes().get(1) == Some(&b':') {
+            name = &name[2..];
+        }
+        name = name.strip_suffix("::$data").unwrap_or(name);
+        lower = name.trim_end_matches(['.', ' ', '\t']).to_owned();
     }
+    let extensions: &[&str] = if windows {
+        &[".exe", ".com", ".bat", ".cmd"]
+    } else {
+        &[".exe"]
+    };
+    for extension in extensions {
+        if let Some(stem) = lower.strip_suffix(extension)
+            && !stem.is_empty()
+        {
+            lower = if windows {
+                stem.trim_end_matches(['.', ' ']).to_owned()
+            } else {
+                stem.to_owned()
+            };
+            break;
+        }
+    }
+    if windows {
+        // cmd.exe's builtins with two names.
+        let same = match lower.as_str() {
+            "erase" => "del",
+            "rmdir" => "rd",
+            "mkdir" => "md",
+            "chdir" => "cd",
+            "rename" => "ren",
+            _ => return lower,
+        };
+        return same.to_owned();
+    }
+    lower
+}
+
+/// `word` with its known characters lowercased, for Windows' case-insensitive arguments.
+fn lowered(word: &Word) -> Word {
+    let mut lower = word.clone();
+    lower.text = lower.text.to_ascii_lowercase();
+    for pat in &mut lower.pattern {
+        if let Pat::Byte(byte) = pat {
+            *byte = byte.to_ascii_lowercase();
+        }
+    }
+    lower
 }
 
 fn raw(words: &[Word]) -> String {
@@ -236,17 +357,17 @@ enum Match {
     Maybe,
 }
 
-fn blocked_match(entry: &str, name: &str, words: &[Word]) -> Match {
+fn blocked_match(entry: &str, name: &str, words: &[Word], windows: bool) -> Match {
     let mut parts = entry.split_whitespace();
     let Some(first) = parts.next() else {
         return Match::No;
     };
     let entry_name = base_name(first);
-    if loose(entry_name) != loose(name) {
+    if loose(entry_name, windows) != loose(name, windows) {
         return Match::No;
     }
     let mut maybe = false;
-    let mut display = vec![name];
+    let mut display = vec![name.to_owned()];
     for (part, word) in parts.zip(
         words
             .iter()
@@ -257,6 +378,15 @@ fn blocked_match(entry: &str, name: &str, words: &[Word]) -> Match {
         let Some(word) = word else {
             return Match::No; // the command is shorter than the entry
         };
+        // Windows programs read their switches without regard to case.
+        let lower;
+        let (word, part) = if windows {
+            lower = lowered(word);
+            (&lower, part.to_ascii_lowercase())
+        } else {
+            (word, part.to_owned())
+        };
+        let part = part.as_str();
         if word.split || word.brace {
             return Match::Maybe; // could be any number of words
         }
@@ -269,7 +399,7 @@ fn blocked_match(entry: &str, name: &str, words: &[Word]) -> Match {
         } else {
             return Match::No;
         }
-        display.push(part);
+        display.push(part.to_owned());
     }
     if maybe {
         Match::Maybe

@@ -27,6 +27,7 @@ impl PolicyEnforcer {
                     line,
                     entry.allowed_commands.as_deref(),
                     entry.blocked_commands.as_deref(),
+                    self.os,
                 )
                 .map_err(|denial| denial.to_string())?;
                 self.check_writes(&analysis.writes, text("cwd"))?;

@@ -419,3 +419,41 @@ fn a_network_path_is_judged_as_written() {
         Verdict::Denied(_)
     ));
 }
+
+/// The enforcer reads a command as the shell of the OS it judges for runs it: cmd.exe on
+/// Windows, where `for`, `if`, `do` and blocks are syntax and builtins are commands.
+#[test]
+fn on_windows_commands_are_read_as_cmd_exe_reads_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut policy = enforcer(
+        dir.path(),
+        json!([{"name": "Shell.Exec", "allowedCommands": ["echo", "type"],
+                "blockedCommands": ["del"]}]),
+    );
+    policy.os = Os::Windows;
+    let run = |command: &str| policy.check_tool("Shell.Exec", &object(json!({"command": command})));
+    assert_eq!(run("for /L %i in (1,1,3) do @echo %i"), Verdict::Allowed);
+    assert_eq!(run("(echo a & type b) >nul"), Verdict::Allowed);
+    assert_eq!(
+        denied(run("for /L %i in (1,1,3) do @d^el %i")),
+        "Command is blocked: del"
+    );
+    assert_eq!(
+        denied(run("echo a& cmd /c \"echo\" \"&calc\"")),
+        "Command not in allowed commands: cmd"
+    );
+    assert_eq!(
+        denied(run("echo a& set X=1")),
+        "Command not in allowed commands: set"
+    );
+    assert_eq!(
+        denied(run("echo a > started")),
+        "The command writes started by redirection, but File.Write is not granted"
+    );
+    policy.os = Os::OtherUnix;
+    let line = json!({"command": "for /L %i in (1,1,3) do @echo %i"});
+    assert!(matches!(
+        policy.check_tool("Shell.Exec", &object(line)),
+        Verdict::Denied(_)
+    ));
+}

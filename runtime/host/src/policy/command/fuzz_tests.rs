@@ -144,7 +144,7 @@ proptest! {
     #[test]
     fn the_analyser_never_panics_on_shell_like_text(line in shellish()) {
         let _ = check(&line, Some(&["echo".to_owned()]), Some(&["rm -rf /".to_owned()]));
-        let _ = analyse(&line, None, None);
+        let _ = analyse(&line, None, None, agent_path_rules::Os::OtherUnix);
     }
 
     #[test]

@@ -118,7 +118,8 @@ fn expansions_that_only_read_values_stay_allowed() {
 
 #[test]
 fn redirections_that_write_files_are_listed() {
-    let writes = |line: &str| analyse(line, None, None).map(|a| a.writes);
+    let writes =
+        |line: &str| analyse(line, None, None, agent_path_rules::Os::OtherUnix).map(|a| a.writes);
     let path = |p: &str| WriteTarget::Path(p.to_owned());
     assert_eq!(writes("echo hi > out.txt 2>&1"), Ok(vec![path("out.txt")]));
     assert_eq!(

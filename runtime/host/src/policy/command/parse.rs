@@ -35,6 +35,9 @@ pub(super) struct Found {
     pub programs: Vec<Vec<Word>>,
     /// The target of every redirection that writes a file (`>`, `>>`, `>|`, `<>`, `&>`).
     pub writes: Vec<Word>,
+    /// Why parts of the line could run any program (cmd.exe expanding a value set by the
+    /// line, then parsing it again): denied when a list of commands applies.
+    pub opaque: Vec<String>,
 }
 
 pub(super) struct Parser<'s, 'o> {
