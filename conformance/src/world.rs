@@ -239,13 +239,21 @@ impl ConformanceWorld {
             .unwrap_or_default()
     }
 
-    /// Fails the step as not applicable when the scenario's commands need a POSIX shell
-    /// (`@posix-shell`) and the runtime runs on Windows, where commands go to cmd.exe.
-    pub fn require_posix_shell(&self) -> anyhow::Result<()> {
-        let posix = self.scenario.tags.iter().any(|tag| tag == "posix-shell");
-        if posix && self.runtime_os() == crate::runtime_manifest::RuntimeOs::Windows {
+    /// Fails the step as not applicable when the scenario's command lines are written for
+    /// another shell than the runtime's: POSIX sh (`@posix-shell`) on Windows, where commands
+    /// go to cmd.exe, or cmd.exe (`@cmd-shell`) elsewhere.
+    pub fn require_scenario_shell(&self) -> anyhow::Result<()> {
+        let tagged = |name: &str| self.scenario.tags.iter().any(|tag| tag == name);
+        let windows = self.runtime_os() == crate::runtime_manifest::RuntimeOs::Windows;
+        if tagged(crate::steps::tools::shell::POSIX_SHELL_TAG) && windows {
             bail!(
                 "{} the scenario's command is POSIX sh (@posix-shell) and the runtime's shell on Windows is cmd.exe",
+                crate::runtime_manifest::NOT_APPLICABLE
+            );
+        }
+        if tagged(crate::steps::tools::shell::CMD_SHELL_TAG) && !windows {
+            bail!(
+                "{} the scenario's command is for cmd.exe (@cmd-shell) and the runtime's shell is POSIX sh",
                 crate::runtime_manifest::NOT_APPLICABLE
             );
         }

@@ -5,7 +5,7 @@ Feature: The policy analyser and secret hygiene hold against a hostile model
   paths); commands never inherit the runtime's credentials; redaction knows how secrets really
   look, also in the user's own prompt (local-agent-host.md §8.2–§8.4, §8.7).
 
-  @REQ-HARD-100
+  @REQ-HARD-100 @posix-shell
   Scenario Outline: a line that hides a command from the analyser is denied (<construct>)
     Given the policy allows the commands "echo, trap" and blocks the commands ""
     And a running session
@@ -25,6 +25,24 @@ Feature: The policy analyser and secret hygiene hold against a hostile model
       | prompt expansion                 | X='$(touch pwned)'; echo ${X@P}              |
       | indirection                      | X=Y; echo ${!X}                              |
       | trap action                      | trap 'touch pwned' EXIT; echo hi             |
+
+  @REQ-HARD-100 @cmd-shell
+  Scenario Outline: a cmd.exe line that hides a command from the analyser is denied (<construct>)
+    Given the policy allows the commands "echo, set, call, cmd" and blocks the commands ""
+    And a running session
+    And the model will run the command "<line>"
+    And the model will then answer "Done."
+    When the client starts the task "Run it."
+    Then the RunCommand call is denied
+    And the workspace has no file "pwned"
+
+    Examples:
+      | construct                  | line                                     |
+      | program from a variable    | %COMSPEC% /c md pwned                    |
+      | call's second expansion    | set X=md pwned& call %X%                 |
+      | delayed expansion          | cmd /v:on /c "set X=md& !X! pwned"       |
+      | cmd reading its input      | echo md pwned \| cmd                     |
+      | for /f running a command   | for /f %i in ('md pwned') do echo %i     |
 
   @REQ-HARD-100
   Scenario: an alias that renames an allowed command is denied

@@ -5,7 +5,7 @@ Feature: Commands the policy allows and blocks
   blockedCommands, and what cannot be proven safe is denied (local-agent-host.md §8.2, §8.4
   and its open question in §13).
 
-  @REQ-POL-010
+  @REQ-POL-010 @posix-shell
   Scenario Outline: every program of "<line>" must be allowed (<construct>)
     Given the policy allows the commands "ls, echo, cat, grep, wc, env, xargs, timeout" and blocks the commands ""
     And a running session
@@ -40,7 +40,7 @@ Feature: Commands the policy allows and blocks
       | if body                    | if ls; then touch pwned; fi       |
       | newline-free loop body     | for f in a; do touch pwned; done  |
 
-  @REQ-POL-010
+  @REQ-POL-010 @posix-shell
   Scenario Outline: a line whose programs are all allowed runs (<construct>)
     Given the policy allows the commands "ls, echo, cat, grep, wc, env, xargs, timeout" and blocks the commands ""
     And a running session
@@ -59,7 +59,7 @@ Feature: Commands the policy allows and blocks
       | redirection          | echo hi > out.txt             |
       | absolute binary path | /bin/ls                       |
 
-  @REQ-POL-011
+  @REQ-POL-011 @posix-shell
   Scenario Outline: a multi-word blocked command matches on its leading arguments (<construct>)
     Given the policy allows the commands "" and blocks the commands "rm -rf, git push, curl"
     And the workspace file "scratch/keep.txt" contains "keep me"
@@ -103,7 +103,7 @@ Feature: Commands the policy allows and blocks
       | rm -f missing.txt     |
       | git --version         |
 
-  @REQ-POL-012
+  @REQ-POL-012 @posix-shell
   Scenario Outline: a line the policy cannot prove safe is denied (<construct>)
     Given the policy allows the commands "ls, echo, cat" and blocks the commands "rm -rf"
     And a running session
@@ -121,6 +121,115 @@ Feature: Commands the policy allows and blocks
       | process substitution       | cat <(ls)                 |
       | unbalanced quote           | echo "ls                  |
       | eval                       | eval ls                   |
+
+  @REQ-POL-010 @cmd-shell
+  Scenario Outline: every program of the cmd.exe line "<line>" must be allowed (<construct>)
+    Given the policy allows the commands "dir, echo, type, findstr, cmd, call, start" and blocks the commands ""
+    And a running session
+    And the model will run the command "<line>"
+    And the model will then answer "Done."
+    When the client starts the task "Run it."
+    Then the RunCommand call is denied
+    And the workspace has no file "pwned"
+
+    Examples:
+      | construct           | line                                        |
+      | sequence &          | dir & md pwned                              |
+      | and-list &&         | dir && md pwned                             |
+      | or-list \|\|         | dir \|\| md pwned                            |
+      | pipeline \|         | echo x \| md pwned                          |
+      | block               | (md pwned)                                  |
+      | if body             | if exist . (md pwned)                       |
+      | else body           | if not exist . (echo no) else (md pwned)    |
+      | for body            | for %i in (a) do md pwned                   |
+      | for /f command      | for /f %i in ('md pwned') do echo %i        |
+      | call                | call md pwned                               |
+      | cmd /c              | cmd /c md pwned                             |
+      | start               | start /b md pwned                           |
+      | caret in the name   | m^d pwned                                   |
+      | quoted name         | "md" pwned                                  |
+      | echo-off prefix     | @md pwned                                   |
+      | leading delimiters  | ,;md pwned                                  |
+      | absolute path       | C:\\Windows\\System32\\cmd.exe /c md pwned |
+
+  @REQ-POL-010 @cmd-shell
+  Scenario Outline: a cmd.exe line whose programs are all allowed runs (<construct>)
+    Given the policy allows the commands "dir, echo, type, findstr, cmd, call, start" and blocks the commands ""
+    And a running session
+    And the model will run the command "<line>"
+    And the model will then answer "Done."
+    When the client starts the task "Run it."
+    Then the RunCommand call runs
+
+    Examples:
+      | construct   | line                            |
+      | one program | dir                             |
+      | and-list    | echo hi && dir                  |
+      | pipeline    | echo hi \| findstr h            |
+      | block       | (echo a & echo b)               |
+      | for body    | for %i in (a b) do @echo %i     |
+      | redirection | echo hi > out.txt               |
+      | cmd /c      | cmd /c echo hi                  |
+
+  @REQ-POL-011 @cmd-shell
+  Scenario Outline: a multi-word blocked command matches on its leading arguments in a cmd.exe line (<construct>)
+    Given the policy allows the commands "" and blocks the commands "rd /s, git push, curl"
+    And the workspace file "scratch/keep.txt" contains "keep me"
+    And a running session
+    And the model will run the command "<line>"
+    And the model will then answer "Done."
+    When the client starts the task "Clean up."
+    Then the RunCommand call is denied
+    And the workspace folder "scratch" still exists
+
+    Examples:
+      | construct            | line                                 |
+      | the command itself   | rd /s /q scratch                     |
+      | other case           | RD /S /Q scratch                     |
+      | the builtin's alias  | rmdir /s /q scratch                  |
+      | switch glued on      | rd/s /q scratch                      |
+      | caret in the name    | r^d /s /q scratch                    |
+      | after &              | dir & rd /s /q scratch               |
+      | after &&             | dir && rd /s /q scratch              |
+      | in a pipeline        | echo x \| rd /s /q scratch           |
+      | in a block           | (rd /s /q scratch)                   |
+      | for body             | for %i in (scratch) do rd /s /q %i   |
+      | call                 | call rd /s /q scratch                |
+      | cmd /c               | cmd /c rd /s /q scratch              |
+      | unknown argument     | rd %OPTIONS% scratch                 |
+      | second blocked entry | git push --force origin main         |
+      | single-word entry    | curl https://example.com/            |
+
+  @REQ-POL-011 @cmd-shell
+  Scenario Outline: a cmd.exe command that only shares the program of a blocked entry runs (<line>)
+    Given the policy allows the commands "" and blocks the commands "rd /s, git push, curl"
+    And a running session
+    And the model will run the command "<line>"
+    And the model will then answer "Done."
+    When the client starts the task "Run it."
+    Then the RunCommand call runs
+
+    Examples:
+      | line            |
+      | rd missing      |
+      | git --version   |
+
+  @REQ-POL-012 @cmd-shell
+  Scenario Outline: a cmd.exe line the policy cannot prove safe is denied (<construct>)
+    Given the policy allows the commands "dir, echo, type" and blocks the commands "rd /s"
+    And a running session
+    And the model will run the command "<line>"
+    And the model will then answer "Done."
+    When the client starts the task "Run it."
+    Then the RunCommand call is denied
+
+    Examples:
+      | construct                   | line            |
+      | program from a variable     | %CMD% /a        |
+      | program from delayed value  | !CMD! /a        |
+      | part of a variable          | %PATH:~0,3%     |
+      | unbalanced quote            | echo "dir       |
+      | unbalanced parenthesis      | (dir            |
 
   @REQ-POL-017
   Scenario: the reason for a denied command reaches the model

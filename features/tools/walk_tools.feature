@@ -46,7 +46,7 @@ Feature: Tool runtime statements catalogued by the spec walk
     And a running session
     And the model will call RunCommand with:
       """
-      {"command": "seq 1 40000", "command@windows": "for /L %i in (1,1,40000) do @echo %i"}
+      {"command": "seq 1 40000", "command@windows": "for /L %i in (1,1,2500) do @echo %i ................................................................"}
       """
     And the model will then answer "That is a lot of numbers."
     When the client starts the task "Count to 40000."

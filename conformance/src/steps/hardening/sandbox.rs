@@ -62,7 +62,7 @@ async fn tcp_listener(world: &mut ConformanceWorld) -> StepResult {
 
 #[given(expr = "the model will run the shell command {string}")]
 async fn model_runs(world: &mut ConformanceWorld, command: String) -> StepResult {
-    world.require_posix_shell()?;
+    world.require_scenario_shell()?;
     let mut command = expand(world, &command).await?;
     let outside = world.dirs()?.home.display().to_string();
     command = command.replace("${OUTSIDE}", &outside);

@@ -180,7 +180,7 @@ async fn folder_exists(world: &mut ConformanceWorld, name: String) -> StepResult
 // A regex, not `{string}`: command lines contain quotes of their own.
 #[given(regex = r#"^the model will run the command "(.*)"$"#)]
 async fn model_runs(world: &mut ConformanceWorld, command: String) -> StepResult {
-    world.require_posix_shell()?;
+    world.require_scenario_shell()?;
     push_call(
         world,
         RUN_CALL_ID,

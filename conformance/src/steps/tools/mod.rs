@@ -22,7 +22,7 @@ use crate::steps::support::policy::grant;
 use crate::steps::support::task::{event_types, first_of_type, optional_code, this_task_events};
 use crate::steps::support::{StepResult, show, str_at};
 use crate::steps::task::wait_task_end;
-use crate::steps::tools::shell::{CommandForm, POSIX_SHELL_TAG, command_for_os};
+use crate::steps::tools::shell::{CMD_SHELL_TAG, CommandForm, POSIX_SHELL_TAG, command_for_os};
 use crate::world::ConformanceWorld;
 
 #[then(expr = "the tool call fails with errorCode {string}")]
@@ -157,6 +157,9 @@ pub(crate) async fn arguments_for_os(
     world: &mut ConformanceWorld,
     raw: &str,
 ) -> anyhow::Result<String> {
+    if world.scenario.tags.iter().any(|tag| tag == CMD_SHELL_TAG) {
+        world.require_scenario_shell()?;
+    }
     let arguments = expand(world, raw).await?;
     let mut parsed = serde_json::from_str::<Value>(&arguments)
         .with_context(|| format!("the scripted arguments are not JSON: {arguments}"))?;
