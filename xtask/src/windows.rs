@@ -207,6 +207,11 @@ fn windows_cargo(root: &Path) -> Command {
         .env("RUSTC_BOOTSTRAP", "1")
         .env_remove("RUSTUP_TOOLCHAIN")
         .env_remove("CARGO");
+    // Line tables are all the debug info a Windows build needs here (backtraces under Wine),
+    // and full debug info makes its std-from-source build much slower to compile and link.
+    if std::env::var_os("CARGO_PROFILE_DEV_DEBUG").is_none() {
+        command.env("CARGO_PROFILE_DEV_DEBUG", "line-tables-only");
+    }
     command
 }
 
