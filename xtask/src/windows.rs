@@ -206,7 +206,9 @@ fn windows_cargo(root: &Path) -> Command {
         .env("RUSTDOC", "/usr/bin/rustdoc")
         .env("RUSTC_BOOTSTRAP", "1")
         .env_remove("RUSTUP_TOOLCHAIN")
-        .env_remove("CARGO");
+        .env_remove("CARGO")
+        // `.ci/run`'s Linux venv for the MCP interop test: no interpreter Wine can start.
+        .env_remove("AGENT_RUNTIME_MCP_PYTHON");
     // Line tables are all the debug info a Windows build needs here (backtraces under Wine),
     // and full debug info makes its std-from-source build much slower to compile and link.
     if std::env::var_os("CARGO_PROFILE_DEV_DEBUG").is_none() {
