@@ -294,6 +294,11 @@ impl ConformanceWorld {
     /// Sets an environment variable for the runtime; only before it starts. A knob goes
     /// through the runtime's manifest: under the name it reads, or, when the runtime does not
     /// declare it, the step fails as "not applicable" (see [`crate::runtime_manifest`]).
+    /// What `Given` steps set in the runtime's environment (under the runtime's names).
+    pub fn runtime_env_overrides(&self) -> &BTreeMap<String, String> {
+        &self.env_overrides
+    }
+
     pub fn set_runtime_env(&mut self, name: &str, value: &str) -> anyhow::Result<()> {
         if self.runtime.is_some() {
             bail!("{name} must be set before the runtime starts (put this step earlier)");

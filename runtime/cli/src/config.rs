@@ -253,13 +253,23 @@ impl Cli {
         )
     }
 
-    /// The sandbox of the processes the tools start; this binary is its launcher.
-    pub fn sandbox(&self) -> agent_tools::sandbox::SandboxConfig {
+    /// The sandbox of the processes the tools start; this binary is its launcher. The
+    /// runtime's own state folders are hidden from them.
+    pub fn sandbox(&self, host: &HostConfig) -> agent_tools::sandbox::SandboxConfig {
+        let private_dirs = [
+            Some(host.dirs.checkpoints.clone()),
+            host.dirs.logs.clone(),
+            host.audit.run_store_dir.clone(),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
         agent_tools::sandbox::SandboxConfig {
             mode: self.sandbox,
             launcher: std::env::current_exe().ok(),
             allow_loopback: self.allow_loopback_http,
             egress_connect_timeout: self.egress_connect_timeout_seconds.0,
+            private_dirs,
         }
     }
 

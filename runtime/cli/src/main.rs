@@ -10,6 +10,7 @@ mod audit_args;
 mod config;
 mod logging;
 mod sandbox_host;
+mod secrets;
 mod stdio;
 
 use std::sync::Arc;
@@ -26,11 +27,11 @@ fn main() -> std::process::ExitCode {
     #[cfg(target_os = "linux")]
     {
         let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-        if args
-            .get(1)
-            .is_some_and(|flag| flag == agent_tools::sandbox::LAUNCHER_FLAG)
-        {
-            return agent_tools::sandbox::linux::launch(args.get(2..).unwrap_or_default());
+        if let Some(flag) = args.get(1).filter(|flag| {
+            *flag == agent_tools::sandbox::LAUNCHER_FLAG
+                || *flag == agent_tools::sandbox::linux::INIT_FLAG
+        }) {
+            return agent_tools::sandbox::linux::launch(flag, args.get(2..).unwrap_or_default());
         }
     }
     let cli = config::Cli::parse();
@@ -96,11 +97,16 @@ fn main() -> std::process::ExitCode {
         }
         None
     };
-    agent_tools::sandbox::install(cli.sandbox());
+    // Read before the credentials leave the start-up environment.
+    let http_token = std::env::var(agent_host::transport::TOKEN_ENV).unwrap_or_default();
+    for problem in secrets::protect() {
+        tracing::warn!(%problem, "a credential of the runtime is less protected");
+    }
+    agent_tools::sandbox::install(cli.sandbox(&host_config));
     let tools = Arc::new(LocalToolRouter::with_options(tool_options));
     let outcome = match sandbox_host {
         Some(settings) => runtime.block_on(sandbox_host::serve(host_config, tools, settings)),
-        None => runtime.block_on(run(host_config, tools, cli.listen.clone())),
+        None => runtime.block_on(run(host_config, tools, cli.listen.clone(), http_token)),
     };
     // A fallback stdin reader sits in a blocking read that only the client can end; do
     // not wait for it (the client may keep stdin open after Shutdown).
@@ -120,6 +126,7 @@ async fn run(
     config: agent_host::HostConfig,
     tools: Arc<LocalToolRouter>,
     listen: Option<std::path::PathBuf>,
+    http_token: String,
 ) -> anyhow::Result<()> {
     match listen {
         None => {
@@ -131,7 +138,7 @@ async fn run(
             serve_streams(config, tools, reader, writer).await
         }
         Some(path) => match path.to_str().and_then(|p| p.strip_prefix("http://")) {
-            Some(address) => serve_http(config, tools, address).await,
+            Some(address) => serve_http(config, tools, address, http_token).await,
             None => serve_socket(config, tools, &path).await,
         },
     }
@@ -143,8 +150,9 @@ async fn serve_http(
     config: agent_host::HostConfig,
     tools: Arc<LocalToolRouter>,
     address: &str,
+    token: String,
 ) -> anyhow::Result<()> {
-    use agent_host::transport::{TOKEN_ENV, serve_http};
+    use agent_host::transport::serve_http;
     use anyhow::Context;
     let address: std::net::SocketAddr =
         address.trim_end_matches('/').parse().with_context(|| {
@@ -152,7 +160,6 @@ async fn serve_http(
                 "--listen http://{address}: expected http://IP:PORT, e.g. http://127.0.0.1:8700"
             )
         })?;
-    let token = std::env::var(TOKEN_ENV).unwrap_or_default();
     if token.trim().is_empty() {
         anyhow::bail!("{}", agent_host::transport::HttpError::MissingToken);
     }

@@ -34,9 +34,26 @@ pub fn capability_for(tool_name: &str) -> Option<&'static str> {
         .or_else(|| split_mcp_name(tool_name).map(|_| MCP_CAPABILITY))
 }
 
-/// [`capability_for`], plus `BackendTool.Invoke` for the tools the policy names in its
-/// `allowedToolNames` (local-agent-host.md §7.2, §7.6). Built-in names always win.
+/// Under a bundle that names no `Git.*` capability at all (the real Policy Service never
+/// grants one), the git tools that read or write the repository are judged as the file
+/// capabilities of its folder (INTEROP.md §10); GitPush still needs `Git.Push`.
+fn git_without_git_capabilities(tool_name: &str) -> Option<&'static str> {
+    match tool_name {
+        "GitStatus" | "GitDiff" => Some("File.Read"),
+        "GitCommit" => Some("File.Write"),
+        _ => None,
+    }
+}
+
+/// [`capability_for`] as this bundle judges it: the git tools of a bundle without `Git.*`
+/// under their file capability, and `BackendTool.Invoke` for the tools the policy names in
+/// its `allowedToolNames` (local-agent-host.md §7.2, §7.6). Built-in names always win.
 pub fn capability_in(tool_name: &str, policy: &PolicyEnforcer) -> Option<&'static str> {
+    if !policy.names_git_capabilities()
+        && let Some(capability) = git_without_git_capabilities(tool_name)
+    {
+        return Some(capability);
+    }
     capability_for(tool_name).or_else(|| {
         policy
             .capability(BACKEND_TOOL_CAPABILITY)
@@ -84,6 +101,49 @@ pub fn tool_timeout(
 mod tests {
     use super::*;
     use serde_json::json;
+
+    fn policy(capabilities: serde_json::Value) -> PolicyEnforcer {
+        let bundle = serde_json::from_value(json!({
+            "policyBundleVersion": "1",
+            "schemaVersion": "1.0",
+            "sessionId": "s",
+            "expiresAt": "2999-01-01T00:00:00Z",
+            "capabilities": capabilities,
+            "llmPolicy": {"allowedModels": ["m"]},
+            "approvalRules": []
+        }))
+        .unwrap();
+        PolicyEnforcer::new(bundle, Some(std::env::temp_dir()))
+    }
+
+    /// INTEROP.md §10: the real Policy Service never grants Git.*, so its bundles judge
+    /// GitStatus/GitDiff as File.Read and GitCommit as File.Write; GitPush needs its own.
+    #[test]
+    fn git_tools_under_a_bundle_without_git_capabilities_are_file_tools() {
+        let real = policy(json!([
+            {"name": "File.Read", "allowedPaths": ["."]},
+            {"name": "File.Write", "allowedPaths": ["."]}
+        ]));
+        assert_eq!(capability_in("GitStatus", &real), Some("File.Read"));
+        assert_eq!(capability_in("GitDiff", &real), Some("File.Read"));
+        assert_eq!(capability_in("GitCommit", &real), Some("File.Write"));
+        assert_eq!(capability_in("GitPush", &real), Some("Git.Push"));
+        let tools = ["GitStatus", "GitDiff", "GitCommit", "GitPush"]
+            .map(|name| ToolDefinition {
+                tool_name: name.to_owned(),
+                description: String::new(),
+                input_schema: json!({}),
+            })
+            .to_vec();
+        let offered: Vec<String> = offered_tools(tools, &real)
+            .into_iter()
+            .map(|tool| tool.tool_name)
+            .collect();
+        assert_eq!(offered, ["GitStatus", "GitDiff", "GitCommit"]);
+        let named = policy(json!([{"name": "File.Read"}, {"name": "Git.Diff"}]));
+        assert_eq!(capability_in("GitStatus", &named), Some("Git.Status"));
+        assert_eq!(capability_in("GitDiff", &named), Some("Git.Diff"));
+    }
 
     #[test]
     fn timeouts_follow_the_category_and_a_commands_own_timeout() {

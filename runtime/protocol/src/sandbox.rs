@@ -13,14 +13,14 @@ pub struct SandboxGrant {
     /// Trees the process may write (create, change, delete) in.
     #[serde(default)]
     pub write_paths: Vec<String>,
-    /// Trees the process may read beyond what programs need to run (system folders, the
-    /// folders on `PATH`); `None`: reads are not confined.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub read_paths: Option<Vec<String>>,
-    /// Trees inside `writePaths` that stay read-only: the policy's blocked paths and `.git`
-    /// (except for the git tools that write it).
+    /// Trees inside `writePaths` that stay read-only (still readable): the policy's blocked
+    /// write paths and the repository files git would run code from (`.git/config`, hooks).
     #[serde(default)]
     pub blocked_paths: Vec<String>,
+    /// Paths the process may neither read nor write, existing or not: the policy's blocked
+    /// read paths (INTEROP.md §10). Reads are otherwise not confined.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hidden_paths: Vec<String>,
     /// Whether the process may open network sockets (TCP, UDP, …); local (Unix) sockets are
     /// always allowed.
     #[serde(default)]

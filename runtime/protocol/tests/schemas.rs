@@ -700,7 +700,7 @@ fn tool_request() -> ToolRequest {
         granted_paths: None,
         sandbox: Some(agent_protocol::sandbox::SandboxGrant {
             write_paths: vec!["/work/demo".into()],
-            read_paths: Some(vec!["/work/demo".into(), "/home/u/.cargo/bin".into()]),
+            hidden_paths: vec!["/work/demo/.env".into()],
             blocked_paths: vec!["/work/demo/.git".into()],
             network: false,
         }),

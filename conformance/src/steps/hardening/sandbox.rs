@@ -60,6 +60,22 @@ async fn tcp_listener(world: &mut ConformanceWorld) -> StepResult {
     Ok(())
 }
 
+/// The command as a doc string: quotes of both kinds, as written, with the placeholders of
+/// [`model_runs`].
+#[given("the model will run this shell command:")]
+async fn model_runs_text(
+    world: &mut ConformanceWorld,
+    step: &cucumber::gherkin::Step,
+) -> StepResult {
+    let command = step
+        .docstring
+        .as_deref()
+        .context("the step needs the command as a doc string")?
+        .trim()
+        .to_owned();
+    model_runs(world, command).await
+}
+
 #[given(expr = "the model will run the shell command {string}")]
 async fn model_runs(world: &mut ConformanceWorld, command: String) -> StepResult {
     world.require_scenario_shell()?;
@@ -69,6 +85,8 @@ async fn model_runs(world: &mut ConformanceWorld, command: String) -> StepResult
     if command.contains("${LISTENER_PORT}") {
         command = command.replace("${LISTENER_PORT}", &listener_port(world)?.to_string());
     }
+    #[cfg(target_os = "linux")]
+    let command = super::escapes::expand(world, &command)?;
     let n = world.marks.get(SCRIPTED_CALLS).copied().unwrap_or(0) + 1;
     world.marks.insert(SCRIPTED_CALLS, n);
     let arguments = json!({ "command": command }).to_string();

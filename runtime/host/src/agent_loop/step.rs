@@ -117,7 +117,7 @@ impl TaskRun {
         }
         let mut offered = crate::routing::offered_tools(self.tools.available_tools(), &policy);
         offered.retain(|tool| {
-            crate::routing::capability_for(&tool.tool_name).is_none_or(|capability| {
+            crate::routing::capability_in(&tool.tool_name, &policy).is_none_or(|capability| {
                 crate::policy::task_options::offers(&self.options, capability)
             })
         });

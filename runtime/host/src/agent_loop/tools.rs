@@ -85,8 +85,11 @@ impl TaskRun {
                         },
                     },
                     granted_paths: entry.and_then(|entry| policy.granted_paths(entry)),
+                    // What a started process may reach follows the tool (a git tool
+                    // judged as a file tool still runs git).
                     sandbox: capability
-                        .and_then(|capability| policy.sandbox_grant(capability, &self.options)),
+                        .and(crate::routing::capability_for(&call.name))
+                        .and_then(|process| policy.sandbox_grant(process, &self.options)),
                 };
                 let verdict = match (capability, parsed) {
                     (_, Err(error)) => Err(ToolResult::failed(

@@ -114,6 +114,14 @@ impl PolicyEnforcer {
         self.capabilities.contains_key(capability)
     }
 
+    /// Whether the bundle names any `Git.*` capability (else the git tools are judged as
+    /// file tools: INTEROP.md §10).
+    pub fn names_git_capabilities(&self) -> bool {
+        self.capabilities
+            .keys()
+            .any(|name| name.starts_with("Git."))
+    }
+
     pub fn capability(&self, capability: &str) -> Option<&CapabilityEntry> {
         self.capabilities.get(capability)
     }

@@ -1,22 +1,29 @@
 //! What a process started for a tool call may reach, read from the
 //! bundle and handed to the tool runtime as `ToolRequest.sandbox`, so the tool runtime still
-//! never reads the bundle. The OS enforces it (Landlock + seccomp, Seatbelt); this is only
-//! the description.
+//! never reads the bundle. The OS enforces it (namespaces, Landlock and seccomp; Seatbelt);
+//! this is only the description. The model is INTEROP.md §10's:
 //!
+//! - reads: anywhere, except the hidden paths — the blocked paths of `File.Read` and of the
+//!   capability (and the tool runtime adds the credential stores and its own folders);
+//!   blocked paths inside a `.git` folder bound the file tools and the paths a command line
+//!   names, not git's own reads, so they stay readable (read-only);
 //! - writes: the capability's `allowedPaths` (the folders a command or a git call may work
 //!   in), else the project folder;
-//! - read-only inside those: the blocked paths of the capability and of `File.Write`, and
-//!   every write root's `.git` except for the git tools that write it (GitCommit, GitPush);
-//! - reads: unconfined when `File.Read` is granted without `allowedPaths`; else its
-//!   `allowedPaths` (none when not granted) plus the write roots;
+//! - read-only inside those: `File.Write`'s blocked paths, and in every write root's `.git`
+//!   the files git would run code from later, outside the sandbox (config, hooks, the
+//!   pointer to another repository's config) — objects, refs, the index and logs stay
+//!   writable so `git add` and `git commit` work where the policy lets `.git` be written;
 //! - network: `Network.Http` granted and not switched off by `taskOptions.allowNetwork`;
 //!   for GitPush, a remote allowlist (the Git.Push entry's `allowedDomains`) instead of
 //!   `Network.Http`, reached through the egress proxy like any command's network (so over
 //!   HTTP(S): the tool runtime refuses an ssh remote while it confines processes). A push to a folder
 //!   on this machine reaches it only when it lies in the write paths (the entry's
 //!   `allowedPaths`), as the tool runtime checks first.
+//!
+//! A blocked entry written as a glob (`*.pem`) names no single path the OS could hide; the
+//! file tools and the command-line checks still apply it.
 
-use std::path::PathBuf;
+use std::path::{Component, Path, PathBuf};
 
 use agent_protocol::methods::TaskOptions;
 use agent_protocol::sandbox::SandboxGrant;
@@ -34,11 +41,30 @@ fn writes_git_dir(capability: &str) -> bool {
     matches!(capability, "Git.Commit" | "Git.Push")
 }
 
+/// The files of a repository's `.git` from which git would run code (or read another
+/// repository's config) the next time the user runs it: a command never changes them.
+pub(crate) const GIT_CODE_FILES: &[&str] = &[
+    "config",
+    "config.worktree",
+    "hooks",
+    "commondir",
+    "info/attributes",
+];
+
 /// Whether a push may reach servers: the Git.Push entry lists some (its remote allowlist).
 fn push_reaches_servers(entry: Option<&agent_protocol::policy::CapabilityEntry>) -> bool {
     entry
         .and_then(|entry| entry.allowed_domains.as_ref())
         .is_some_and(|allowed| !allowed.is_empty())
+}
+
+fn is_glob(raw: &str) -> bool {
+    raw.contains(['*', '?', '['])
+}
+
+fn inside_git_dir(path: &Path) -> bool {
+    path.components()
+        .any(|component| component == Component::Normal(".git".as_ref()))
 }
 
 impl PolicyEnforcer {
@@ -51,7 +77,19 @@ impl PolicyEnforcer {
         let entry = self.capability(capability);
         // A relative entry names a place in the project folder; without one it names
         // nothing (as in `paths::matches`).
-        let absolute = |raw: &String| self.absolute(raw).map(|path| resolve(&path));
+        let absolute = |raw: &String| {
+            (!is_glob(raw))
+                .then(|| self.absolute(raw).map(|path| resolve(&path)))
+                .flatten()
+        };
+        let blocked_of = |entry: Option<&agent_protocol::policy::CapabilityEntry>| {
+            entry
+                .and_then(|entry| entry.blocked_paths.as_ref())
+                .into_iter()
+                .flatten()
+                .filter_map(absolute)
+                .collect::<Vec<_>>()
+        };
         let write: Vec<PathBuf> = match entry.and_then(|entry| entry.allowed_paths.as_ref()) {
             Some(allowed) => allowed.iter().filter_map(absolute).collect(),
             None => self
@@ -60,33 +98,31 @@ impl PolicyEnforcer {
                 .map(|root| resolve(root))
                 .collect(),
         };
-        // File.Write's blocked paths usually name `.git/` itself, which a commit writes.
-        let file_write = if writes_git_dir(capability) {
-            None
-        } else {
-            self.capability("File.Write")
-        };
-        let mut blocked: Vec<PathBuf> = [entry, file_write]
+        let (own_in_git, mut hidden): (Vec<PathBuf>, Vec<PathBuf>) = blocked_of(entry)
             .into_iter()
-            .flatten()
-            .filter_map(|entry| entry.blocked_paths.as_ref())
-            .flatten()
-            .filter_map(absolute)
-            .collect();
+            .partition(|path| inside_git_dir(path));
+        let (read_in_git, read_hidden): (Vec<PathBuf>, Vec<PathBuf>) =
+            blocked_of(self.capability("File.Read"))
+                .into_iter()
+                .partition(|path| inside_git_dir(path));
+        hidden.extend(read_hidden);
+        let mut read_only = own_in_git;
+        // File.Write's blocked paths usually name `.git/` itself, which a commit granted
+        // its own Git.* entry writes; a commit judged as File.Write (a bundle without
+        // Git.*, INTEROP.md §10) obeys them like any write. File.Read's `.git` entries
+        // bound the file tools, not git.
+        if !writes_git_dir(capability) || entry.is_none() {
+            read_only.extend(blocked_of(self.capability("File.Write")));
+        }
         if !writes_git_dir(capability) {
-            blocked.extend(write.iter().map(|root| root.join(".git")));
+            read_only.extend(read_in_git);
+            read_only.extend(write.iter().flat_map(|root| {
+                GIT_CODE_FILES
+                    .iter()
+                    .map(move |file| root.join(".git").join(file))
+            }));
         }
         let pushes_to_servers = capability == "Git.Push" && push_reaches_servers(entry);
-        let read = match self.capability("File.Read") {
-            Some(entry) => entry.allowed_paths.as_ref().map(|allowed| {
-                allowed
-                    .iter()
-                    .filter_map(absolute)
-                    .chain(write.iter().cloned())
-                    .collect::<Vec<_>>()
-            }),
-            None => Some(write.clone()),
-        };
         let network = if capability == "Git.Push" {
             pushes_to_servers
         } else {
@@ -103,8 +139,8 @@ impl PolicyEnforcer {
         };
         Some(SandboxGrant {
             write_paths: text(write),
-            read_paths: read.map(text),
-            blocked_paths: text(blocked),
+            blocked_paths: text(read_only),
+            hidden_paths: text(hidden),
             network,
         })
     }
@@ -115,7 +151,6 @@ mod tests {
     use super::*;
     use agent_protocol::policy::PolicyBundle;
     use serde_json::{Value, json};
-    use std::path::Path;
 
     fn enforcer(root: &Path, capabilities: Value) -> PolicyEnforcer {
         let bundle: PolicyBundle = serde_json::from_value(json!({
@@ -135,8 +170,15 @@ mod tests {
         resolve(&std::env::temp_dir()).join("sandbox-grant-proj")
     }
 
+    fn git_code_files(root: &Path) -> Vec<String> {
+        GIT_CODE_FILES
+            .iter()
+            .map(|file| root.join(".git").join(file).display().to_string())
+            .collect()
+    }
+
     #[test]
-    fn a_command_writes_the_project_but_not_its_git_dir_and_has_no_network_unless_granted() {
+    fn a_command_writes_the_project_but_not_the_git_files_that_run_code() {
         let root = root();
         let policy = enforcer(
             &root,
@@ -147,14 +189,43 @@ mod tests {
             .unwrap();
         let here = root.display().to_string();
         assert_eq!(grant.write_paths, std::slice::from_ref(&here));
-        let git = root.join(".git").display().to_string();
-        assert_eq!(grant.blocked_paths, [git]);
-        assert_eq!(grant.read_paths, Some(vec![here]));
+        let mut expected = git_code_files(&root);
+        expected.sort();
+        assert_eq!(grant.blocked_paths, expected);
+        assert!(grant.hidden_paths.is_empty());
         assert!(!grant.network);
         assert_eq!(
             policy.sandbox_grant("File.Read", &TaskOptions::default()),
             None
         );
+    }
+
+    /// The real services' default (INTEROP.md §5, §10): `.env` is hidden, `.git/config`
+    /// stays readable for git, `.git/` is read-only by File.Write's choice.
+    #[test]
+    fn the_real_default_hides_read_blocked_paths_but_not_git_s_own_files() {
+        let root = root();
+        let policy = enforcer(
+            &root,
+            json!([
+                {"name": "File.Read", "allowedPaths": ["."], "blockedPaths": [".env", ".git/config", "*.pem"]},
+                {"name": "File.Write", "allowedPaths": ["."], "blockedPaths": [".git/"]},
+                {"name": "Shell.Exec", "allowedCommands": ["git"], "blockedPaths": ["secrets/"]}
+            ]),
+        );
+        let grant = policy
+            .sandbox_grant("Shell.Exec", &TaskOptions::default())
+            .unwrap();
+        let under = |name: &str| root.join(name).display().to_string();
+        assert_eq!(grant.hidden_paths, [under(".env"), under("secrets")]);
+        assert!(grant.blocked_paths.contains(&under(".git/config")));
+        assert!(grant.blocked_paths.contains(&under(".git")));
+        assert!(
+            !grant.hidden_paths.iter().any(|path| path.contains(".git")),
+            "{grant:?}"
+        );
+        // A glob names no single path to hide.
+        assert!(!format!("{grant:?}").contains("pem"), "{grant:?}");
     }
 
     #[test]
@@ -164,7 +235,7 @@ mod tests {
             &root,
             json!([
                 {"name": "Shell.Exec", "allowedPaths": ["sub"], "blockedPaths": ["sub/secret"]},
-                {"name": "File.Read"},
+                {"name": "File.Read", "blockedPaths": [".git/"]},
                 {"name": "File.Write", "blockedPaths": ["/etc", ".git/"]},
                 {"name": "Network.Http", "allowedDomains": ["example.com"]},
                 {"name": "Git.Commit"}
@@ -179,14 +250,10 @@ mod tests {
         // drive).
         let etc = policy.judged_path("/etc").unwrap().display().to_string();
         let below_sub = |name: &str| root.join("sub").join(name).display().to_string();
-        assert_eq!(
-            shell.blocked_paths,
-            [etc, git, below_sub(".git"), below_sub("secret")]
-        );
-        assert_eq!(
-            shell.read_paths, None,
-            "File.Read without paths reads anywhere"
-        );
+        assert!(shell.blocked_paths.contains(&etc));
+        assert!(shell.blocked_paths.contains(&git));
+        assert!(shell.blocked_paths.contains(&below_sub(".git/hooks")));
+        assert_eq!(shell.hidden_paths, [below_sub("secret")]);
         assert!(shell.network);
         let offline = TaskOptions {
             allow_network: Some(false),
@@ -200,7 +267,32 @@ mod tests {
         );
         let commit = policy.sandbox_grant("Git.Commit", &offline).unwrap();
         assert!(commit.blocked_paths.is_empty(), "{commit:?}");
+        assert!(commit.hidden_paths.is_empty(), "{commit:?}");
         assert!(!commit.network);
+    }
+
+    /// INTEROP.md §10: without any Git.* entry GitCommit is judged as File.Write, so the
+    /// real default's `.git/` block leaves no commit possible, by the policy's choice.
+    #[test]
+    fn a_commit_judged_as_file_write_obeys_its_blocked_paths() {
+        let root = root();
+        let git = root.join(".git").display().to_string();
+        let default = enforcer(
+            &root,
+            json!([{"name": "File.Write", "allowedPaths": ["."], "blockedPaths": [".git/"]}]),
+        );
+        let commit = default
+            .sandbox_grant("Git.Commit", &TaskOptions::default())
+            .unwrap();
+        assert!(commit.blocked_paths.contains(&git), "{commit:?}");
+        let open = enforcer(
+            &root,
+            json!([{"name": "File.Write", "allowedPaths": ["."]}]),
+        );
+        let commit = open
+            .sandbox_grant("Git.Commit", &TaskOptions::default())
+            .unwrap();
+        assert!(commit.blocked_paths.is_empty(), "{commit:?}");
     }
 
     #[test]
@@ -216,7 +308,6 @@ mod tests {
             .unwrap();
         assert_eq!(push.write_paths, std::slice::from_ref(&here));
         assert!(push.blocked_paths.is_empty(), "a push writes .git");
-        assert_eq!(push.read_paths, Some(vec![here.clone()]));
         assert!(!push.network, "Network.Http is not a remote allowlist");
         let servers = enforcer(
             &root,
@@ -226,11 +317,6 @@ mod tests {
             .sandbox_grant("Git.Push", &TaskOptions::default())
             .unwrap();
         assert!(push.network);
-        let reads = push.read_paths.unwrap();
-        assert!(
-            !reads.iter().any(|path| path.ends_with("/.ssh")),
-            "no ssh key is needed through the egress proxy: {reads:?}"
-        );
         let offline = TaskOptions {
             allow_network: Some(false),
             ..TaskOptions::default()

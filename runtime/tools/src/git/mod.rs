@@ -386,26 +386,29 @@ async fn spawn(
     let crate::sandbox::Confined {
         command: builder,
         egress: _egress,
+        after,
     } = sandboxed(request, builder, route)?;
     let run_settings = Settings {
         kill_grace: settings.kill_grace,
         capture_bytes: settings.capture_bytes,
         drain: run::DEFAULT_DRAIN,
     };
-    let outcome = run::run_prepared(builder, dir, None, timeout, run_settings)
-        .await
-        .map_err(|error| {
-            let message = if error.kind() == std::io::ErrorKind::NotFound {
-                "git is not installed or not on the PATH, so git tools cannot run".to_owned()
-            } else {
-                format!("Could not start git in {}: {error}", dir.display())
-            };
-            Box::new(ToolResult::failed(
-                request,
-                ErrorCode::ToolExecutionFailed,
-                message,
-            ))
-        })?;
+    let outcome = run::run_prepared(builder, dir, None, timeout, run_settings).await;
+    for note in after.settle(dir, "") {
+        tracing::warn!(%note, "git made a path it may not create");
+    }
+    let outcome = outcome.map_err(|error| {
+        let message = if error.kind() == std::io::ErrorKind::NotFound {
+            "git is not installed or not on the PATH, so git tools cannot run".to_owned()
+        } else {
+            format!("Could not start git in {}: {error}", dir.display())
+        };
+        Box::new(ToolResult::failed(
+            request,
+            ErrorCode::ToolExecutionFailed,
+            message,
+        ))
+    })?;
     let text = |captured: &capture::Captured| {
         captured
             .to_clipped()

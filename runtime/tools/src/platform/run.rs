@@ -58,6 +58,8 @@ pub(crate) struct Outcome {
     pub exit: Exit,
     pub stdout: Captured,
     pub stderr: Captured,
+    /// What the OS sandbox refused or undid, one sentence each, for the tool result.
+    pub notes: Vec<String>,
 }
 
 /// Runs a prepared program (its arguments set) in `cwd` to its end or its timeout: own
@@ -160,6 +162,7 @@ pub(crate) async fn run_prepared(
         exit,
         stdout,
         stderr,
+        notes: Vec::new(),
     })
 }
 

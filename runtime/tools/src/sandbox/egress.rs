@@ -58,17 +58,33 @@ impl Default for Rules {
 pub struct Egress {
     port: u16,
     task: tokio::task::JoinHandle<()>,
+    /// The Unix socket a command in a network namespace of its own reaches the proxy by.
+    socket: Option<(std::path::PathBuf, tokio::task::JoinHandle<()>)>,
 }
 
 impl Drop for Egress {
     fn drop(&mut self) {
         self.task.abort();
+        if let Some((path, task)) = &self.socket {
+            task.abort();
+            let _ = std::fs::remove_file(path);
+        }
     }
 }
 
 impl Egress {
     /// Starts a proxy on a free loopback port. Needs a Tokio runtime.
+    #[cfg(test)]
     pub fn start(rules: Rules) -> std::io::Result<Egress> {
+        Self::start_with_socket(rules, None)
+    }
+
+    /// [`Egress::start`], and on the Unix socket `socket` when given too (each of its
+    /// connections joined to the port).
+    pub fn start_with_socket(
+        rules: Rules,
+        socket: Option<&std::path::Path>,
+    ) -> std::io::Result<Egress> {
         let listener = std::net::TcpListener::bind(("127.0.0.1", 0))?;
         listener.set_nonblocking(true)?;
         let port = listener.local_addr()?.port();
@@ -84,7 +100,11 @@ impl Egress {
                 });
             }
         });
-        Ok(Egress { port, task })
+        let socket = match socket {
+            Some(path) => Some((path.to_path_buf(), serve_socket(path, port)?)),
+            None => None,
+        };
+        Ok(Egress { port, task, socket })
     }
 
     pub fn port(&self) -> u16 {
@@ -95,6 +115,29 @@ impl Egress {
     pub fn url(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)
     }
+}
+
+/// Joins each connection on the Unix socket at `path` to the proxy's loopback `port`.
+#[cfg(unix)]
+fn serve_socket(path: &std::path::Path, port: u16) -> std::io::Result<tokio::task::JoinHandle<()>> {
+    let listener = tokio::net::UnixListener::bind(path)?;
+    Ok(tokio::spawn(async move {
+        while let Ok((mut client, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                if let Ok(mut proxy) = TcpStream::connect(("127.0.0.1", port)).await {
+                    let _ = tokio::io::copy_bidirectional(&mut client, &mut proxy).await;
+                }
+            });
+        }
+    }))
+}
+
+#[cfg(not(unix))]
+fn serve_socket(
+    _path: &std::path::Path,
+    _port: u16,
+) -> std::io::Result<tokio::task::JoinHandle<()>> {
+    Err(std::io::Error::other("Unix sockets are not offered here"))
 }
 
 /// The request line and headers, and any bytes read past them.

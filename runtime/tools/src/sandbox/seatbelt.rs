@@ -1,6 +1,7 @@
 //! macOS: the Seatbelt profile (SBPL) a process runs under, `sandbox-exec -p <profile>`.
 //! A pure function of the plan, so it is unit-tested on every OS. In SBPL the last
-//! matching rule wins: the read-only denials come after the write grants.
+//! matching rule wins: the read-only and hidden denials come after the grants. The tool
+//! caches stay read-only here (Seatbelt has no private layer to give).
 
 use std::path::Path;
 
@@ -30,21 +31,19 @@ pub fn profile(plan: &Plan) -> String {
          (allow sysctl-read mach-lookup ipc-posix-shm ipc-posix-sem pseudo-tty)\n\
          (allow file-ioctl (literal \"/dev/tty\") (regex #\"^/dev/ttys[0-9]+$\"))\n",
     );
-    match &plan.read {
-        None => profile.push_str("(allow file-read*)\n"),
-        Some(read) => {
-            profile.push_str("(allow file-read-metadata)\n(allow file-read*");
-            profile.push_str(&subpaths(read));
-            profile.push_str(&subpaths(&plan.write));
-            profile.push_str(")\n");
-        }
-    }
+    // INTEROP.md §10: reads anywhere but the hidden paths.
+    profile.push_str("(allow file-read*)\n");
     profile.push_str("(allow file-write*");
     profile.push_str(&subpaths(&plan.write));
     profile.push_str(")\n");
     if !plan.read_only.is_empty() {
         profile.push_str("(deny file-write*");
         profile.push_str(&subpaths(&plan.read_only));
+        profile.push_str(")\n");
+    }
+    if !plan.hidden.is_empty() {
+        profile.push_str("(deny file-read* file-write*");
+        profile.push_str(&subpaths(&plan.hidden));
         profile.push_str(")\n");
     }
     if let (true, Some(port)) = (plan.network, plan.proxy_port) {
@@ -65,20 +64,19 @@ mod tests {
     use super::*;
     use std::path::PathBuf;
 
-    fn plan(network: bool, read: Option<Vec<PathBuf>>) -> Plan {
+    fn plan(network: bool) -> Plan {
         Plan {
             write: vec![PathBuf::from("/w"), PathBuf::from("/dev/null")],
-            read,
-            read_only: vec![PathBuf::from("/w/.git")],
+            read_only: vec![PathBuf::from("/w/.git/config")],
+            hidden: vec![PathBuf::from("/w/.env"), PathBuf::from("/u/.ssh")],
             network,
-            proxy_port: None,
-            required: false,
+            ..Plan::default()
         }
     }
 
     #[test]
     fn through_the_egress_proxy_only_its_port_is_reachable() {
-        let mut proxied = plan(true, None);
+        let mut proxied = plan(true);
         proxied.proxy_port = Some(4711);
         let text = profile(&proxied);
         assert!(text.contains("(allow network-outbound (remote tcp \"localhost:4711\"))"));
@@ -86,24 +84,28 @@ mod tests {
     }
 
     #[test]
-    fn writes_are_granted_then_read_only_folders_denied_and_network_is_unix_only() {
-        let text = profile(&plan(false, None));
+    fn writes_are_granted_then_read_only_and_hidden_paths_denied_and_network_is_unix_only() {
+        let text = profile(&plan(false));
         let grant = text.find("(allow file-write*\n  (subpath \"/w\")").unwrap();
         let deny = text
-            .find("(deny file-write*\n  (subpath \"/w/.git\"))")
+            .find("(deny file-write*\n  (subpath \"/w/.git/config\"))")
             .unwrap();
-        assert!(grant < deny, "the denial must come last to win:\n{text}");
+        let hidden = text
+            .find("(deny file-read* file-write*\n  (subpath \"/w/.env\")\n  (subpath \"/u/.ssh\"))")
+            .unwrap();
+        assert!(
+            grant < deny && grant < hidden,
+            "the denials must come last to win:\n{text}"
+        );
         assert!(text.starts_with("(version 1)\n(deny default)\n"));
         assert!(text.contains("(allow file-read*)\n"));
         assert!(text.contains("(allow network* (remote unix-socket) (local unix-socket))"));
         assert!(!text.contains("(allow network*)"));
-        assert!(profile(&plan(true, None)).contains("(allow network*)\n"));
+        assert!(profile(&plan(true)).contains("(allow network*)\n"));
     }
 
     #[test]
-    fn confined_reads_list_their_folders_and_paths_cannot_break_out_of_the_string() {
-        let text = profile(&plan(false, Some(vec![PathBuf::from("/usr")])));
-        assert!(text.contains("(allow file-read*\n  (subpath \"/usr\")\n  (subpath \"/w\")"));
+    fn paths_cannot_break_out_of_the_string() {
         let odd = Plan {
             write: vec![PathBuf::from("/a\"b\\c")],
             ..Plan::default()

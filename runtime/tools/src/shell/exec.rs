@@ -34,7 +34,11 @@ pub(crate) async fn run(
     let confined = crate::sandbox::command(shell.program().as_os_str(), request)
         .map_err(|message| std::io::Error::new(std::io::ErrorKind::PermissionDenied, message))?;
     // The proxy lives until the command has ended.
-    let (mut builder, _egress) = (confined.command, confined.egress);
+    let crate::sandbox::Confined {
+        command: mut builder,
+        egress: _egress,
+        after,
+    } = confined;
     let arguments = shell_arguments(shell, command);
     #[cfg(windows)]
     if matches!(shell, Shell::Cmd(_)) {
@@ -46,7 +50,16 @@ pub(crate) async fn run(
     }
     #[cfg(not(windows))]
     builder.args(&arguments);
-    run_prepared(builder, cwd, stdin, timeout, settings).await
+    let outcome = run_prepared(builder, cwd, stdin, timeout, settings).await;
+    // Whatever the command made at a path it may not create goes, ended normally or not.
+    let Ok(mut outcome) = outcome else {
+        after.settle(cwd, "");
+        return outcome;
+    };
+    let stderr = String::from_utf8_lossy(&outcome.stderr.head).into_owned()
+        + &String::from_utf8_lossy(&outcome.stderr.tail);
+    outcome.notes = after.settle(cwd, &stderr);
+    Ok(outcome)
 }
 
 #[cfg(test)]

@@ -166,12 +166,21 @@ impl RunCommand {
     fn result(&self, request: &ToolRequest, outcome: &Outcome, timeout: Duration) -> ToolResult {
         let max_output = output::max_output_bytes(request.limits.max_output_bytes)
             .min(self.settings.capture_bytes);
-        let text = format_output(
+        let mut text = format_output(
             outcome.exit,
             &outcome.stdout.to_clipped(),
             &outcome.stderr.to_clipped(),
             max_output,
         );
+        // What the sandbox refused or undid: the model and the user see why, not a bare
+        // "Permission denied" (INTEROP.md §10).
+        if !outcome.notes.is_empty() {
+            text.push_str("--- sandbox ---\n");
+            for note in &outcome.notes {
+                text.push_str(note);
+                text.push('\n');
+            }
+        }
         let mut result = match outcome.exit {
             Exit::TimedOut => {
                 // The message is the spec's (§7.3); what was printed before the kill is kept
