@@ -155,12 +155,12 @@ pub fn transcript_link(scenario: &ScenarioResult) -> String {
 /// CSS of the first screen (bars and the failed-MUST list).
 pub const STYLE: &str = ".first{display:grid;grid-template-columns:minmax(0,5fr) minmax(0,7fr);gap:0 2em}\
 .bars{width:100%;border:0;table-layout:fixed}.bars td{border:0;padding:1px 4px;font-size:13px;white-space:nowrap;\
-overflow:hidden;text-overflow:ellipsis}.bars td.bar{width:55%}.bar div{display:flex;height:12px;background:#eaeef2}\
+overflow:hidden;text-overflow:ellipsis}.bars td:first-child{width:34%}.bars td.bar{width:38%}.bar div{display:flex;height:12px;background:#eaeef2}\
 .bar span{display:block;height:100%}.bar .passed{background:#2da44e}.bar .failed{background:#cf222e}\
 .bar .known{background:#d4a72c}.bar .blocked{background:#8250df}.bar .notApplicable{background:#afb8c1}\
 .bar .notRun{background:#d0d7de}.legend span{display:inline-block;width:10px;height:10px;margin:0 3px 0 10px}\
 .fix h3{margin:.6em 0 .2em;font-size:14px}.fix ul{margin:0;padding-left:1.2em}.fix li{margin:.15em 0}\
-.fix .why{color:#57606a}.fix .knownfix{color:#9a6700}";
+.fix .why{color:#57606a;display:block;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}.fix .knownfix{color:#9a6700}";
 
 /// The first screen as HTML: verdict counts as bars, then the failed MUSTs by area.
 pub fn html(catalogue: &Catalogue, outcome: &Outcome, transcripts: bool) -> String {
@@ -206,23 +206,21 @@ pub fn html(catalogue: &Catalogue, outcome: &Outcome, transcripts: bool) -> Stri
             } else {
                 ""
             };
+            let link = match item.scenario {
+                Some(scenario) if transcripts => format!(
+                    " · <a href=\"{}\">transcript</a>",
+                    escape(&transcript_link(scenario))
+                ),
+                _ => String::new(),
+            };
             let _ = write!(
                 h,
-                "<li><a href=\"#{id}\"><code>{id}</code></a>{blocked}{known} {statement}<br><span class=\"why\">{reason}</span>",
+                "<li><a href=\"#{id}\"><code>{id}</code></a>{blocked}{known} {statement}{link}\
+                 <span class=\"why\" title=\"{reason}\">{reason}</span></li>",
                 id = escape(&r.id),
                 statement = escape(&first_line(&r.statement, 140)),
                 reason = escape(&item.reason),
             );
-            if let Some(scenario) = item.scenario {
-                if transcripts {
-                    let _ = write!(
-                        h,
-                        " · <a href=\"{}\">transcript</a>",
-                        escape(&transcript_link(scenario))
-                    );
-                }
-            }
-            h.push_str("</li>");
         }
         h.push_str("</ul>");
     }
@@ -260,12 +258,12 @@ fn bars(h: &mut String, groups: &[Counts]) {
         }
         let _ = write!(
             h,
-            "</div></td><td>{} / {} passed{}</td></tr>",
+            "</div></td><td title=\"passed of all\">{} / {} ✔{}</td></tr>",
             group.by_segment[0],
             group.total(),
             match group.by_segment[1] + group.by_segment[3] {
                 0 => String::new(),
-                n => format!(", <b>{n} failing</b>"),
+                n => format!(" · <b>{n} ✘</b>"),
             }
         );
     }
