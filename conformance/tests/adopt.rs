@@ -10,6 +10,8 @@
 //!
 //! then `conformance matrix` puts the three runs side by side.
 
+// Test helpers outside #[test] functions: a failure is the test's failure, shown with its output.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
 #![cfg(unix)]
 
 mod support;

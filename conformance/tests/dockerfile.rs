@@ -6,6 +6,9 @@
 //! cargo test -p conformance --test dockerfile -- --ignored   # a full build of the kit
 //! ```
 
+// Test helpers outside #[test] functions: a failure is the test's failure, shown with its output.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
+
 mod support;
 
 use std::path::PathBuf;

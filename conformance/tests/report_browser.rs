@@ -11,6 +11,9 @@
 //! cargo test -p conformance --test report_browser -- --ignored
 //! ```
 
+// Test helpers outside #[test] functions: a failure is the test's failure, shown with its output.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
+
 use std::path::Path;
 use std::process::Command;
 

@@ -5,6 +5,8 @@
 //! manifests can only come from the binary. The run certifies a small tag selection with
 //! the built-in `reference` manifest.
 
+// Test helpers outside #[test] functions: a failure is the test's failure, shown with its output.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
 #![cfg(unix)]
 
 mod support;
