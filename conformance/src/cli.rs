@@ -13,7 +13,17 @@ use crate::selection::Shard;
 /// Certifies an agent runtime: spawns it per scenario with fake services, speaks JSON-RPC
 /// over its stdio (or a Unix socket) and checks every behaviour in features/ against the spec.
 #[derive(Debug, Parser)]
-#[command(name = "conformance", version = crate::builtin::VERSION)]
+#[command(
+    name = "conformance",
+    version = crate::builtin::VERSION,
+    after_help = "Other commands (each with --help):\n  \
+      conformance init                      a starter runtime manifest (conformance.toml)\n  \
+      conformance baseline --write FILE     a run's failures as a baseline\n  \
+      conformance diff OLD NEW              two runs compared; exit 1 on a regression\n  \
+      conformance matrix REPORT...          requirement x runtime on one HTML page\n  \
+      conformance crash --runtime CMD       the crash campaign\n  \
+      conformance variance-runtime PROGRAM  the permissible-variance wrapper"
+)]
 pub struct Cli {
     /// The runtime command line, split like a shell would (no shell is run), e.g.
     /// `--runtime "python3 -m my_runtime"`.
