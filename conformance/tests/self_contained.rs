@@ -17,9 +17,12 @@ use support::{kit, reference_runtime, run, stdout, workspace_root};
 
 const TAGS: &str = "@REQ-RPC-001 or @REQ-RPC-006 or @REQ-SES-002";
 
-fn private_mounts_work() -> bool {
+/// Whether a private mount namespace with a tmpfs over `dir` can be had here (a user
+/// namespace may be refused, or mounting inside it).
+fn private_mounts_work(dir: &std::path::Path) -> bool {
     Command::new("unshare")
-        .args(["-rm", "true"])
+        .args(["-rm", "sh", "-c", "mount -t tmpfs none \"$1\"", "sh"])
+        .arg(dir)
         .output()
         .is_ok_and(|o| o.status.success())
 }
@@ -60,7 +63,7 @@ fn the_binary_alone_certifies_from_an_empty_directory() {
         "--report-dir",
         "report",
     ];
-    let output = if private_mounts_work() {
+    let output = if private_mounts_work(&here) {
         // The repository is an empty tmpfs inside; the check fails the run if it is not.
         let script =
             "mount -t tmpfs none \"$1\" && test ! -e \"$1/features\" && shift && exec \"$@\"";
