@@ -7,13 +7,23 @@ use anyhow::Context;
 use clap::Parser;
 
 use crate::driver::{RuntimeCommand, Transport};
-use crate::runner::{DEFAULT_CONCURRENCY, OutputStyle, RunOptions, default_features_dir};
+use crate::runner::{DEFAULT_CONCURRENCY, OutputStyle, RunOptions};
 use crate::selection::Shard;
 
 /// Certifies an agent runtime: spawns it per scenario with fake services, speaks JSON-RPC
 /// over its stdio (or a Unix socket) and checks every behaviour in features/ against the spec.
 #[derive(Debug, Parser)]
-#[command(name = "conformance", version)]
+#[command(
+    name = "conformance",
+    version = crate::builtin::VERSION,
+    after_help = "Other commands (each with --help):\n  \
+      conformance init                      a starter runtime manifest (conformance.toml)\n  \
+      conformance baseline --write FILE     a run's failures as a baseline\n  \
+      conformance diff OLD NEW              two runs compared; exit 1 on a regression\n  \
+      conformance matrix REPORT...          requirement x runtime on one HTML page\n  \
+      conformance crash --runtime CMD       the crash campaign\n  \
+      conformance variance-runtime PROGRAM  the permissible-variance wrapper"
+)]
 pub struct Cli {
     /// The runtime command line, split like a shell would (no shell is run), e.g.
     /// `--runtime "python3 -m my_runtime"`.
@@ -62,7 +72,7 @@ pub struct Cli {
     #[arg(long)]
     pub fail_fast: bool,
 
-    /// Directory of .feature files (default: the repository's features/).
+    /// Directory of .feature files (default: the features/ built into this binary).
     #[arg(long, value_name = "DIR")]
     pub features: Option<PathBuf>,
 
@@ -73,7 +83,8 @@ pub struct Cli {
     /// What the runtime declares (TOML): the profiles it claims (`core`, `interop`,
     /// `reference`, `hardening`, `policy`), its transports, and the knobs it honours under
     /// which environment names (see conformance/README.md). Default: core and interop over
-    /// stdio, no knob; `conformance/manifests/reference.toml` is the reference runtime's.
+    /// stdio, no knob. A name without such a file is a built-in manifest: `reference` (the
+    /// reference runtime's), `variance`, `windows`.
     #[arg(long, value_name = "FILE")]
     pub manifest: Option<PathBuf>,
 
@@ -100,7 +111,10 @@ impl Cli {
         }
         options.transport = self.transport;
         options.baseline = self.baseline;
-        options.features = self.features.unwrap_or_else(default_features_dir);
+        options.features = match self.features {
+            Some(dir) => dir,
+            None => crate::builtin::features_dir()?,
+        };
         options.catalogue = self.catalogue;
         options.tags = self.tags;
         options.name = self.name;
@@ -111,7 +125,7 @@ impl Cli {
         options.timeout = Duration::from_millis(self.timeout_ms.max(1));
         options.report_dir = self.report_dir;
         if let Some(path) = &self.manifest {
-            options.manifest = crate::runtime_manifest::RuntimeManifest::load(path)?;
+            options.manifest = crate::builtin::load_manifest(path)?;
         }
         Ok(options)
     }

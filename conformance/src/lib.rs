@@ -10,7 +10,9 @@
 //! The kit never depends on the reference runtime's crates: it sees a runtime only as a
 //! process, and messages only as JSON checked against the schemas.
 
+pub mod adopt;
 pub mod baseline;
+pub mod builtin;
 pub mod cli;
 pub mod config;
 pub mod crash;

@@ -1,7 +1,9 @@
-//! `certification.html`: one self-contained page (inline CSS and JS, nothing fetched) with
-//! the manifest, the totals, the requirement matrix (requirement → scenarios → result,
-//! coloured, filterable by area, level and result) and, for each failed scenario, its
-//! failure and the runtime's stderr.
+//! `certification.html`: one self-contained page (inline CSS and JS, nothing fetched). Its
+//! first screen says what to fix first (counts per profile and area as bars, the failed MUSTs
+//! by area with their reason and transcript, see [`super::summary`]); then the manifest, the
+//! totals, the ten slowest scenarios, the requirement matrix (requirement → scenarios →
+//! result, coloured, filterable by area, level and result) and, for each failed scenario, its
+//! failure and the runtime's stderr. It fits a 1280 px window without horizontal scrolling.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -26,7 +28,10 @@ pub fn escape(text: &str) -> String {
     out
 }
 
-const STYLE: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}\
+const STYLE: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222;max-width:1400px}\
+h1{margin:.2em 0 .4em;font-size:22px}h2{font-size:16px;margin:.8em 0 .3em}td,th,li{overflow-wrap:anywhere}\
+#matrix{table-layout:fixed}#matrix col.c-id{width:8.5em}#matrix col.c-level{width:7em}#matrix col.c-spec{width:11%}\
+#matrix col.c-result{width:9em}#matrix col.c-scen{width:32%}#matrix ul{margin:0;padding-left:1.1em}\
 h1 .ok{color:#1a7f37}h1 .ko{color:#cf222e}table{border-collapse:collapse;width:100%}\
 td,th{border:1px solid #ddd;padding:4px 6px;vertical-align:top;text-align:left}\
 th{background:#f6f8fa}.manifest td:first-child{width:14em;font-weight:600}\
@@ -90,6 +95,7 @@ pub fn render(
     outcome: &Outcome,
     context: &ReportContext,
     manifest: &Manifest,
+    slowest: &[super::timing::ScenarioTime],
 ) -> String {
     let mut h = String::new();
     let (class, verdict) = if outcome.passed {
@@ -100,9 +106,18 @@ pub fn render(
     let _ = write!(
         h,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <title>Conformance certification — {verdict}</title><style>{STYLE}</style></head><body>\n\
-         <h1>Conformance certification — <span class=\"{class}\">{verdict}</span></h1>\n"
+         <meta name=\"viewport\" content=\"width=device-width\">\
+         <title>Conformance certification — {verdict}</title><style>{STYLE}{}</style></head><body>\n\
+         <h1>Conformance certification — <span class=\"{class}\">{verdict} {}</span> <small>{}</small></h1>\n",
+        super::summary::STYLE,
+        escape(&outcome.profiles),
+        escape(&manifest.runtime.command),
     );
+    h.push_str(&super::summary::html(
+        catalogue,
+        outcome,
+        context.transcripts_dir.is_some(),
+    ));
 
     // Manifest.
     let rows: Vec<(&str, String)> = vec![
@@ -183,6 +198,25 @@ pub fn render(
         outcome.warnings
     );
 
+    if !slowest.is_empty() {
+        let _ = write!(
+            h,
+            "<details><summary>The {} slowest scenarios</summary><table><thead><tr><th>Time</th><th>Scenario</th><th>Where</th></tr></thead><tbody>",
+            slowest.len()
+        );
+        for slow in slowest {
+            let _ = write!(
+                h,
+                "<tr><td>{}</td><td>{}</td><td>{}:{}</td></tr>",
+                super::timing::human(slow.millis),
+                escape(&slow.name),
+                escape(&slow.uri),
+                slow.line
+            );
+        }
+        h.push_str("</tbody></table></details>\n");
+    }
+
     // Filters.
     h.push_str(
         "<div class=\"filters\"><label>Area <select id=\"f-area\"><option value=\"\">all</option>",
@@ -218,7 +252,8 @@ pub fn render(
 
     // The matrix.
     h.push_str(
-        "<table id=\"matrix\"><thead><tr><th>Requirement</th><th>Level / profile</th><th>Statement</th>\
+        "<table id=\"matrix\"><colgroup><col class=\"c-id\"><col class=\"c-level\"><col>\
+        <col class=\"c-spec\"><col class=\"c-result\"><col class=\"c-scen\"></colgroup><thead><tr><th>Requirement</th><th>Level / profile</th><th>Statement</th>\
         <th>Spec</th><th>Result</th><th>Scenarios</th></tr></thead><tbody>\n",
     );
     for requirement in &outcome.requirements {
@@ -424,7 +459,19 @@ statement = "s"
             &crate::runtime_manifest::RuntimeManifest::default(),
             &context,
         );
-        let page = render(&catalogue, &outcome, &context, &context.manifest);
+        let slow = [super::super::timing::ScenarioTime {
+            name: "a <slow> one".to_owned(),
+            uri: "rpc/framing.feature".to_owned(),
+            line: 7,
+            millis: 4200,
+        }];
+        let page = render(&catalogue, &outcome, &context, &context.manifest, &slow);
+        assert!(
+            page.contains("<td>4.2 s</td><td>a &lt;slow&gt; one</td>"),
+            "{page}"
+        );
+        assert!(page.contains("Fix first: 1 failed MUST(s) by area"));
+        assert!(page.contains("href=\"transcripts/rpc-framing-L7.log\""));
         assert!(page.contains("NOT CERTIFIED"));
         assert!(page.contains("Not certified, deliberately (1)"));
         assert!(page.contains("<td>REQ-RPC-901</td><td>MAY</td><td>a &lt;phase 3&gt; thing</td>"));

@@ -86,7 +86,11 @@ impl SpecInfo {
     pub fn of_catalogue(path: &Path, requirements: usize) -> Self {
         let text = std::fs::read(path).unwrap_or_default();
         Self {
-            catalogue: path.display().to_string(),
+            catalogue: if crate::builtin::is_builtin(path) {
+                "built-in requirements.toml".to_owned()
+            } else {
+                path.display().to_string()
+            },
             requirements,
             fingerprint: format!("fnv1a64:{:016x}", fnv1a64(&text)),
             schema_version: "1.0",

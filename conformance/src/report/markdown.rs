@@ -1,6 +1,7 @@
-//! `certification.md`: the verdict, the totals, the failed requirements first (with the
-//! failing step and a link to the transcript), then the requirement matrix per area and the
-//! scenario list.
+//! `certification.md`: the verdict and the totals, then what to fix first (counts per
+//! profile and area, the failed MUSTs by area, see [`super::summary`]) and the ten slowest
+//! scenarios, the failed requirements (with the failing step and a link to the transcript),
+//! then the requirement matrix per area and the scenario list.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -32,7 +33,12 @@ fn rfc3339(at: time::OffsetDateTime) -> String {
 }
 
 /// The Markdown report: verdict, totals, failed requirements first, then the full matrix.
-pub fn render(catalogue: &Catalogue, outcome: &Outcome, context: &ReportContext) -> String {
+pub fn render(
+    catalogue: &Catalogue,
+    outcome: &Outcome,
+    context: &ReportContext,
+    slowest: &[super::timing::ScenarioTime],
+) -> String {
     let mut md = String::new();
     let verdict = if outcome.passed {
         format!("✅ {}", outcome.verdict_line())
@@ -50,7 +56,15 @@ pub fn render(catalogue: &Catalogue, outcome: &Outcome, context: &ReportContext)
     );
     let _ = writeln!(md, "| Started | {} |", rfc3339(context.started_at));
     let _ = writeln!(md, "| Finished | {} |", rfc3339(context.finished_at));
-    let _ = writeln!(md, "| Features | `{}` |", context.features.display());
+    if crate::builtin::is_builtin(&context.features) {
+        let _ = writeln!(
+            md,
+            "| Features | built into the kit (catalogue {}) |",
+            crate::builtin::CATALOGUE_FINGERPRINT
+        );
+    } else {
+        let _ = writeln!(md, "| Features | `{}` |", context.features.display());
+    }
     if let Some(tags) = &context.tags {
         let _ = writeln!(md, "| Tag filter | `{}` |", cell(tags));
     }
@@ -108,6 +122,28 @@ pub fn render(catalogue: &Catalogue, outcome: &Outcome, context: &ReportContext)
     }
     if total == 0 {
         let _ = writeln!(md, "\n**No scenario ran** — check the tag/name filter.");
+    }
+    md.push_str(&super::summary::markdown(
+        catalogue,
+        outcome,
+        context.transcripts_dir.is_some(),
+    ));
+    if !slowest.is_empty() {
+        let _ = writeln!(
+            md,
+            "\n## The {} slowest scenarios\n\n| Time | Scenario | Where |\n|---|---|---|",
+            slowest.len()
+        );
+        for slow in slowest {
+            let _ = writeln!(
+                md,
+                "| {} | {} | {}:{} |",
+                super::timing::human(slow.millis),
+                cell(&slow.name),
+                cell(&slow.uri),
+                slow.line
+            );
+        }
     }
     if let Some(baseline) = &outcome.baseline {
         render_baseline(&mut md, outcome, baseline);

@@ -8,6 +8,8 @@ pub mod attribution;
 pub mod html;
 pub mod manifest;
 mod markdown;
+pub mod summary;
+pub mod timing;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -726,14 +728,22 @@ pub fn write_reports(
     outcome: &Outcome,
     context: &ReportContext,
 ) -> anyhow::Result<()> {
-    let markdown = markdown::render(catalogue, outcome, context);
+    // cucumber's JSON is written into the report dir; its durations give the slowest scenarios.
+    let slowest = std::fs::read_to_string(dir.join("cucumber.json"))
+        .map(|json| timing::slowest(&json, timing::SLOWEST))
+        .unwrap_or_default();
+    let markdown = markdown::render(catalogue, outcome, context, &slowest);
     let path = dir.join("certification.md");
     std::fs::write(&path, markdown).with_context(|| format!("cannot write {}", path.display()))?;
     let path = dir.join("outcome.json");
-    let json = serde_json::to_string_pretty(outcome)?;
+    let mut json = serde_json::to_value(outcome)?;
+    if let Some(members) = json.as_object_mut() {
+        members.insert("slowest".to_owned(), serde_json::to_value(&slowest)?);
+    }
+    let json = serde_json::to_string_pretty(&json)?;
     std::fs::write(&path, json).with_context(|| format!("cannot write {}", path.display()))?;
     let path = dir.join("certification.html");
-    let page = html::render(catalogue, outcome, context, &context.manifest);
+    let page = html::render(catalogue, outcome, context, &context.manifest, &slowest);
     std::fs::write(&path, page).with_context(|| format!("cannot write {}", path.display()))?;
     let path = dir.join("manifest.json");
     let json = serde_json::to_string_pretty(&context.manifest)?;

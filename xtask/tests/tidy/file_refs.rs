@@ -20,8 +20,9 @@ const SPEC_DOCUMENTS: [&str; 7] = [
 ];
 
 /// Names that are mentioned as examples or outputs, not as files of the repository.
-const NOT_REPO_FILES: [&str; 4] = [
+const NOT_REPO_FILES: [&str; 5] = [
     "certification.md",    // a report the kit writes
+    "conformance.toml",    // the runtime manifest `conformance init` writes
     "known-failures.toml", // a baseline a user of the kit writes
     "my-runtime.toml",     // a user's runtime manifest, in a command example
     "dir/file.feature",    // a scenario location, in a format example
