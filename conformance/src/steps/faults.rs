@@ -132,7 +132,20 @@ async fn answers(
             .context("a number of requests")?,
         None => EVERY_REQUEST,
     };
+    if name == "LLM Gateway" && (status == 429 || status >= 500) {
+        world.allow_default_timing("LLM_RETRY_BASE_DELAY", default_backoff(count));
+    }
     apply(world, &name, Fault::Fail { count, status }).await
+}
+
+/// How long the spec's default back-off takes over `failures` failed gateway calls, with
+/// room for jitter: local-agent-host.md §6.4 and ARCHITECTURE.md (LLM_MAX_RETRIES 3,
+/// LLM_RETRY_BASE_DELAY 1 s doubling, LLM_RETRY_MAX_DELAY 30 s).
+fn default_backoff(failures: usize) -> Duration {
+    const RETRIES: u32 = 3;
+    let retries = u32::try_from(failures).unwrap_or(RETRIES).min(RETRIES);
+    let total: u64 = (0..retries).map(|n| (1_u64 << n).min(30)).sum();
+    Duration::from_millis(total * 1500)
 }
 
 #[given(
