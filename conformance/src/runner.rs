@@ -361,9 +361,7 @@ pub async fn run(options: RunOptions) -> anyhow::Result<Outcome> {
             .is_some_and(|f| f.contains(FAIL_FAST_STOPPED))
     });
     let not_started = before_stop - results.len();
-    report::attribution::attribute_missing_events(&mut results, |event_type| {
-        ledger.observed(&crate::validation::judged::payload(event_type))
-    });
+    report::attribution::attribute_missing_events(&mut results, |judged| ledger.observed(judged));
     report::attribution::attribute_failures(&mut results, &features);
     let context = report::ReportContext {
         runtime: options.runtime.display.clone(),

@@ -119,9 +119,11 @@ pub const MUTANTS: &[Mutant] = &[
     },
     Mutant {
         name: "event-after-terminal",
+        // No requirement says "nothing of a task after its terminal event"; the late chunk is
+        // caught as text the model never streamed.
         breaks: "sends the task's last text_chunk again after its terminal event",
-        fails: &["REQ-TASK-008"],
-        witnesses: &["REQ-TASK-003"],
+        fails: &["REQ-TASK-003"],
+        witnesses: &["REQ-TASK-008"],
         kind: Kind::EventAfterTerminal,
     },
     Mutant {
@@ -147,8 +149,9 @@ pub const MUTANTS: &[Mutant] = &[
     },
     Mutant {
         name: "invalid-params-as-internal",
+        // Each of these requirements states -32602 for its own case of invalid params.
         breaks: "answers params of the wrong shape with -32603 instead of -32602",
-        fails: &["REQ-RPC-014"],
+        fails: &["REQ-RPC-014", "REQ-LOOP-007", "REQ-LOOP-008"],
         witnesses: &["REQ-RPC-006"],
         kind: Kind::ErrorCode(-32602, -32603),
     },
@@ -180,8 +183,9 @@ pub const MUTANTS: &[Mutant] = &[
     },
     Mutant {
         name: "start-task-not-running",
+        // "queued" is outside StartTask.result's schema too (REQ-MSG-003).
         breaks: "StartTask answers status \"queued\" instead of \"running\"",
-        fails: &["REQ-TASK-001"],
+        fails: &["REQ-TASK-001", "REQ-MSG-003"],
         witnesses: &["REQ-TASK-008"],
         kind: Kind::ResultMember("StartTask", "status", "queued"),
     },
@@ -201,15 +205,17 @@ pub const MUTANTS: &[Mutant] = &[
     },
     Mutant {
         name: "step-number-from-zero",
+        // 0 is below step_started's schema minimum too (REQ-MSG-111).
         breaks: "step_started.stepNumber counts from 0",
-        fails: &["REQ-TASK-014", "REQ-LOOP-010"],
+        fails: &["REQ-TASK-014", "REQ-LOOP-010", "REQ-MSG-111"],
         witnesses: &["REQ-TASK-008"],
         kind: Kind::StepNumberFromZero,
     },
     Mutant {
         name: "epoch-timestamps",
+        // The SessionEvent schema's date-time format is REQ-EVT-001's.
         breaks: "event timestamps are milliseconds since the epoch, not RFC 3339",
-        fails: &["REQ-EVT-005"],
+        fails: &["REQ-EVT-005", "REQ-EVT-001"],
         witnesses: &["REQ-TASK-008"],
         kind: Kind::EpochTimestamps,
     },

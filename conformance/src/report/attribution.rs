@@ -16,14 +16,36 @@ use super::{ScenarioResult, ScenarioStatus};
 
 pub use crate::catalogue::JUDGES_COMMENT;
 
-/// The events steps wait for, each with the requirement whose scenario judges that the
-/// runtime sends it at all.
-pub const AWAITED_EVENTS: &[(&str, &str)] = &[
-    ("task_completed", "REQ-TASK-008"),
-    ("task_failed", "REQ-LOOP-012"),
-    ("task_cancelled", "REQ-CAN-003"),
-    ("approval_requested", "REQ-APR-001"),
+/// The messages steps wait for: the name a waiting step gives it, the kind of message the
+/// run counts (a [`crate::validation::judged`] name) and the requirement whose scenario
+/// judges that the runtime sends it at all.
+pub const AWAITED_EVENTS: &[(&str, &str, &str)] = &[
+    (
+        "task_completed",
+        "events/payloads/task_completed",
+        "REQ-TASK-008",
+    ),
+    ("task_failed", "events/payloads/task_failed", "REQ-LOOP-012"),
+    (
+        "task_cancelled",
+        "events/payloads/task_cancelled",
+        "REQ-CAN-003",
+    ),
+    (
+        "approval_requested",
+        "events/payloads/approval_requested",
+        "REQ-APR-001",
+    ),
+    ("Shutdown", "methods/Shutdown.result", "REQ-SES-012"),
 ];
+
+/// The name a step waiting for the response to `method` gives it, if the run counts it.
+pub fn awaited_response(method: &str) -> Option<String> {
+    AWAITED_EVENTS
+        .iter()
+        .find(|(name, judged, _)| *name == method && judged.starts_with("methods/"))
+        .map(|(name, _, _)| awaited(&[name]))
+}
 
 /// Marks a step error that came of waiting for one of [`AWAITED_EVENTS`]:
 /// `awaited events: task_completed, task_failed.` (see [`awaited`]).
@@ -47,9 +69,9 @@ pub fn awaited_in(message: &str) -> Vec<&str> {
         .collect()
 }
 
-/// Charges a failure caused by an event the runtime never sent (anywhere in the run) to the
-/// requirement about that event: the scenario is not judged for the others. `observed`
-/// counts the events of a type the whole run saw.
+/// Charges a failure caused by a message the runtime never sent (anywhere in the run) to the
+/// requirement about that message: the scenario is not judged for the others. `observed`
+/// counts the messages of a kind (a judged name) the whole run saw.
 pub fn attribute_missing_events(results: &mut [ScenarioResult], observed: impl Fn(&str) -> u64) {
     for scenario in results
         .iter_mut()
@@ -60,8 +82,9 @@ pub fn attribute_missing_events(results: &mut [ScenarioResult], observed: impl F
         };
         let missing: Vec<(&str, &str)> = awaited_in(failure)
             .into_iter()
-            .filter(|t| observed(t) == 0)
-            .filter_map(|t| AWAITED_EVENTS.iter().find(|(e, _)| *e == t).copied())
+            .filter_map(|t| AWAITED_EVENTS.iter().find(|(e, _, _)| *e == t))
+            .filter(|(_, judged, _)| observed(judged) == 0)
+            .map(|(name, _, id)| (*name, *id))
             .collect();
         if missing.is_empty() {
             continue;
@@ -140,12 +163,14 @@ pub fn attribute_failures(results: &mut [ScenarioResult], features: &Path) {
     }
 }
 
-/// The text of the feature file cucumber names `uri` (relative to the features directory's
-/// parent, as cucumber reports it, or as given).
+/// The text of the feature file cucumber names `uri`: relative to the features directory's
+/// parent or to the working directory, or, for a features directory outside the working
+/// directory, the absolute path without its leading `/` (`work/repo/features/a/b.feature`).
 fn feature_source(features: &Path, uri: &str) -> Option<String> {
-    let candidates: Vec<PathBuf> = [
+    let mut candidates: Vec<PathBuf> = [
         features.parent().map(|parent| parent.join(uri)),
         Some(PathBuf::from(uri)),
+        Some(Path::new("/").join(uri)),
         Path::new(uri)
             .strip_prefix("features")
             .ok()
@@ -154,6 +179,9 @@ fn feature_source(features: &Path, uri: &str) -> Option<String> {
     .into_iter()
     .flatten()
     .collect();
+    // Any tail of the uri that names a file under the features directory.
+    let parts: Vec<&str> = uri.split(['/', '\\']).collect();
+    candidates.extend((1..parts.len()).map(|at| features.join(parts[at..].join("/"))));
     candidates
         .iter()
         .find_map(|path| std::fs::read_to_string(path).ok())
@@ -196,6 +224,17 @@ mod tests {
         // Without a comment the failure is every requirement's.
         assert_eq!(results[1].charged_to, None);
         assert_eq!(results[1].status_for("REQ-A-001"), ScenarioStatus::Failed);
+        // A features directory outside the working directory: cucumber names the file by its
+        // absolute path without the leading `/`.
+        let mut outside = vec![failed_at(7)];
+        outside[0].uri = features
+            .join("f.feature")
+            .display()
+            .to_string()
+            .trim_start_matches('/')
+            .to_owned();
+        attribute_failures(&mut outside, &features);
+        assert_eq!(outside[0].charged_to, Some(vec!["REQ-B-002".to_owned()]));
     }
 
     #[test]
@@ -208,7 +247,7 @@ mod tests {
         let mut own = waiting.clone();
         own.tags = vec!["REQ-TASK-008".to_owned(), "REQ-A-001".to_owned()];
         let mut results = vec![waiting.clone(), own, waiting];
-        let none_seen = |t: &str| u64::from(t == "task_failed");
+        let none_seen = |t: &str| u64::from(t == "events/payloads/task_failed");
         attribute_missing_events(&mut results[..2], none_seen);
         assert_eq!(results[0].status, ScenarioStatus::Blocked);
         assert!(
@@ -237,7 +276,7 @@ mod tests {
             &crate::runner::default_features_dir().join("requirements.toml"),
         )
         .unwrap();
-        for (_, id) in super::AWAITED_EVENTS {
+        for (_, _, id) in super::AWAITED_EVENTS {
             assert!(catalogue.get(id).is_some(), "{id} is not in the catalogue");
         }
     }

@@ -48,8 +48,8 @@ pub(crate) async fn wait_task_event(
         .with_context(|| {
             let awaited = crate::report::attribution::AWAITED_EVENTS
                 .iter()
-                .find(|(event, _)| *event == what)
-                .map(|(event, _)| crate::report::attribution::awaited(&[event]))
+                .find(|(event, judged, _)| *event == what && judged.starts_with("events/"))
+                .map(|(event, _, _)| crate::report::attribution::awaited(&[event]))
                 .unwrap_or_default();
             format!(
                 "the task's events so far: {} {awaited}",

@@ -120,6 +120,8 @@ fn focused(mutant: &Mutant) -> RunOptions {
     options.timeout = WAIT;
     options.features = features();
     options.manifest = reference_manifest();
+    options.report_dir =
+        std::env::var_os("CONFORMANCE_REPORT_DIR").map(|dir| PathBuf::from(dir).join(mutant.name));
     options
 }
 
