@@ -68,6 +68,10 @@ pub struct Args {
     /// Only list the mutants cargo-mutants would try.
     #[arg(long)]
     list: bool,
+    /// Mutate the working tree itself and build in its target dir (warm: no cold build of
+    /// the copy); cargo-mutants puts each file back, so do not interrupt it.
+    #[arg(long)]
+    in_place: bool,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -134,6 +138,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     if args.list {
         command.arg("--list");
+    }
+    if args.in_place {
+        command.arg("--in-place");
     }
     // The kit and only the kit: the `conformance` test target of agent-runtime.
     command.args(["--", "--test", "conformance"]);
@@ -230,7 +237,7 @@ pub fn summarise(out: &Path) -> anyhow::Result<String> {
     Ok(text)
 }
 
-/// Whether a cargo-mutants line (`runtime/host/src/x.rs:12:5: replace …`) is in the globs.
+/// Whether a cargo-mutants line (the file, then `:line:column: replace …`) is in the globs.
 fn in_area(line: &str, globs: &[&str]) -> bool {
     let file = line.split(':').next().unwrap_or("");
     globs.iter().any(|glob| glob_matches(glob, file))

@@ -377,6 +377,28 @@ pub async fn run(name: &str, program: &str, args: &[String]) -> anyhow::Result<i
     crate::proxy::run(program, args, &[], Breaker::new(mutant)).await
 }
 
+/// The last recorded cargo-mutants run over the reference runtime with the kit as the test
+/// (`cargo xtask mutants`): what it covered, mutants caught (a timeout counts as caught) and
+/// viable mutants. Updated by hand from `target/mutants/` when a run is recorded in
+/// conformance/README.md.
+pub const BEHAVIOUR_MUTANTS: Option<(&str, usize, usize)> = None;
+
+/// The kit's sensitivity in a line, for the report's footer: the wire mutants `cargo test`
+/// holds it to (each caught, each charged to exactly its requirements) and the behaviour
+/// mutants of the last recorded cargo-mutants run.
+pub fn sensitivity() -> String {
+    let behaviour = match BEHAVIOUR_MUTANTS {
+        Some((scope, caught, viable)) => {
+            format!("behaviour mutants of {scope}: {caught} of {viable} caught")
+        }
+        None => "behaviour mutants (cargo xtask mutants): no run recorded".to_owned(),
+    };
+    format!(
+        "wire mutants: {n} of {n} caught, each charged to exactly its requirements (cargo test); {behaviour}",
+        n = MUTANTS.len()
+    )
+}
+
 /// `name  breaks…  (fails REQ-…)`, one line per mutant, for `--list`.
 pub fn listing() -> String {
     MUTANTS

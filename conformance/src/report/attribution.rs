@@ -165,7 +165,8 @@ pub fn attribute_failures(results: &mut [ScenarioResult], features: &Path) {
 
 /// The text of the feature file cucumber names `uri`: relative to the features directory's
 /// parent or to the working directory, or, for a features directory outside the working
-/// directory, the absolute path without its leading `/` (`work/repo/features/a/b.feature`).
+/// directory, the absolute path without its leading `/` (`/home/ci/repo/features/…` is
+/// named `home/ci/repo/features/…`).
 fn feature_source(features: &Path, uri: &str) -> Option<String> {
     let mut candidates: Vec<PathBuf> = [
         features.parent().map(|parent| parent.join(uri)),

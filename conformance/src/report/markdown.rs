@@ -51,6 +51,9 @@ pub fn render(catalogue: &Catalogue, outcome: &Outcome, context: &ReportContext)
     let _ = writeln!(md, "| Started | {} |", rfc3339(context.started_at));
     let _ = writeln!(md, "| Finished | {} |", rfc3339(context.finished_at));
     let _ = writeln!(md, "| Features | `{}` |", context.features.display());
+    if let Some(reason) = &outcome.incomplete {
+        let _ = writeln!(md, "| Incomplete | {} |", cell(reason));
+    }
     if let Some(tags) = &context.tags {
         let _ = writeln!(md, "| Tag filter | `{}` |", cell(tags));
     }
@@ -329,6 +332,11 @@ pub fn render(catalogue: &Catalogue, outcome: &Outcome, context: &ReportContext)
             ids.join(" ")
         );
     }
+    let _ = writeln!(
+        md,
+        "\n---\nKit {} {}: {}",
+        context.manifest.kit.name, context.manifest.kit.version, context.manifest.kit.sensitivity
+    );
     md
 }
 

@@ -191,6 +191,20 @@ mod tests {
         let pattern = format!("regex = r\"^the ({SERVICE_NAMES})");
         assert_eq!(include_str!("faults.rs").matches(&pattern).count(), 3);
     }
+
+    #[test]
+    fn waits_allow_the_default_back_off_unless_the_manifest_sets_the_knob() {
+        // 1 + 2 + 4 s for three retries, half as much again for jitter.
+        assert_eq!(default_backoff(10), Duration::from_millis(10_500));
+        assert_eq!(default_backoff(1), Duration::from_millis(1_500));
+        let bare = crate::runtime_manifest::RuntimeManifest::default();
+        assert!(!bare.sets_knob("LLM_RETRY_BASE_DELAY"));
+        let variance = crate::runtime_manifest::RuntimeManifest::load(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("manifests/variance.toml"),
+        )
+        .unwrap();
+        assert!(variance.sets_knob("LLM_RETRY_BASE_DELAY"));
+    }
 }
 
 #[then(expr = "the Session Service received exactly {int} session creation requests")]
