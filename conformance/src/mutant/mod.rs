@@ -282,7 +282,7 @@ impl Breaker {
             }
             Kind::RepeatEventId => {
                 self.events += 1;
-                if self.events % 2 == 0
+                if self.events.is_multiple_of(2)
                     && let Some(previous) = self.last_event_id
                 {
                     event["eventId"] = json!(previous);

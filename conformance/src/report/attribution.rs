@@ -247,7 +247,7 @@ mod tests {
         ));
         let mut own = waiting.clone();
         own.tags = vec!["REQ-TASK-008".to_owned(), "REQ-A-001".to_owned()];
-        let mut results = vec![waiting.clone(), own, waiting];
+        let mut results = [waiting.clone(), own, waiting];
         let none_seen = |t: &str| u64::from(t == "events/payloads/task_failed");
         attribute_missing_events(&mut results[..2], none_seen);
         assert_eq!(results[0].status, ScenarioStatus::Blocked);

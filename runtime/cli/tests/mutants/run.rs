@@ -39,10 +39,10 @@ pub(crate) fn main() -> ExitCode {
         .filter(|v| !v.trim().is_empty())
         .map(|v| v.split(',').map(|s| s.trim().to_owned()).collect());
     let mut problems = Vec::new();
-    if only.is_none() {
-        if let Err(error) = tokio.block_on(fail_fast_both_ways()) {
-            problems.push(format!("--fail-fast: {error:#}"));
-        }
+    if only.is_none()
+        && let Err(error) = tokio.block_on(fail_fast_both_ways())
+    {
+        problems.push(format!("--fail-fast: {error:#}"));
     }
     let started = Instant::now();
     let mut caught = 0;
