@@ -295,6 +295,7 @@ mod tests {
             },
             transport: "stdio".to_owned(),
             baseline: None,
+            incomplete: None,
         }
     }
 

@@ -68,7 +68,8 @@ pub struct Cli {
     #[arg(long, default_value_t = DEFAULT_CONCURRENCY as u16, value_parser = clap::value_parser!(u16).range(1..=64))]
     pub concurrency: u16,
 
-    /// Stop at the first failing scenario.
+    /// Stop at the first scenario that fails a decisive requirement (never at a not
+    /// applicable one); a run stopped early is never CERTIFIED.
     #[arg(long)]
     pub fail_fast: bool,
 

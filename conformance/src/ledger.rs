@@ -73,6 +73,12 @@ impl Ledger {
         }
     }
 
+    /// How many messages of one kind (a judged name, e.g. `events/payloads/task_completed`)
+    /// the whole run saw.
+    pub fn observed(&self, judged: &str) -> u64 {
+        self.lock().observed.get(judged).copied().unwrap_or(0)
+    }
+
     /// Per requirement id: the findings charged to it and the messages it judged.
     pub fn by_requirement(&self, catalogue: &Catalogue) -> BTreeMap<String, Charged> {
         let entries = self.lock();

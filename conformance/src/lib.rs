@@ -19,6 +19,8 @@ pub mod crash;
 pub mod driver;
 pub mod env;
 pub mod ledger;
+pub mod mutant;
+pub mod proxy;
 pub mod report;
 pub mod runner;
 pub mod runtime_manifest;

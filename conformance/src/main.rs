@@ -30,6 +30,9 @@ fn dispatch() -> ExitCode {
     if std::env::args().nth(1).as_deref() == Some("variance-runtime") {
         return variance(std::env::args().skip(2).collect());
     }
+    if std::env::args().nth(1).as_deref() == Some("mutant-runtime") {
+        return mutant(std::env::args().skip(2).collect());
+    }
     let cli = conformance::cli::Cli::parse();
     let report_dir = cli.report_dir.clone();
     let options = match cli.into_options() {
@@ -80,6 +83,37 @@ fn variance(args: Vec<String>) -> ExitCode {
         Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
         Err(error) => {
             eprintln!("conformance variance-runtime: {error:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// `conformance mutant-runtime --mutant NAME PROGRAM [ARGS…]` (or `--list`): PROGRAM with
+/// one named thing broken on the wire (see `conformance::mutant`).
+fn mutant(args: Vec<String>) -> ExitCode {
+    const USAGE: &str = "usage: conformance mutant-runtime --mutant NAME PROGRAM [ARGS…] | --list";
+    let name = match args.first().map(String::as_str) {
+        Some("--list") => {
+            println!("{}", conformance::mutant::listing());
+            return ExitCode::SUCCESS;
+        }
+        Some("--mutant") => args.get(1),
+        _ => None,
+    };
+    let (Some(name), Some((program, rest))) = (name, args.get(2..).and_then(<[_]>::split_first))
+    else {
+        eprintln!("{USAGE}");
+        return ExitCode::from(2);
+    };
+    let Some(tokio) = runtime() else {
+        return ExitCode::from(2);
+    };
+    let code = tokio.block_on(conformance::mutant::run(name, program, rest));
+    tokio.shutdown_timeout(Duration::from_millis(200));
+    match code {
+        Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
+        Err(error) => {
+            eprintln!("conformance mutant-runtime: {error:#}");
             ExitCode::from(2)
         }
     }

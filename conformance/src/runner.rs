@@ -56,6 +56,9 @@ pub struct RunOptions {
     /// (cucumber's step-by-step output).
     pub output: OutputStyle,
     pub concurrency: usize,
+    /// Stop starting scenarios after the first one that fails a decisive requirement (not
+    /// at a not-applicable one, nor at a failure the baseline knows); the run is then
+    /// `INCOMPLETE` at best.
     pub fail_fast: bool,
     /// Bound for each wait inside a step.
     pub timeout: Duration,
@@ -224,6 +227,12 @@ pub async fn run(options: RunOptions) -> anyhow::Result<Outcome> {
         );
     }
     let done = Arc::new(AtomicUsize::new(0));
+    let stop = Arc::new(FailFast::new(
+        options.fail_fast,
+        &catalogue,
+        &options.manifest,
+        baseline.as_ref().map(|(baseline, _)| baseline),
+    ));
 
     let terminal = Terminal { show: !progress };
     let writer = writer::Basic::raw(terminal, writer::Coloring::Auto, 0)
@@ -240,6 +249,8 @@ pub async fn run(options: RunOptions) -> anyhow::Result<Outcome> {
         .normalized();
 
     let before_config = Arc::clone(&config);
+    let before_stop = Arc::clone(&stop);
+    let after_stop = Arc::clone(&stop);
     let after_ledger = Arc::clone(&ledger);
     let opts = cli::Opts {
         re_filter: None,
@@ -247,7 +258,9 @@ pub async fn run(options: RunOptions) -> anyhow::Result<Outcome> {
         parser: Default::default(),
         runner: cucumber::runner::basic::Cli {
             concurrency: Some(options.concurrency.clamp(1, 64)),
-            fail_fast: options.fail_fast,
+            // cucumber's fail-fast stops at any failed step, a "not applicable" one included;
+            // the kit's own (`FailFast`) stops only at a decisive failure.
+            fail_fast: false,
             ..Default::default()
         },
         writer: Default::default(),
@@ -259,6 +272,11 @@ pub async fn run(options: RunOptions) -> anyhow::Result<Outcome> {
         // must never pass while checking nothing.
         .fail_on_skipped()
         .before(move |feature, rule, scenario, world| {
+            if let Some(after) = before_stop.stopped_by() {
+                // A panic is how a hook fails a scenario in cucumber: the scenario is not
+                // started, and the report drops it as not run.
+                panic!("{FAIL_FAST_STOPPED} after the failure of {after}");
+            }
             let config = Arc::clone(&before_config);
             let id = ScenarioId {
                 feature_path: feature.path.clone(),
@@ -274,8 +292,15 @@ pub async fn run(options: RunOptions) -> anyhow::Result<Outcome> {
             };
             async move { world.prepare(config, id) }.boxed_local()
         })
-        .after(move |feature, _rule, scenario, finished, world| {
+        .after(move |feature, rule, scenario, finished, world| {
             let failed = !matches!(finished, event::ScenarioFinished::StepPassed);
+            if matches!(finished, event::ScenarioFinished::BeforeHookFailed(_))
+                && after_stop.stopped_by().is_some()
+            {
+                // Not started because --fail-fast stopped the run: nothing to show or judge.
+                return async {}.boxed_local();
+            }
+            after_stop.judge(feature, rule, scenario, finished);
             let line = progress.then(|| progress_line(feature, scenario, finished));
             let place = scenario_place(feature, scenario);
             let done = Arc::clone(&done);
@@ -329,6 +354,14 @@ pub async fn run(options: RunOptions) -> anyhow::Result<Outcome> {
     let json = std::fs::read_to_string(&json_path)
         .with_context(|| format!("cannot read back {}", json_path.display()))?;
     let mut results = report::parse_cucumber_json(&json)?;
+    let before_stop = results.len();
+    results.retain(|s| {
+        !s.failure
+            .as_deref()
+            .is_some_and(|f| f.contains(FAIL_FAST_STOPPED))
+    });
+    let not_started = before_stop - results.len();
+    report::attribution::attribute_missing_events(&mut results, |judged| ledger.observed(judged));
     report::attribution::attribute_failures(&mut results, &features);
     let context = report::ReportContext {
         runtime: options.runtime.display.clone(),
@@ -372,10 +405,109 @@ pub async fn run(options: RunOptions) -> anyhow::Result<Outcome> {
     if let Some((baseline, file)) = &baseline {
         baseline::apply(&mut outcome, baseline, file);
     }
+    if let Some(after) = stop.stopped_by().filter(|_| not_started > 0) {
+        outcome.mark_incomplete(format!(
+            "--fail-fast stopped the run after the failure of {after}; {not_started} selected scenario(s) were not started"
+        ));
+    }
     if let Some(dir) = &options.report_dir {
         report::write_reports(dir, &catalogue, &outcome, &context)?;
     }
     Ok(outcome)
+}
+
+/// The panic message of a scenario `--fail-fast` kept from starting (the report drops it).
+const FAIL_FAST_STOPPED: &str = "NOT RUN, --fail-fast stopped the run";
+
+/// The kit's `--fail-fast`: the first scenario that fails a decisive requirement (a MUST of
+/// a declared profile) that the baseline does not know stops the run. A scenario that is
+/// not applicable, or fails only warnings or known failures, does not.
+struct FailFast {
+    enabled: bool,
+    decisive: std::collections::BTreeSet<String>,
+    baseline: Option<Baseline>,
+    /// The scenario that stopped the run (`name (dir/file.feature:34)`).
+    stopped: std::sync::Mutex<Option<String>>,
+}
+
+impl FailFast {
+    fn new(
+        enabled: bool,
+        catalogue: &Catalogue,
+        manifest: &RuntimeManifest,
+        baseline: Option<&Baseline>,
+    ) -> Self {
+        Self {
+            enabled,
+            decisive: catalogue
+                .requirements
+                .iter()
+                .filter(|r| r.level == catalogue::Level::Must && manifest.declares(r.profile))
+                .map(|r| r.id.clone())
+                .collect(),
+            baseline: baseline.cloned(),
+            stopped: std::sync::Mutex::new(None),
+        }
+    }
+
+    fn stopped_by(&self) -> Option<String> {
+        self.stopped
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Stops the run when this finished scenario failed a decisive requirement.
+    fn judge(
+        &self,
+        feature: &cucumber::gherkin::Feature,
+        rule: Option<&cucumber::gherkin::Rule>,
+        scenario: &cucumber::gherkin::Scenario,
+        finished: &event::ScenarioFinished,
+    ) {
+        if !self.enabled {
+            return;
+        }
+        let failed = match finished {
+            event::ScenarioFinished::StepPassed => false,
+            event::ScenarioFinished::StepFailed(_, _, error) => {
+                report::not_applicable_reason(&report::clean_error(&error.to_string())).is_none()
+            }
+            event::ScenarioFinished::StepSkipped | event::ScenarioFinished::BeforeHookFailed(_) => {
+                true
+            }
+        };
+        if !failed {
+            return;
+        }
+        let requirements: Vec<&str> = feature
+            .tags
+            .iter()
+            .chain(rule.map(|r| &r.tags).into_iter().flatten())
+            .chain(&scenario.tags)
+            .map(|t| t.trim_start_matches('@'))
+            .filter(|t| self.decisive.contains(*t))
+            .collect();
+        let known = self.baseline.as_ref().is_some_and(|baseline| {
+            baseline.known_failure.iter().any(|entry| {
+                entry.scenario.as_deref() == Some(scenario.name.as_str())
+                    || entry
+                        .id
+                        .as_deref()
+                        .is_some_and(|id| requirements.contains(&id))
+            })
+        });
+        if requirements.is_empty() || known {
+            return;
+        }
+        let mut stopped = self
+            .stopped
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if stopped.is_none() {
+            *stopped = Some(scenario_place(feature, scenario));
+        }
+    }
 }
 
 /// `dir/file.feature:34`: where a scenario is, relative to the features directory.

@@ -258,6 +258,15 @@ impl RuntimeManifest {
         self.profiles.contains(&profile)
     }
 
+    /// Whether the runtime runs with its own value of the knob `name`: declared, and set by
+    /// the manifest's `[env]` under the runtime's name for it. Otherwise it runs on the
+    /// spec's default, and the kit's waits allow for that default's timing.
+    pub fn sets_knob(&self, name: &str) -> bool {
+        self.knobs
+            .get(name)
+            .is_some_and(|knob| self.env.contains_key(knob.env.as_deref().unwrap_or(name)))
+    }
+
     /// How a scenario's `name = value` reaches this runtime: under the runtime's own name,
     /// or not at all (`Err`: the scenario is not applicable, the message says why).
     pub fn resolve(&self, name: &str, value: &str) -> Result<(String, String), String> {

@@ -19,12 +19,8 @@
 //! wrapped runtime's; a knob declared as whole seconds proves the kit's "not applicable".
 
 use std::collections::HashSet;
-use std::process::Stdio;
 
-use anyhow::Context;
 use serde_json::{Map, Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::process::Command;
 
 /// `VARIANCE_*` variable (the manifest's name) → the wrapped reference runtime's variable.
 pub const RENAMED_KNOBS: &[(&str, &str)] = &[
@@ -74,104 +70,24 @@ const STRIDE: u64 = 2;
 
 /// Runs the wrapper: `program args…` is the wrapped runtime. Returns its exit code.
 pub async fn run(program: &str, args: &[String]) -> anyhow::Result<i32> {
-    let mut command = Command::new(program);
-    command
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .kill_on_drop(true);
+    let mut env = Vec::new();
     for (ours, theirs) in RENAMED_KNOBS {
-        command.env_remove(theirs);
+        env.push(((*theirs).to_owned(), None));
         if let Ok(value) = std::env::var(ours) {
-            command.env(theirs, value);
+            env.push(((*theirs).to_owned(), Some(value)));
         }
     }
-    let mut child = command
-        .spawn()
-        .with_context(|| format!("cannot start the wrapped runtime {program:?}"))?;
-    let child_stdin = child.stdin.take().context("no stdin pipe")?;
-    let child_stdout = child.stdout.take().context("no stdout pipe")?;
-    let pid = child.id();
-    let state = std::sync::Arc::new(std::sync::Mutex::new(Rewriter::default()));
-
-    let inbound = {
-        let state = std::sync::Arc::clone(&state);
-        tokio::spawn(async move {
-            let mut lines = BufReader::new(tokio::io::stdin()).split(b'\n');
-            let mut to_child = child_stdin;
-            while let Ok(Some(line)) = lines.next_segment().await {
-                let line = lock(&state).request(line);
-                if to_child.write_all(&line).await.is_err()
-                    || to_child.write_all(b"\n").await.is_err()
-                {
-                    break;
-                }
-                let _ = to_child.flush().await;
-            }
-            // End of the kit's input is the end of the wrapped runtime's.
-            let _ = to_child.shutdown().await;
-        })
-    };
-    let outbound = {
-        let state = std::sync::Arc::clone(&state);
-        tokio::spawn(async move {
-            let mut lines = BufReader::new(child_stdout).split(b'\n');
-            let mut stdout = tokio::io::stdout();
-            while let Ok(Some(line)) = lines.next_segment().await {
-                let out = lock(&state).response(line);
-                for line in out {
-                    if stdout.write_all(&line).await.is_err()
-                        || stdout.write_all(b"\n").await.is_err()
-                    {
-                        return;
-                    }
-                }
-                let _ = stdout.flush().await;
-            }
-        })
-    };
-    let status = wait_forwarding_sigterm(&mut child, pid).await?;
-    let _ = outbound.await;
-    inbound.abort();
-    Ok(status.code().unwrap_or(1))
+    crate::proxy::run(program, args, &env, Rewriter::default()).await
 }
 
-/// Waits for the child; a SIGTERM to the wrapper (the OS ending the app) is passed on.
-#[cfg(unix)]
-async fn wait_forwarding_sigterm(
-    child: &mut tokio::process::Child,
-    pid: Option<u32>,
-) -> anyhow::Result<std::process::ExitStatus> {
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut term = signal(SignalKind::terminate()).context("cannot watch SIGTERM")?;
-    loop {
-        tokio::select! {
-            status = child.wait() => return Ok(status?),
-            _ = term.recv() => {
-                if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) {
-                    let _ = nix::sys::signal::kill(
-                        nix::unistd::Pid::from_raw(pid),
-                        nix::sys::signal::Signal::SIGTERM,
-                    );
-                }
-            }
-        }
+impl crate::proxy::LineRewriter for Rewriter {
+    fn request(&mut self, line: Vec<u8>) -> Vec<Vec<u8>> {
+        vec![Rewriter::request(self, line)]
     }
-}
 
-#[cfg(not(unix))]
-async fn wait_forwarding_sigterm(
-    child: &mut tokio::process::Child,
-    _pid: Option<u32>,
-) -> anyhow::Result<std::process::ExitStatus> {
-    Ok(child.wait().await?)
-}
-
-fn lock(state: &std::sync::Mutex<Rewriter>) -> std::sync::MutexGuard<'_, Rewriter> {
-    state
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
+    fn response(&mut self, line: Vec<u8>) -> Vec<Vec<u8>> {
+        Rewriter::response(self, line)
+    }
 }
 
 /// The line rewriting, kept apart from the pipes so it can be tested.

@@ -127,6 +127,9 @@ pub struct ConformanceWorld {
     /// Runtime processes this scenario killed (crash recovery); judged with the last one.
     crashed: Vec<RuntimeDriver>,
     env_overrides: BTreeMap<String, String>,
+    /// Added to every wait: the spec's default timing of something the runtime does not
+    /// shorten (see [`ConformanceWorld::allow_default_timing`]).
+    default_timing: Duration,
     /// The last whole response a step received (request or raw read), for `Then` steps.
     pub last_response: Option<Value>,
     /// The method that `last_response` answers, when known.
@@ -204,6 +207,20 @@ impl ConformanceWorld {
         self.config
             .as_ref()
             .map_or(Duration::from_secs(5), |c| c.timeout)
+            + self.default_timing
+    }
+
+    /// Lets this scenario's waits take `delay` longer when the runtime runs `knob` (e.g.
+    /// `LLM_RETRY_BASE_DELAY`) on the spec's default: the manifest does not set it. A runtime
+    /// is never failed for keeping a default the documents give it.
+    pub fn allow_default_timing(&mut self, knob: &str, delay: Duration) {
+        let set = self
+            .config
+            .as_ref()
+            .is_some_and(|config| config.manifest.sets_knob(knob));
+        if !set {
+            self.default_timing += delay;
+        }
     }
 
     pub fn dirs(&mut self) -> anyhow::Result<&ScenarioDirs> {

@@ -16,6 +16,8 @@
 //!   rendered in the terminal; approvals answered with y/n.
 //! - `bench-sandbox [--launcher PATH] [--runs N]`: what the command sandbox adds to starting
 //!   a command.
+//! - `mutants [--area NAME] [--file GLOB] [--shard I/N] [--tags EXPR]`: behaviour mutants
+//!   of the runtime with cargo-mutants, the kit as the test; results in `target/mutants/`.
 //! - `hot-symbols`: re-profile which functions release builds link together.
 //! - `windows [--install] [--build-only]`: cross-build for `x86_64-pc-windows-gnu` with
 //!   Debian's toolchain, run the agent-tools/agent-host tests and certify the `.exe` under Wine.
@@ -30,6 +32,7 @@ mod crash;
 mod demo;
 mod hot_symbols;
 mod lint;
+mod mutants;
 mod new_scenario;
 mod steps;
 mod vocabulary;
@@ -47,7 +50,7 @@ use clap::{Parser, Subcommand};
 #[derive(Parser)]
 #[command(
     name = "xtask",
-    about = "Project chores: certify, coverage, lint, steps, new-scenario, bench, bench-sandbox, crash, demo, hot-symbols"
+    about = "Project chores: certify, coverage, lint, steps, new-scenario, bench, bench-sandbox, crash, demo, hot-symbols, mutants"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -78,6 +81,8 @@ enum Command {
     HotSymbols(hot_symbols::Args),
     /// Cross-build for Windows, run the tool/host tests and certify the `.exe` under Wine.
     Windows(windows::Args),
+    /// Behaviour mutants of the runtime (cargo-mutants) with the kit as the test; not in CI.
+    Mutants(mutants::Args),
 }
 
 /// The workspace root (this crate lives in `<root>/xtask`).
@@ -116,6 +121,7 @@ fn main() -> ExitCode {
         Command::Demo(args) => demo::run(args),
         Command::HotSymbols(args) => hot_symbols::run(args),
         Command::Windows(args) => windows::run(args),
+        Command::Mutants(args) => mutants::run(args),
     };
     match result {
         Ok(code) => code,

@@ -160,7 +160,14 @@ impl RuntimeDriver {
                 }
                 Some(Ok(message))
             })
-            .await?;
+            .await
+            .map_err(
+                |error| match crate::report::attribution::awaited_response(what) {
+                    // A response the run never saw is charged to the requirement about it.
+                    Some(awaited) => anyhow!("{error:#} {awaited}"),
+                    None => error,
+                },
+            )?;
         self.last_response_seq = inbound.seq;
         match inbound.problem {
             Some(problem) => Err(anyhow!(

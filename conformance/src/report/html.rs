@@ -138,7 +138,10 @@ pub fn render(
         ("Transport", escape(&manifest.runtime.transport)),
         (
             "Kit",
-            escape(&format!("{} {}", manifest.kit.name, manifest.kit.version)),
+            escape(&format!(
+                "{} {} ({})",
+                manifest.kit.name, manifest.kit.version, manifest.kit.sensitivity
+            )),
         ),
         (
             "Spec (catalogue)",

@@ -44,6 +44,8 @@ pub struct RuntimeInfo {
 pub struct KitInfo {
     pub name: &'static str,
     pub version: &'static str,
+    /// What the kit is proven to catch (see [`crate::mutant::sensitivity`]).
+    pub sensitivity: String,
 }
 
 /// The spec has no version number of its own; the kit certifies against its catalogue, so
@@ -103,6 +105,7 @@ impl KitInfo {
         Self {
             name: env!("CARGO_PKG_NAME"),
             version: env!("CARGO_PKG_VERSION"),
+            sensitivity: crate::mutant::sensitivity(),
         }
     }
 }

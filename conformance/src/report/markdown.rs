@@ -65,6 +65,9 @@ pub fn render(
     } else {
         let _ = writeln!(md, "| Features | `{}` |", context.features.display());
     }
+    if let Some(reason) = &outcome.incomplete {
+        let _ = writeln!(md, "| Incomplete | {} |", cell(reason));
+    }
     if let Some(tags) = &context.tags {
         let _ = writeln!(md, "| Tag filter | `{}` |", cell(tags));
     }
@@ -365,6 +368,11 @@ pub fn render(
             ids.join(" ")
         );
     }
+    let _ = writeln!(
+        md,
+        "\n---\nKit {} {}: {}",
+        context.manifest.kit.name, context.manifest.kit.version, context.manifest.kit.sensitivity
+    );
     md
 }
 

@@ -225,6 +225,11 @@ pub struct Outcome {
     /// What `--baseline` did, when one was given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub baseline: Option<crate::baseline::BaselineOutcome>,
+    /// Why the run cannot certify although nothing decisive failed: it stopped early
+    /// (`--fail-fast`) or left decisive requirements not run without a filter asking for it.
+    /// Such a run is `INCOMPLETE`, never `CERTIFIED`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub incomplete: Option<String>,
 }
 
 impl Outcome {
@@ -242,13 +247,33 @@ impl Outcome {
             .count()
     }
 
-    /// `CERTIFIED core+interop` or `NOT CERTIFIED (core+interop)`.
+    /// `CERTIFIED core+interop`, `NOT CERTIFIED (core+interop)`, or `INCOMPLETE
+    /// (core+interop)` when nothing decisive failed but the run did not judge everything.
     pub fn verdict_line(&self) -> String {
         if self.passed {
             format!("CERTIFIED {}", self.profiles)
+        } else if self.incomplete.is_some() && self.decisive_ok() {
+            format!("INCOMPLETE ({})", self.profiles)
         } else {
             format!("NOT CERTIFIED ({})", self.profiles)
         }
+    }
+
+    /// No decisive requirement failed or went unjudged (a baselined one excepted).
+    fn decisive_ok(&self) -> bool {
+        self.requirements.iter().all(|r| {
+            !r.decisive || r.baselined || !matches!(r.verdict, Verdict::Failed | Verdict::Blocked)
+        })
+    }
+
+    /// Marks the run incomplete (see [`Outcome::incomplete`]) and recomputes the verdict.
+    pub fn mark_incomplete(&mut self, reason: String) {
+        self.incomplete = Some(match self.incomplete.take() {
+            Some(earlier) => format!("{reason}; {earlier}"),
+            None => reason,
+        });
+        let no_stale = self.baseline.as_ref().is_none_or(|b| b.stale.is_empty());
+        self.decide(no_stale);
     }
 
     /// The failed requirements that decide (MUSTs of declared profiles), then the rest.
@@ -336,6 +361,9 @@ impl Outcome {
                     scenario.name, scenario.uri, scenario.line
                 );
             }
+        }
+        if let Some(reason) = &self.incomplete {
+            let _ = write!(text, "\nINCOMPLETE: {reason}");
         }
         if total == 0 {
             text.push_str("\nno scenario ran (check --tags / --name)");
@@ -614,7 +642,25 @@ pub fn build_outcome(
         stats,
         transport: context.transport.clone(),
         baseline: None,
+        incomplete: None,
     };
+    let filtered =
+        context.tags.is_some() || context.name.is_some() || context.manifest.shard.is_some();
+    if !filtered {
+        let not_run: Vec<&str> = outcome
+            .requirements
+            .iter()
+            .filter(|r| r.decisive && r.verdict == Verdict::NotRun)
+            .map(|r| r.id.as_str())
+            .collect();
+        if !not_run.is_empty() {
+            outcome.incomplete = Some(format!(
+                "{} decisive requirement(s) not run although no filter was given: {}",
+                not_run.len(),
+                not_run.join(", ")
+            ));
+        }
+    }
     outcome.decide(true);
     outcome
 }
@@ -704,9 +750,7 @@ impl Outcome {
                 .scenarios
                 .iter()
                 .any(|s| s.status != ScenarioStatus::Passed);
-        let decisive_ok = self.requirements.iter().all(|r| {
-            !r.decisive || r.baselined || !matches!(r.verdict, Verdict::Failed | Verdict::Blocked)
-        });
+        let decisive_ok = self.decisive_ok();
         self.warnings = self
             .requirements
             .iter()
@@ -716,7 +760,8 @@ impl Outcome {
             && decisive_ok
             && no_stale_entry
             && stats.parsing_errors == 0
-            && !unexplained;
+            && !unexplained
+            && self.incomplete.is_none();
     }
 }
 
@@ -752,33 +797,4 @@ pub fn write_reports(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_failed_background_fails_its_scenario_and_cucumber_noise_is_dropped() {
-        let json = r#"[{"uri": "features/task/events.feature", "name": "F", "elements": [
-            {"type": "scenario", "name": "s", "line": 14, "tags": [{"name": "REQ-EVT-001", "line": 13}],
-             "steps": [], "after": [{"result": {"status": "passed", "duration": 1}}]},
-            {"type": "background", "name": "s", "line": 14, "tags": [],
-             "steps": [{"keyword": "Given ", "name": "a running session", "line": 7,
-                        "result": {"status": "failed", "duration": 1,
-                                   "error_message": "Matched: x.rs:1:1\nStep panicked. Captured output: it broke"}}]},
-            {"type": "scenario", "name": "t", "line": 20, "tags": [], "steps": [
-                {"keyword": "Then ", "name": "ok", "line": 21, "result": {"status": "passed", "duration": 1}}]}
-        ]}]"#;
-        let results = parse_cucumber_json(json).unwrap();
-        assert_eq!(results.len(), 2);
-        assert!(!results[0].passed);
-        assert_eq!(
-            results[0].failure.as_deref(),
-            Some("(background) Given a running session: it broke")
-        );
-        assert_eq!(results[0].tags, vec!["REQ-EVT-001"]);
-        assert!(results[1].passed);
-        assert_eq!(
-            transcript_file_name(Some(Path::new(&results[0].uri)), 14),
-            "task-events-L14.log"
-        );
-    }
-}
+mod tests;

@@ -132,7 +132,20 @@ async fn answers(
             .context("a number of requests")?,
         None => EVERY_REQUEST,
     };
+    if name == "LLM Gateway" && (status == 429 || status >= 500) {
+        world.allow_default_timing("LLM_RETRY_BASE_DELAY", default_backoff(count));
+    }
     apply(world, &name, Fault::Fail { count, status }).await
+}
+
+/// How long the spec's default back-off takes over `failures` failed gateway calls, with
+/// room for jitter: local-agent-host.md §6.4 and ARCHITECTURE.md (LLM_MAX_RETRIES 3,
+/// LLM_RETRY_BASE_DELAY 1 s doubling, LLM_RETRY_MAX_DELAY 30 s).
+fn default_backoff(failures: usize) -> Duration {
+    const RETRIES: u32 = 3;
+    let retries = u32::try_from(failures).unwrap_or(RETRIES).min(RETRIES);
+    let total: u64 = (0..retries).map(|n| (1_u64 << n).min(30)).sum();
+    Duration::from_millis(total * 1500)
 }
 
 #[given(
@@ -177,6 +190,20 @@ mod tests {
         assert_eq!(names.join("|"), SERVICE_NAMES);
         let pattern = format!("regex = r\"^the ({SERVICE_NAMES})");
         assert_eq!(include_str!("faults.rs").matches(&pattern).count(), 3);
+    }
+
+    #[test]
+    fn waits_allow_the_default_back_off_unless_the_manifest_sets_the_knob() {
+        // 1 + 2 + 4 s for three retries, half as much again for jitter.
+        assert_eq!(default_backoff(10), Duration::from_millis(10_500));
+        assert_eq!(default_backoff(1), Duration::from_millis(1_500));
+        let bare = crate::runtime_manifest::RuntimeManifest::default();
+        assert!(!bare.sets_knob("LLM_RETRY_BASE_DELAY"));
+        let variance = crate::runtime_manifest::RuntimeManifest::load(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("manifests/variance.toml"),
+        )
+        .unwrap();
+        assert!(variance.sets_knob("LLM_RETRY_BASE_DELAY"));
     }
 }
 

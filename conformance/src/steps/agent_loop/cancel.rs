@@ -168,8 +168,9 @@ async fn cancelled_then_session(world: &mut ConformanceWorld) -> StepResult {
         .collect();
     check!(
         terminals.len() == 1 && terminals[0].event_type() == "task_cancelled",
-        "the running task must end with exactly one task_cancelled; it had: {}",
-        event_types(&events)
+        "the running task must end with exactly one task_cancelled; it had: {} {}",
+        event_types(&events),
+        crate::report::attribution::awaited(&["task_cancelled"])
     );
     check!(
         terminals[0].seq < session_end.seq,

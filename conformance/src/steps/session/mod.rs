@@ -343,12 +343,22 @@ async fn reports_session_started(world: &mut ConformanceWorld) -> StepResult {
     let session = world.session()?.clone();
     let timeout = world.timeout();
     let runtime = world.started_runtime()?;
-    runtime
+    let started = runtime
         .wait_for_event("session_started for the new session", timeout, |e| {
             e.event_type() == "session_started"
-                && e.str_field("sessionId") == Some(session.session_id.as_str())
+                && e.str_field("sessionId")
+                    .is_none_or(|id| id == session.session_id)
         })
         .await?;
+    // One defect, one verdict: a session_started without sessionId is the envelope's
+    // defect (REQ-EVT-004 judges every event's ID chain), not a missing announcement.
+    if started.str_field("sessionId").is_none() {
+        return Err(anyhow::anyhow!(
+            "{} the session_started event has no sessionId to tell which session it announces; that is REQ-EVT-004's finding",
+            crate::report::NOT_JUDGED
+        )
+        .into());
+    }
     Ok(())
 }
 

@@ -46,8 +46,13 @@ pub(crate) async fn wait_task_event(
         })
         .await
         .with_context(|| {
+            let awaited = crate::report::attribution::AWAITED_EVENTS
+                .iter()
+                .find(|(event, judged, _)| *event == what && judged.starts_with("events/"))
+                .map(|(event, _, _)| crate::report::attribution::awaited(&[event]))
+                .unwrap_or_default();
             format!(
-                "the task's events so far: {}",
+                "the task's events so far: {} {awaited}",
                 event_types(&task_events(&runtime.events(), &task_id))
             )
         })
@@ -144,9 +149,10 @@ pub(crate) async fn task_failure(world: &mut ConformanceWorld) -> anyhow::Result
     let end = wait_task_end(world).await?;
     check!(
         end.event_type() == "task_failed",
-        "the task should have failed but ended with {}: {}",
+        "the task should have failed but ended with {}: {} {}",
         end.event_type(),
-        show(end.payload())
+        show(end.payload()),
+        crate::report::attribution::awaited(&["task_failed"])
     );
     Ok(end.payload().clone())
 }
@@ -171,12 +177,13 @@ pub(crate) async fn only_terminal(
     match terminals.as_slice() {
         [only] if only.event_type() == kind => Ok((*only).clone()),
         _ => Err(anyhow!(
-            "a task ends with exactly one terminal event, here {kind}; this one had: {names} ({})",
+            "a task ends with exactly one terminal event, here {kind}; this one had: {names} ({}) {}",
             terminals
                 .iter()
                 .map(|e| show(e.payload()))
                 .collect::<Vec<_>>()
-                .join("; ")
+                .join("; "),
+            crate::report::attribution::awaited(&[kind])
         )),
     }
 }

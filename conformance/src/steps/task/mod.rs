@@ -168,8 +168,9 @@ pub(crate) async fn wait_task_end(world: &mut ConformanceWorld) -> anyhow::Resul
         .await
         .with_context(|| {
             format!(
-                "the task never ended; its events so far: {}",
-                event_types(&task_events(&runtime.events(), &task.task_id))
+                "the task never ended; its events so far: {} {}",
+                event_types(&task_events(&runtime.events(), &task.task_id)),
+                crate::report::attribution::awaited(TASK_TERMINAL_EVENTS)
             )
         })
 }

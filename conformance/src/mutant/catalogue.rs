@@ -1,0 +1,243 @@
+//! The named mutants: each breaks one thing on the wire and names the requirements the kit
+//! must fail for it (and no other), with witnesses that run the same path beside them.
+
+use super::{Kind, Mutant};
+
+/// Every mutant the kit is held to catch, precisely.
+pub const MUTANTS: &[Mutant] = &[
+    Mutant {
+        name: "drop-task-completed",
+        breaks: "never sends task_completed",
+        fails: &["REQ-TASK-008"],
+        witnesses: &["REQ-TASK-003", "REQ-TASK-009", "REQ-LOOP-020"],
+        kind: Kind::DropEvent("task_completed"),
+    },
+    Mutant {
+        name: "drop-task-failed",
+        breaks: "never sends task_failed",
+        fails: &["REQ-LOOP-012"],
+        witnesses: &["REQ-LOOP-018", "REQ-TASK-003"],
+        kind: Kind::DropEvent("task_failed"),
+    },
+    Mutant {
+        name: "drop-task-cancelled",
+        breaks: "never sends task_cancelled",
+        fails: &["REQ-CAN-003"],
+        witnesses: &["REQ-CAN-002", "REQ-CAN-006", "REQ-TASK-008"],
+        kind: Kind::DropEvent("task_cancelled"),
+    },
+    Mutant {
+        name: "drop-approval-requested",
+        breaks: "never sends approval_requested",
+        fails: &["REQ-APR-001"],
+        witnesses: &["REQ-APR-003", "REQ-APR-004", "REQ-TASK-008"],
+        kind: Kind::DropEvent("approval_requested"),
+    },
+    Mutant {
+        name: "drop-tool-completed",
+        breaks: "never sends tool_completed (a tool's result)",
+        fails: &["REQ-TASK-005"],
+        witnesses: &["REQ-TASK-004", "REQ-TASK-006"],
+        kind: Kind::DropEvent("tool_completed"),
+    },
+    Mutant {
+        name: "drop-session-started",
+        breaks: "never sends session_started",
+        fails: &["REQ-SES-003"],
+        witnesses: &["REQ-SES-002", "REQ-TASK-008"],
+        kind: Kind::DropEvent("session_started"),
+    },
+    Mutant {
+        name: "drop-session-completed",
+        breaks: "never sends session_completed",
+        fails: &["REQ-SES-016"],
+        witnesses: &["REQ-SES-012", "REQ-SES-013"],
+        kind: Kind::DropEvent("session_completed"),
+    },
+    Mutant {
+        name: "drop-approval-resolved",
+        breaks: "never sends approval_resolved",
+        fails: &["REQ-APR-004"],
+        witnesses: &["REQ-APR-001", "REQ-APR-003"],
+        kind: Kind::DropEvent("approval_resolved"),
+    },
+    Mutant {
+        name: "failed-as-completed",
+        breaks: "sends task_failed as task_completed",
+        fails: &["REQ-LOOP-012"],
+        witnesses: &["REQ-LOOP-018", "REQ-TASK-008"],
+        kind: Kind::RenameEvent("task_failed", "task_completed"),
+    },
+    Mutant {
+        name: "denied-as-failed",
+        breaks: "reports a denied tool call as failed",
+        fails: &["REQ-APR-005"],
+        witnesses: &["REQ-APR-003", "REQ-APR-001"],
+        kind: Kind::ToolStatus("denied", "failed"),
+    },
+    Mutant {
+        name: "repeated-event-id",
+        breaks: "every second event repeats the id of the one before",
+        fails: &["REQ-EVT-002"],
+        witnesses: &["REQ-TASK-008", "REQ-TASK-003"],
+        kind: Kind::RepeatEventId,
+    },
+    Mutant {
+        name: "event-ids-out-of-order",
+        breaks: "event ids 2 and 3, 4 and 5, … change places",
+        fails: &["REQ-EVT-002"],
+        witnesses: &["REQ-TASK-008"],
+        kind: Kind::SwapEventIds,
+    },
+    Mutant {
+        name: "tool-events-without-task-id",
+        breaks: "tool events lack taskId",
+        fails: &["REQ-EVT-004"],
+        witnesses: &["REQ-TASK-004", "REQ-TASK-005"],
+        kind: Kind::DropEnvelope("taskId", "tool_"),
+    },
+    Mutant {
+        name: "events-without-session-id",
+        breaks: "events lack sessionId",
+        fails: &["REQ-EVT-004"],
+        witnesses: &["REQ-TASK-008", "REQ-SES-003"],
+        kind: Kind::DropEnvelope("sessionId", ""),
+    },
+    Mutant {
+        name: "events-without-workspace-id",
+        breaks: "events lack workspaceId",
+        fails: &["REQ-EVT-004"],
+        witnesses: &["REQ-TASK-008"],
+        kind: Kind::DropEnvelope("workspaceId", ""),
+    },
+    Mutant {
+        name: "step-events-without-step-id",
+        breaks: "step_started lacks stepId",
+        fails: &["REQ-EVT-004"],
+        witnesses: &["REQ-TASK-008"],
+        kind: Kind::DropEnvelope("stepId", "step_"),
+    },
+    Mutant {
+        name: "event-after-terminal",
+        // No requirement says "nothing of a task after its terminal event"; the late chunk is
+        // caught as text the model never streamed.
+        breaks: "sends the task's last text_chunk again after its terminal event",
+        fails: &["REQ-TASK-003"],
+        witnesses: &["REQ-TASK-008"],
+        kind: Kind::EventAfterTerminal,
+    },
+    Mutant {
+        name: "duplicated-chunks",
+        breaks: "sends every text_chunk twice",
+        fails: &["REQ-TASK-003"],
+        witnesses: &["REQ-TASK-008"],
+        kind: Kind::DuplicateChunk,
+    },
+    Mutant {
+        name: "method-not-found-as-internal",
+        breaks: "answers an unknown method with -32603 instead of -32601",
+        fails: &["REQ-RPC-006"],
+        witnesses: &["REQ-RPC-005", "REQ-RPC-017"],
+        kind: Kind::ErrorCode(-32601, -32603),
+    },
+    Mutant {
+        name: "parse-error-as-invalid-request",
+        breaks: "answers a line that is not JSON with -32600 instead of -32700",
+        fails: &["REQ-RPC-003", "REQ-RPC-004"],
+        witnesses: &["REQ-RPC-006"],
+        kind: Kind::ErrorCode(-32700, -32600),
+    },
+    Mutant {
+        name: "invalid-params-as-internal",
+        // Each of these requirements states -32602 for its own case of invalid params.
+        breaks: "answers params of the wrong shape with -32603 instead of -32602",
+        fails: &["REQ-RPC-014", "REQ-LOOP-007", "REQ-LOOP-008"],
+        witnesses: &["REQ-RPC-006"],
+        kind: Kind::ErrorCode(-32602, -32603),
+    },
+    Mutant {
+        name: "numeric-ids-as-strings",
+        breaks: "echoes a numeric request id as a string",
+        fails: &["REQ-RPC-007"],
+        witnesses: &["REQ-RPC-006"],
+        kind: Kind::IdAsString,
+    },
+    Mutant {
+        name: "reply-to-wrong-id",
+        breaks: "answers a request with a string id under another id",
+        fails: &["REQ-RPC-007"],
+        witnesses: &["REQ-RPC-006"],
+        kind: Kind::WrongStringId,
+    },
+    Mutant {
+        name: "state-always-idle",
+        breaks: "GetSessionState always says the task is IDLE, with no current task",
+        fails: &[
+            "REQ-TASK-012",
+            "REQ-LOOP-019",
+            "REQ-LOOP-027",
+            "REQ-LOOP-300",
+        ],
+        witnesses: &["REQ-LOOP-020", "REQ-SES-018"],
+        kind: Kind::StateAlwaysIdle,
+    },
+    Mutant {
+        name: "start-task-not-running",
+        // "queued" is outside StartTask.result's schema too (REQ-MSG-003).
+        breaks: "StartTask answers status \"queued\" instead of \"running\"",
+        fails: &["REQ-TASK-001", "REQ-MSG-003"],
+        witnesses: &["REQ-TASK-008"],
+        kind: Kind::ResultMember("StartTask", "status", "queued"),
+    },
+    Mutant {
+        name: "cancel-task-not-cancelling",
+        breaks: "CancelTask answers status \"done\" instead of \"cancelling\"",
+        fails: &["REQ-CAN-001"],
+        witnesses: &["REQ-CAN-003"],
+        kind: Kind::ResultMember("CancelTask", "status", "done"),
+    },
+    Mutant {
+        name: "batch-as-lines",
+        breaks: "answers a batch with one line per response instead of one array",
+        fails: &["REQ-RPC-010"],
+        witnesses: &["REQ-RPC-006"],
+        kind: Kind::BatchAsLines,
+    },
+    Mutant {
+        name: "step-number-from-zero",
+        // 0 is below step_started's schema minimum too (REQ-MSG-111).
+        breaks: "step_started.stepNumber counts from 0",
+        fails: &["REQ-TASK-014", "REQ-LOOP-010", "REQ-MSG-111"],
+        witnesses: &["REQ-TASK-008"],
+        kind: Kind::StepNumberFromZero,
+    },
+    Mutant {
+        name: "epoch-timestamps",
+        // The SessionEvent schema's date-time format is REQ-EVT-001's.
+        breaks: "event timestamps are milliseconds since the epoch, not RFC 3339",
+        fails: &["REQ-EVT-005", "REQ-EVT-001"],
+        witnesses: &["REQ-TASK-008"],
+        kind: Kind::EpochTimestamps,
+    },
+    Mutant {
+        name: "shutdown-unanswered",
+        breaks: "never answers Shutdown",
+        fails: &["REQ-SES-012"],
+        witnesses: &["REQ-SES-013", "REQ-SES-016"],
+        kind: Kind::DropResponse("Shutdown"),
+    },
+    Mutant {
+        name: "responses-without-jsonrpc",
+        breaks: "responses lack \"jsonrpc\": \"2.0\"",
+        fails: &["REQ-RPC-002"],
+        witnesses: &["REQ-RPC-006", "REQ-TASK-008"],
+        kind: Kind::NoJsonrpcVersion,
+    },
+    Mutant {
+        name: "read-approval-rated-high",
+        breaks: "rates an approval to read a file riskLevel high",
+        fails: &["REQ-APR-002"],
+        witnesses: &["REQ-APR-001"],
+        kind: Kind::PayloadMember("approval_requested", "riskLevel", "high"),
+    },
+];
