@@ -44,7 +44,10 @@ impl Records {
         }));
     }
 
-    /// `POST /sessions/{id}/tasks`, then for the session's first task its name.
+    /// `POST /sessions/{id}/tasks` (unless `created` elsewhere: in sandbox mode the browser
+    /// made the record before StartTask, INTEROP.md §10), then for the session's first
+    /// task its name.
+    #[allow(clippy::too_many_arguments)]
     pub fn task_started(
         &self,
         backends: Arc<Backends>,
@@ -53,14 +56,16 @@ impl Records {
         prompt: &str,
         max_steps: u32,
         first: bool,
+        created: bool,
     ) {
         let (session_id, task_id, prompt) =
             (session_id.to_owned(), task_id.to_owned(), prompt.to_owned());
         self.chain(async move {
-            if let Err(error) = backends
-                .sessions
-                .create_task(&session_id, &task_id, &prompt, max_steps)
-                .await
+            if !created
+                && let Err(error) = backends
+                    .sessions
+                    .create_task(&session_id, &task_id, &prompt, max_steps)
+                    .await
             {
                 tracing::warn!(%error, task_id, "could not record the task at the Session Service");
             }
