@@ -152,8 +152,8 @@ Feature: The Sandbox Agent Host behind the Session Service
   Scenario: an upload through a linked folder that leads out of the workspace is refused
     Given the workspace holds a link "linked" to a folder outside it
     And a sandbox registered with the Session Service
-    When the client uploads "linked/planted.txt" containing "planted" to the sandbox
-    Then the answer is a refusal that does not hold "planted"
+    When the client uploads "linked/notes.txt" containing "words planted 5521" to the sandbox
+    Then the answer is a refusal that does not hold "words planted 5521"
     And the folder outside the workspace is still empty
 
   @REQ-SBX-020
@@ -222,8 +222,8 @@ Feature: The Sandbox Agent Host behind the Session Service
   Scenario: event readers that never read stay in bounded memory
     Given the workspace file "log.txt" holds 1 MiB of numbered lines
     And a sandbox registered with the Session Service
-    And the model will call ReadFile on "log.txt" 8 times, then answer "Read it all."
-    When the web app starts the task "Read log.txt eight times." without a sessionId
+    And the model will call ReadFile on "log.txt" 40 times, then answer "Read it all."
+    When the web app starts the task "Read log.txt forty times." without a sessionId
     And the task finishes
     And 150 readers open the event stream and never read it
     Then the sandbox's peak memory stayed under 256 MiB
