@@ -220,10 +220,10 @@ Feature: The Sandbox Agent Host behind the Session Service
 
   @REQ-SBX-028
   Scenario: event readers that never read stay in bounded memory
-    Given the workspace file "log.txt" holds 1 MiB of numbered lines
+    Given the runtime is started with AGENT_RUNTIME_EVENT_RING_SIZE set to "20000"
     And a sandbox registered with the Session Service
-    And the model will call ReadFile on "log.txt" 40 times, then answer "Read it all."
-    When the web app starts the task "Read log.txt forty times." without a sessionId
+    And the model will say 48 KiB beside each of 4 ReadFile calls on "log.txt", then answer "Read it all."
+    When the web app starts the task "Read log.txt four times." without a sessionId
     And the task finishes
     And 150 readers open the event stream and never read it
     Then the sandbox's peak memory stayed under 256 MiB

@@ -13,8 +13,11 @@ use serde_json::Value;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpStream;
 
+use agent_mocks::GatewayReply;
+
 use crate::steps::sandbox_host::files::remember;
 use crate::steps::sandbox_host::{client, endpoint, sandbox_only};
+use crate::steps::support::model::{ensure_workspace_file, push_model_reply, read_call};
 use crate::steps::support::{StepResult, eventually};
 use crate::world::ConformanceWorld;
 
@@ -65,6 +68,34 @@ async fn link_to_folder(world: &mut ConformanceWorld, name: String) -> StepResul
     std::fs::create_dir_all(&target)?;
     let link = world.dirs()?.workspace.join(&name);
     symlink(&target, &link)?;
+    Ok(())
+}
+
+/// Steps whose text is long, so the session's replay buffer fills up (what a reader that
+/// copies it would hold).
+#[given(
+    expr = "the model will say {int} KiB beside each of {int} ReadFile calls on {string}, then answer {string}"
+)]
+async fn model_says_much(
+    world: &mut ConformanceWorld,
+    kib: usize,
+    times: usize,
+    name: String,
+    answer: String,
+) -> StepResult {
+    ensure_workspace_file(world, &name, "Line one.\nLine two.\n")?;
+    let text: String = "All work and no play. ".repeat(kib * 1024 / 22 + 1);
+    for n in 1..=times {
+        let call = read_call(world, &format!("call_read_{n:02}"), &name)?;
+        push_model_reply(
+            world.fakes().await?,
+            GatewayReply::ToolCalls {
+                text: Some(text.clone()),
+                calls: vec![call],
+            },
+        );
+    }
+    push_model_reply(world.fakes().await?, GatewayReply::text(answer));
     Ok(())
 }
 
