@@ -55,7 +55,11 @@ impl Write for Sender {
 /// Writes the archive of `files` (read beneath `root`) into `out`. A member that can no
 /// longer be opened beneath the folder (removed, or swapped for a link since the listing)
 /// is left out.
-fn write_archive<W: Write>(root: &PathBuf, files: &[WorkspaceFile], out: W) -> io::Result<W> {
+fn write_archive<W: Write>(
+    root: &std::path::Path,
+    files: &[WorkspaceFile],
+    out: W,
+) -> io::Result<W> {
     let mut writer = zip::ZipWriter::new_stream(out);
     for member in files {
         let Some(rel) = workspace_files::relative(&member.path) else {
@@ -123,7 +127,7 @@ mod tests {
         #[cfg(unix)]
         std::os::unix::fs::symlink(outside.path().join("secret"), root.path().join("swapped"))
             .unwrap();
-        let bytes = write_archive(&root.path().to_path_buf(), &files, Vec::new()).unwrap();
+        let bytes = write_archive(root.path(), &files, Vec::new()).unwrap();
         let mut read = zip::ZipArchive::new(Cursor::new(bytes)).unwrap();
         assert_eq!(read.len(), 2);
         let mut text = String::new();
