@@ -35,18 +35,13 @@ pub(crate) const REGISTRATION_TIMEOUT: (&str, f64) =
 pub(crate) const REGISTRATION_RETRY_DELAY: (&str, f64) =
     ("AGENT_RUNTIME_REGISTRATION_RETRY_DELAY_SECONDS", 1.0);
 
-/// The HTTP surface's bounds (README "Sandbox host bounds"), by variable.
-const HEADER_TIMEOUT: &str = "AGENT_RUNTIME_SANDBOX_HEADER_TIMEOUT_SECONDS";
-const BODY_TIMEOUT: &str = "AGENT_RUNTIME_SANDBOX_BODY_TIMEOUT_SECONDS";
-const MAX_CONNECTIONS: &str = "AGENT_RUNTIME_SANDBOX_MAX_CONNECTIONS";
-const RPC_MAX_BYTES: &str = "AGENT_RUNTIME_SANDBOX_RPC_MAX_BYTES";
-const UPLOAD_MAX_BYTES: &str = "AGENT_RUNTIME_SANDBOX_UPLOAD_MAX_BYTES";
-const LARGE_BODIES: &str = "AGENT_RUNTIME_SANDBOX_LARGE_BODIES";
-const READER_BACKLOG: &str = "AGENT_RUNTIME_SANDBOX_READER_BACKLOG";
+/// The HTTP surface's durations (README, sandbox mode): (variable, default in seconds).
+const HEADER_TIMEOUT: (&str, f64) = ("AGENT_RUNTIME_SANDBOX_HEADER_TIMEOUT_SECONDS", 10.0);
+const BODY_TIMEOUT: (&str, f64) = ("AGENT_RUNTIME_SANDBOX_BODY_TIMEOUT_SECONDS", 30.0);
 
-/// A positive whole number from `name`, or `default`.
-fn count(name: &str, default: u64) -> anyhow::Result<u64> {
-    match env(name) {
+/// A positive whole number read from `name` (`value`), or `default`.
+fn count(name: &str, value: Option<String>, default: u64) -> anyhow::Result<u64> {
+    match value {
         None => Ok(default),
         Some(text) => text
             .trim()
@@ -61,18 +56,43 @@ fn limits(
     seconds: impl Fn((&str, f64)) -> anyhow::Result<Duration>,
 ) -> anyhow::Result<agent_host::transport::SandboxLimits> {
     let defaults = agent_host::transport::SandboxLimits::default();
-    let size = |name: &str, default: usize| -> anyhow::Result<usize> {
-        let value = count(name, u64::try_from(default).unwrap_or(u64::MAX))?;
+    let size = |name: &str, value: Option<String>, default: usize| -> anyhow::Result<usize> {
+        let value = count(name, value, u64::try_from(default).unwrap_or(u64::MAX))?;
         Ok(usize::try_from(value).unwrap_or(usize::MAX))
     };
+    const CONNECTIONS: &str = "AGENT_RUNTIME_SANDBOX_MAX_CONNECTIONS";
+    const RPC: &str = "AGENT_RUNTIME_SANDBOX_RPC_MAX_BYTES";
+    const UPLOAD: &str = "AGENT_RUNTIME_SANDBOX_UPLOAD_MAX_BYTES";
+    const LARGE: &str = "AGENT_RUNTIME_SANDBOX_LARGE_BODIES";
+    const BACKLOG: &str = "AGENT_RUNTIME_SANDBOX_READER_BACKLOG";
     Ok(agent_host::transport::SandboxLimits {
-        header_timeout: seconds((HEADER_TIMEOUT, defaults.header_timeout.as_secs_f64()))?,
-        body_timeout: seconds((BODY_TIMEOUT, defaults.body_timeout.as_secs_f64()))?,
-        max_connections: size(MAX_CONNECTIONS, defaults.max_connections)?,
-        rpc_max_bytes: size(RPC_MAX_BYTES, defaults.rpc_max_bytes)?,
-        upload_max_bytes: count(UPLOAD_MAX_BYTES, defaults.upload_max_bytes)?,
-        large_bodies: size(LARGE_BODIES, defaults.large_bodies)?,
-        reader_backlog: size(READER_BACKLOG, defaults.reader_backlog)?,
+        header_timeout: seconds(HEADER_TIMEOUT)?,
+        body_timeout: seconds(BODY_TIMEOUT)?,
+        max_connections: size(
+            CONNECTIONS,
+            env("AGENT_RUNTIME_SANDBOX_MAX_CONNECTIONS"),
+            defaults.max_connections,
+        )?,
+        rpc_max_bytes: size(
+            RPC,
+            env("AGENT_RUNTIME_SANDBOX_RPC_MAX_BYTES"),
+            defaults.rpc_max_bytes,
+        )?,
+        upload_max_bytes: count(
+            UPLOAD,
+            env("AGENT_RUNTIME_SANDBOX_UPLOAD_MAX_BYTES"),
+            defaults.upload_max_bytes,
+        )?,
+        large_bodies: size(
+            LARGE,
+            env("AGENT_RUNTIME_SANDBOX_LARGE_BODIES"),
+            defaults.large_bodies,
+        )?,
+        reader_backlog: size(
+            BACKLOG,
+            env("AGENT_RUNTIME_SANDBOX_READER_BACKLOG"),
+            defaults.reader_backlog,
+        )?,
         drain_timeout: defaults.drain_timeout,
     })
 }
