@@ -132,3 +132,104 @@ Feature: The Sandbox Agent Host behind the Session Service
     Given the Workspace Service already holds the file "docs/readme.txt" containing "uploaded before the sandbox ran" for the sandbox's workspace
     And a sandbox registered with the Session Service
     Then the sandbox's workspace holds "docs/readme.txt" containing "uploaded before the sandbox ran"
+
+  @REQ-SBX-017
+  Scenario: a download through a link that leads out of the workspace is refused
+    Given the workspace holds a link "leak.txt" to a file outside it containing "registration secret 7731"
+    And a sandbox registered with the Session Service
+    When the client requests GET /files/leak.txt
+    Then the answer is a refusal that does not hold "registration secret 7731"
+
+  @REQ-SBX-018
+  Scenario: an upload onto a link replaces the link and leaves the file outside untouched
+    Given the workspace holds a link "target.txt" to a file outside it containing "precious"
+    And a sandbox registered with the Session Service
+    When the client uploads "target.txt" containing "uploaded words" to the sandbox
+    Then the file outside the workspace behind "target.txt" still holds "precious"
+    And the workspace's "target.txt" is a file of its own containing "uploaded words"
+
+  @REQ-SBX-019
+  Scenario: an upload through a linked folder that leads out of the workspace is refused
+    Given the workspace holds a link "linked" to a folder outside it
+    And a sandbox registered with the Session Service
+    When the client uploads "linked/notes.txt" containing "words planted 5521" to the sandbox
+    Then the answer is a refusal that does not hold "words planted 5521"
+    And the folder outside the workspace is still empty
+
+  @REQ-SBX-020
+  Scenario: workspace.sync push does not send a file outside the workspace through a link
+    Given the workspace holds a link "env.txt" to a file outside it containing "GATEWAY_TOKEN=gw-secret-1"
+    And a sandbox registered with the Session Service
+    When the Session Service sends workspace.sync push for "env.txt"
+    Then the workspace.sync answer lists it as failed
+    And the Workspace Service holds nothing for "env.txt"
+
+  @REQ-SBX-021
+  Scenario: workspace.sync pull onto a link replaces the link and leaves the file outside untouched
+    Given the workspace holds a link "data.csv" to a file outside it containing "precious"
+    And a sandbox registered with the Session Service
+    And the Workspace Service holds the file "data.csv" containing "a,b,c"
+    When the Session Service sends workspace.sync pull for "data.csv"
+    Then the workspace.sync answer lists it as synced
+    And the file outside the workspace behind "data.csv" still holds "precious"
+    And the workspace's "data.csv" is a file of its own containing "a,b,c"
+
+  @REQ-SBX-022
+  Scenario: workspace.sync push redacts secrets as tool output is redacted
+    Given the workspace file "out/keys.txt" contains "the key is sk-abcdefghijklmnopqrstuvwx"
+    And a sandbox registered with the Session Service
+    When the Session Service sends workspace.sync push for "out/keys.txt"
+    Then the workspace.sync answer lists it as synced
+    And the Workspace Service holds "out/keys.txt" without "sk-abcdefghijklmnopqrstuvwx"
+
+  @REQ-SBX-023
+  Scenario: a half-sent request head is closed after the head timeout
+    Given the runtime is started with AGENT_RUNTIME_SANDBOX_HEADER_TIMEOUT_SECONDS set to "1"
+    And a sandbox registered with the Session Service
+    When a client sends half a request head to the sandbox
+    Then the sandbox closes that connection within 5 seconds
+
+  @REQ-SBX-024
+  Scenario: an /rpc body past the size limit is answered 413
+    Given the runtime is started with AGENT_RUNTIME_SANDBOX_RPC_MAX_BYTES set to "4096"
+    And a sandbox registered with the Session Service
+    When the client posts a JSON-RPC body of 65536 bytes to the sandbox
+    Then the answer is HTTP 413
+
+  @REQ-SBX-025
+  Scenario: an upload past the size limit is answered 413 and writes nothing
+    Given the runtime is started with AGENT_RUNTIME_SANDBOX_UPLOAD_MAX_BYTES set to "4096"
+    And a sandbox registered with the Session Service
+    When the client uploads 65536 bytes as "big.bin" to the sandbox
+    Then the answer is HTTP 413
+    And the sandbox's workspace has no "big.bin"
+
+  @REQ-SBX-026
+  Scenario: a download of a large file that the client does not read stays in bounded memory
+    Given the workspace file "huge.bin" is a sparse file of 1024 MiB
+    And a sandbox registered with the Session Service
+    When the client starts GET /files/huge.bin and does not read the body
+    Then the sandbox's peak memory stayed under 256 MiB
+
+  @REQ-SBX-027
+  Scenario: an archive of a large file that the client does not read stays in bounded memory
+    Given the workspace file "huge.bin" is a sparse file of 512 MiB
+    And a sandbox registered with the Session Service
+    When the client starts GET /files?archive=true and does not read the body
+    Then the sandbox's peak memory stayed under 256 MiB
+
+  @REQ-SBX-028
+  Scenario: event readers that never read stay in bounded memory
+    Given the runtime is started with AGENT_RUNTIME_EVENT_RING_SIZE set to "20000"
+    And a sandbox registered with the Session Service
+    And the model will say 48 KiB beside each of 4 ReadFile calls on "log.txt", then answer "Read it all."
+    When the web app starts the task "Read log.txt four times." without a sessionId
+    And the task finishes
+    And 150 readers open the event stream and never read it
+    Then the sandbox's peak memory stayed under 256 MiB
+
+  @REQ-SBX-029
+  Scenario: a sandbox that shuts down tells the Session Service its session ended
+    Given a sandbox registered with the Session Service
+    When the client sends Shutdown without params
+    Then the Session Service no longer takes the sandbox's session as running

@@ -25,6 +25,7 @@ pub struct SandboxSettings {
     pub ecs_metadata_uri: Option<String>,
     pub deadline: Duration,
     pub retry_delay: Duration,
+    pub limits: agent_host::transport::SandboxLimits,
 }
 
 /// Sandbox mode's durations: (variable, default in seconds). The service fails a sandbox
@@ -33,6 +34,68 @@ pub(crate) const REGISTRATION_TIMEOUT: (&str, f64) =
     ("AGENT_RUNTIME_REGISTRATION_TIMEOUT_SECONDS", 150.0);
 pub(crate) const REGISTRATION_RETRY_DELAY: (&str, f64) =
     ("AGENT_RUNTIME_REGISTRATION_RETRY_DELAY_SECONDS", 1.0);
+
+/// The HTTP surface's durations (README, sandbox mode): (variable, default in seconds).
+const HEADER_TIMEOUT: (&str, f64) = ("AGENT_RUNTIME_SANDBOX_HEADER_TIMEOUT_SECONDS", 10.0);
+const BODY_TIMEOUT: (&str, f64) = ("AGENT_RUNTIME_SANDBOX_BODY_TIMEOUT_SECONDS", 30.0);
+
+/// A positive whole number read from `name` (`value`), or `default`.
+fn count(name: &str, value: Option<String>, default: u64) -> anyhow::Result<u64> {
+    match value {
+        None => Ok(default),
+        Some(text) => text
+            .trim()
+            .parse::<u64>()
+            .ok()
+            .filter(|value| *value > 0)
+            .with_context(|| format!("{name} must be a positive whole number, not \"{text}\"")),
+    }
+}
+
+fn limits(
+    seconds: impl Fn((&str, f64)) -> anyhow::Result<Duration>,
+) -> anyhow::Result<agent_host::transport::SandboxLimits> {
+    let defaults = agent_host::transport::SandboxLimits::default();
+    let size = |name: &str, value: Option<String>, default: usize| -> anyhow::Result<usize> {
+        let value = count(name, value, u64::try_from(default).unwrap_or(u64::MAX))?;
+        Ok(usize::try_from(value).unwrap_or(usize::MAX))
+    };
+    const CONNECTIONS: &str = "AGENT_RUNTIME_SANDBOX_MAX_CONNECTIONS";
+    const RPC: &str = "AGENT_RUNTIME_SANDBOX_RPC_MAX_BYTES";
+    const UPLOAD: &str = "AGENT_RUNTIME_SANDBOX_UPLOAD_MAX_BYTES";
+    const LARGE: &str = "AGENT_RUNTIME_SANDBOX_LARGE_BODIES";
+    const BACKLOG: &str = "AGENT_RUNTIME_SANDBOX_READER_BACKLOG";
+    Ok(agent_host::transport::SandboxLimits {
+        header_timeout: seconds(HEADER_TIMEOUT)?,
+        body_timeout: seconds(BODY_TIMEOUT)?,
+        max_connections: size(
+            CONNECTIONS,
+            env("AGENT_RUNTIME_SANDBOX_MAX_CONNECTIONS"),
+            defaults.max_connections,
+        )?,
+        rpc_max_bytes: size(
+            RPC,
+            env("AGENT_RUNTIME_SANDBOX_RPC_MAX_BYTES"),
+            defaults.rpc_max_bytes,
+        )?,
+        upload_max_bytes: count(
+            UPLOAD,
+            env("AGENT_RUNTIME_SANDBOX_UPLOAD_MAX_BYTES"),
+            defaults.upload_max_bytes,
+        )?,
+        large_bodies: size(
+            LARGE,
+            env("AGENT_RUNTIME_SANDBOX_LARGE_BODIES"),
+            defaults.large_bodies,
+        )?,
+        reader_backlog: size(
+            BACKLOG,
+            env("AGENT_RUNTIME_SANDBOX_READER_BACKLOG"),
+            defaults.reader_backlog,
+        )?,
+        drain_timeout: defaults.drain_timeout,
+    })
+}
 
 fn env(name: &str) -> Option<String> {
     std::env::var(name)
@@ -111,6 +174,7 @@ pub fn settings(cli: &crate::config::Cli) -> anyhow::Result<SandboxSettings> {
         ecs_metadata_uri: env("ECS_CONTAINER_METADATA_URI_V4"),
         deadline: seconds(REGISTRATION_TIMEOUT)?,
         retry_delay: seconds(REGISTRATION_RETRY_DELAY)?,
+        limits: limits(seconds)?,
     })
 }
 
@@ -206,6 +270,7 @@ pub async fn serve(
     agent_host::transport::serve_sandbox(
         listener,
         settings.workspace_dir.clone(),
+        settings.limits.clone(),
         |outbound| {
             let host = Host::new(config, tools, outbound);
             crate::spawn_signal_handler(Arc::clone(&host));
@@ -246,6 +311,7 @@ mod tests {
             ecs_metadata_uri: None,
             deadline: Duration::from_secs(1),
             retry_delay: Duration::from_secs(1),
+            limits: agent_host::transport::SandboxLimits::default(),
         }
     }
 

@@ -175,9 +175,10 @@ impl EventSink {
         }
     }
 
-    /// The kept events after `since_id` as the JSON they were sent as, and whether some
-    /// after `since_id` were dropped: the sandbox's event stream replays these.
-    pub fn replay(&self, since_id: u64) -> Replay {
+    /// At most `max` kept events after `since_id` as the JSON they were sent as, and whether
+    /// some after `since_id` were dropped: the sandbox's event stream reads these a page at
+    /// a time, copying only what it is about to send.
+    pub fn replay(&self, since_id: u64, max: usize) -> Replay {
         let ring = match self.ring.lock() {
             Ok(ring) => ring,
             Err(poisoned) => poisoned.into_inner(),
@@ -185,10 +186,12 @@ impl EventSink {
         let latest_id = ring.next_id.saturating_sub(1);
         let oldest_kept = ring.events.front().map_or(ring.next_id, |(id, _)| *id);
         Replay {
+            // Ids rise along the ring: the first one after `since_id` is found by halving,
+            // so a reader's page costs the same however full the ring is.
             events: ring
                 .events
-                .iter()
-                .filter(|(id, _)| *id > since_id)
+                .range(ring.events.partition_point(|(id, _)| *id <= since_id)..)
+                .take(max)
                 .map(|(id, json)| (*id, json.to_string()))
                 .collect(),
             gap_detected: since_id + 1 < oldest_kept && since_id < latest_id,

@@ -47,7 +47,7 @@ pub mod redaction {
 /// surface (`rpc`).
 pub mod transport {
     pub use crate::rpc::http::{HttpError, TOKEN_ENV, serve_http};
-    pub use crate::rpc::sandbox_host::serve_sandbox;
+    pub use crate::rpc::sandbox_host::{SandboxLimits, serve_sandbox};
     pub use crate::rpc::server::{buffered, serve};
 }
 

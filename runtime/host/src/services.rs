@@ -416,6 +416,19 @@ impl SessionServiceClient {
         Ok(())
     }
 
+    /// `GET /sessions/{id}/tasks/{taskId}`: whether the task's record exists (404: not).
+    pub async fn task_exists(&self, session_id: &str, task_id: &str) -> Result<bool, ServiceError> {
+        match self
+            .client
+            .get::<Value>(&format!("/sessions/{session_id}/tasks/{task_id}"))
+            .await
+        {
+            Ok(_) => Ok(true),
+            Err(ServiceError::Status { status: 404, .. }) => Ok(false),
+            Err(error) => Err(error),
+        }
+    }
+
     /// `POST /sessions/{id}/tasks/{taskId}/complete`; `status` is `completed`, `failed` or
     /// `cancelled`.
     pub async fn complete_task(

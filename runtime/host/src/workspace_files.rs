@@ -1,5 +1,6 @@
 //! The sandbox's workspace folder as files (INTEROP.md §9): listing it, resolving the
-//! relative paths clients name, and the Workspace Service's file API that `workspace.sync`
+//! relative paths clients name, opening and writing them beneath the folder without
+//! following a link out (`agent-beneath`, the resolution WriteFile uses), and the Workspace Service's file API that `workspace.sync`
 //! copies from and to (`GET /workspaces/{ws}/files` → `[{path, size}]`,
 //! `GET …/files/{path}` → the bytes, `POST …/files?path=P` multipart field `file` → 201).
 
@@ -36,34 +37,53 @@ pub fn relative(path: &str) -> Option<PathBuf> {
     (!clean.as_os_str().is_empty()).then_some(clean)
 }
 
-/// Every regular file under `root` (symbolic links are not followed), sorted by path.
+/// Every regular file under `root`, sorted by path, walked by folder handles opened beneath
+/// it (links are neither listed nor entered: `agent-beneath`).
 pub fn list(root: &Path) -> std::io::Result<Vec<WorkspaceFile>> {
-    let mut found = Vec::new();
-    let mut pending = vec![root.to_path_buf()];
-    while let Some(dir) = pending.pop() {
-        for entry in std::fs::read_dir(&dir)? {
-            let entry = entry?;
-            let kind = entry.file_type()?;
-            if kind.is_dir() {
-                pending.push(entry.path());
-            } else if kind.is_file() {
-                let path = entry.path();
-                let Ok(rel) = path.strip_prefix(root) else {
-                    continue;
-                };
-                let rel: Vec<String> = rel
-                    .components()
-                    .map(|part| part.as_os_str().to_string_lossy().into_owned())
-                    .collect();
-                found.push(WorkspaceFile {
-                    path: rel.join("/"),
-                    size: entry.metadata()?.len(),
-                });
-            }
-        }
+    Ok(agent_beneath::listing::files(root)?
+        .into_iter()
+        .map(|entry| WorkspaceFile {
+            path: entry.path,
+            size: entry.size,
+        })
+        .collect())
+}
+
+/// Opens the regular file `relative` beneath `root` for reading, with its size. A link on
+/// the way that leads out of the folder is refused ([`is_escape`]), and so is anything but
+/// a regular file.
+pub fn open(root: &Path, relative: &Path) -> std::io::Result<(std::fs::File, u64)> {
+    let file = agent_beneath::open_beneath(root, relative, agent_beneath::Access::Read)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            "not a regular file",
+        ));
     }
-    found.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(found)
+    Ok((file, meta.len()))
+}
+
+/// Starts writing `relative` beneath `root` (missing folders made beneath it, a link at the
+/// name replaced, never followed); the file appears at `commit`.
+pub fn create(root: &Path, relative: &Path) -> std::io::Result<agent_beneath::write::NewFile> {
+    agent_beneath::write::create(root, relative)
+}
+
+/// Whether `error` refused a resolution that would have left the workspace folder.
+pub fn is_escape(error: &std::io::Error) -> bool {
+    agent_beneath::escaped(error).is_some()
+}
+
+/// Why a file operation failed, as a client reads it (never the folder's real path).
+pub fn describe(path: &str, error: &std::io::Error) -> String {
+    if is_escape(error) {
+        format!("\"{path}\" leads out of the workspace through a symbolic link; it is refused")
+    } else if error.kind() == std::io::ErrorKind::NotFound {
+        format!("the workspace has no file \"{path}\"")
+    } else {
+        format!("\"{path}\" could not be used: {}", error.kind())
+    }
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -58,6 +58,15 @@ fn violations(crates: &[Krate]) -> Vec<String> {
                     );
                 }
             }
+            "agent-beneath" => {
+                for to in ["agent-host", "agent-tools", "agent-runtime"] {
+                    never(
+                        krate,
+                        to,
+                        "the no-follow resolution sits below host and tools, so both open files the same way",
+                    );
+                }
+            }
             "agent-protocol" => {
                 for to in ["agent-host", "agent-tools", "agent-runtime"] {
                     never(

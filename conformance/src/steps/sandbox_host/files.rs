@@ -78,7 +78,10 @@ async fn get(world: &mut ConformanceWorld, path: String) -> StepResult {
     remember(world, response).await
 }
 
-async fn remember(world: &mut ConformanceWorld, response: reqwest::Response) -> StepResult {
+pub(crate) async fn remember(
+    world: &mut ConformanceWorld,
+    response: reqwest::Response,
+) -> StepResult {
     let status = response.status().as_u16();
     let kind = response
         .headers()

@@ -3,6 +3,7 @@
 //! reconnects, health, files and `workspace.sync`. These steps need `--transport sandbox`
 //! (the kit plays the Session Service); over another transport they are not applicable.
 
+pub mod attacks;
 pub mod files;
 
 use std::sync::{Arc, Mutex};
@@ -50,6 +51,8 @@ pub struct SandboxScratch {
     pub resumed_after: u64,
     /// Files the Workspace Service holds for the sandbox's workspace before it starts.
     pub preseed: Vec<(String, Vec<u8>)>,
+    /// Raw connections a scenario holds open (half-sent heads, readers that never read).
+    pub held: Vec<tokio::net::TcpStream>,
 }
 
 pub(crate) fn sandbox_only(world: &ConformanceWorld) -> anyhow::Result<()> {

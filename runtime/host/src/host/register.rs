@@ -104,9 +104,9 @@ impl Host {
 
     /// The session's kept events after `since_id`, for the sandbox's event stream; empty
     /// before the session exists.
-    pub fn replay_events(&self, since_id: u64) -> crate::events::Replay {
+    pub fn replay_events(&self, since_id: u64, max: usize) -> crate::events::Replay {
         self.current()
-            .map(|session| session.events.replay(since_id))
+            .map(|session| session.events.replay(since_id, max))
             .unwrap_or_default()
     }
 

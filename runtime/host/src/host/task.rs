@@ -100,6 +100,7 @@ impl Host {
             &prompt,
             max_steps,
             first_task && !continues,
+            self.sandbox.get().is_some(),
         );
         let run = TaskRun {
             session: Arc::clone(&session),

@@ -87,8 +87,13 @@ impl Host {
         // Only a session whose task was cut short is cancelled at the service (INTEROP.md
         // §8): the real service refuses to resume a cancelled session and has no
         // "complete" call, so cancelling an idle one would make the conversation
-        // impossible to continue from the app's sidebar.
-        if had_task && let Err(error) = backends.sessions.cancel_session(session.id(), reason).await
+        // impossible to continue from the app's sidebar. A sandbox's end is always told
+        // (§10, `sandbox_ended`): otherwise the service's proxy goes on forwarding to a
+        // dead endpoint.
+        let sandbox = self.sandbox.get().is_some();
+        let reason = if sandbox { "sandbox_ended" } else { reason };
+        if (had_task || sandbox)
+            && let Err(error) = backends.sessions.cancel_session(session.id(), reason).await
         {
             tracing::warn!(%error, "could not tell the Session Service that the session ended");
         }

@@ -187,6 +187,10 @@ pub fn read_back(stored: Vec<Value>, session_id: &str) -> Result<Vec<Conversatio
                         role: Role::Assistant,
                         content: String::new(),
                         tool_calls: vec![call],
+                        // The upload names a call `<message>_call_<n>`; the message it
+                        // came from gets its own id back, so a history read and uploaded
+                        // again keeps every id.
+                        message_id: call_owner(&common.message_id),
                         ..common
                     }),
                 }
@@ -242,6 +246,15 @@ pub fn read_back(stored: Vec<Value>, session_id: &str) -> Result<Vec<Conversatio
         }
     }
     Ok(out)
+}
+
+/// The id of the message whose first call the upload named `id` (`<message>_call_1`);
+/// any other id as it is.
+fn call_owner(id: &str) -> String {
+    id.strip_suffix("_call_1")
+        .filter(|owner| !owner.is_empty())
+        .unwrap_or(id)
+        .to_owned()
 }
 
 /// The members every form shares; the rest of the message is filled by the caller.

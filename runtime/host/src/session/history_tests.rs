@@ -219,3 +219,19 @@ fn an_item_that_is_no_message_is_refused_with_a_reason() {
     let error = read_back(vec![json!({"role": "robot", "content": "x"})], "s").unwrap_err();
     assert!(error.contains("robot"), "{error}");
 }
+
+#[test]
+fn message_ids_are_the_same_after_every_read_back() {
+    let once = app_form(&thread());
+    let mut history = once.clone();
+    for _ in 0..3 {
+        let read = read_back(history.clone(), "s1").unwrap();
+        history = app_form(&read);
+        let ids = |form: &[Value]| -> Vec<String> {
+            form.iter()
+                .map(|message| message["messageId"].as_str().unwrap_or_default().to_owned())
+                .collect()
+        };
+        assert_eq!(ids(&history), ids(&once));
+    }
+}

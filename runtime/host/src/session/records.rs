@@ -44,7 +44,10 @@ impl Records {
         }));
     }
 
-    /// `POST /sessions/{id}/tasks`, then for the session's first task its name.
+    /// `POST /sessions/{id}/tasks`, then for the session's first task its name. With
+    /// `maybe_recorded` (sandbox mode: the browser makes the record before StartTask,
+    /// INTEROP.md §10) the record is looked up first and not created a second time.
+    #[allow(clippy::too_many_arguments)]
     pub fn task_started(
         &self,
         backends: Arc<Backends>,
@@ -53,14 +56,25 @@ impl Records {
         prompt: &str,
         max_steps: u32,
         first: bool,
+        maybe_recorded: bool,
     ) {
         let (session_id, task_id, prompt) =
             (session_id.to_owned(), task_id.to_owned(), prompt.to_owned());
         self.chain(async move {
-            if let Err(error) = backends
-                .sessions
-                .create_task(&session_id, &task_id, &prompt, max_steps)
-                .await
+            let recorded = maybe_recorded
+                && backends
+                    .sessions
+                    .task_exists(&session_id, &task_id)
+                    .await
+                    .unwrap_or_else(|error| {
+                        tracing::warn!(%error, task_id, "could not look up the task record");
+                        false
+                    });
+            if !recorded
+                && let Err(error) = backends
+                    .sessions
+                    .create_task(&session_id, &task_id, &prompt, max_steps)
+                    .await
             {
                 tracing::warn!(%error, task_id, "could not record the task at the Session Service");
             }

@@ -169,6 +169,9 @@ async fn serve(mut client: TcpStream, rules: &Rules) -> std::io::Result<()> {
     if !tunnel && let Err(reason) = egress_http::check_framing(&head.headers) {
         return refuse(&mut client, 400, &reason).await;
     }
+    if !tunnel && let Err(reason) = egress_http::check_host(&head.headers, &url) {
+        return refuse(&mut client, 403, &reason).await;
+    }
     let mut upstream = match tokio::time::timeout(rules.connect_timeout, connect(&addresses)).await
     {
         Ok(Ok(upstream)) => upstream,

@@ -3,7 +3,9 @@
 //! the response comes back with `Connection: close`, and the connection ends. Nothing the
 //! client sends after the first request reaches that server: a kept-alive client asks again
 //! on a fresh connection, judged afresh, so a second request naming another host never
-//! goes to the first one.
+//! goes to the first one. The `Host` header must name the host judged (the request
+//! line's): a server that hosts several names would otherwise answer for the one the
+//! header names, which the policy never saw.
 
 use tokio::io::{
     AsyncBufReadExt as _, AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _,
@@ -81,6 +83,45 @@ pub(super) fn request_head(method: &str, path: &str, version: &str, headers: &[S
 /// forwarded.
 pub(super) fn check_framing(headers: &[String]) -> Result<(), String> {
     body(headers).map(|_| ())
+}
+
+/// Checks that the request's `Host` header, if any, names the host and port of `url` (the
+/// one judged): the reason when it names another, or there are several.
+pub(super) fn check_host(headers: &[String], url: &url::Url) -> Result<(), String> {
+    let mut named = headers.iter().filter_map(|line| {
+        let (key, value) = line.split_once(':')?;
+        key.trim()
+            .eq_ignore_ascii_case("host")
+            .then_some(value.trim())
+    });
+    let Some(value) = named.next() else {
+        return Ok(());
+    };
+    if named.next().is_some() {
+        return Err("the request has more than one Host header".to_owned());
+    }
+    let judged_host = url
+        .host_str()
+        .unwrap_or_default()
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .trim_end_matches('.');
+    let judged_port = url.port_or_known_default().unwrap_or(80);
+    let (host, port) = match value.rsplit_once(':') {
+        // A bracketed IPv6 address without a port has its colons inside the brackets.
+        Some((host, port)) if !port.contains(']') => (host, port.parse::<u16>().ok()),
+        _ => (value, Some(80)),
+    };
+    let host = host
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .trim_end_matches('.');
+    if host.eq_ignore_ascii_case(judged_host) && port == Some(judged_port) {
+        return Ok(());
+    }
+    Err(format!(
+        "the Host header names {value:?}, not {judged_host}:{judged_port}, the host the request line names and the policy judged"
+    ))
 }
 
 /// Sends `head` and the request's body (read from `rest`, then the client) to `upstream`,
@@ -215,4 +256,38 @@ where
     client.write_all(&buffer[end + 4..]).await?;
     tokio::io::copy(&mut upstream, client).await?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(lines: &[&str]) -> Vec<String> {
+        lines.iter().map(|line| (*line).to_owned()).collect()
+    }
+
+    #[test]
+    fn the_host_header_must_name_the_judged_host() {
+        let url = url::Url::parse("http://allowed.example/path").unwrap();
+        for ok in [
+            &["Host: allowed.example"][..],
+            &["host: ALLOWED.example:80"],
+            &["Host: allowed.example."],
+            &["Accept: */*"],
+        ] {
+            assert!(check_host(&headers(ok), &url).is_ok(), "{ok:?}");
+        }
+        for refused in [
+            &["Host: forbidden.example"][..],
+            &["Host: allowed.example:8080"],
+            &["Host: allowed.example", "Host: forbidden.example"],
+            &["Host: allowed.example.forbidden.example"],
+        ] {
+            let reason = check_host(&headers(refused), &url).unwrap_err();
+            assert!(reason.contains("Host header"), "{refused:?}: {reason}");
+        }
+        let v6 = url::Url::parse("http://[::1]:8080/").unwrap();
+        assert!(check_host(&headers(&["Host: [::1]:8080"]), &v6).is_ok());
+        assert!(check_host(&headers(&["Host: [::1]"]), &v6).is_err());
+    }
 }

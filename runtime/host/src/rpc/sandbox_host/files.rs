@@ -2,25 +2,63 @@
 //! totalSize}`, `?archive=true` for a zip of them all), `GET /files/{path}` (the bytes) and
 //! `POST /upload?path=P` (a raw body, or a `multipart/form-data` body whose first file part
 //! is taken; the part's filename when `path` is absent).
+//!
+//! Every file is opened beneath the workspace folder by handle (`agent-beneath`): a link
+//! the model planted that leads out is refused on read and replaced, never followed, on
+//! write. Bodies stream both ways, so memory stays flat whatever the file's size; an upload
+//! past the limit is answered 413.
 
 use std::collections::HashMap;
+use std::io::Write;
+use std::path::PathBuf;
 use std::sync::Arc;
 
+use agent_beneath::write::NewFile;
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use futures::StreamExt;
 use serde_json::json;
 
-use super::zip::{Member, archive};
+use super::multipart::{Parser, Piece, boundary_of};
+use super::zip::stream_archive;
 use super::{AppState, json_body};
-use crate::workspace_files::{self, relative};
+use crate::workspace_files::{self, describe, is_escape, relative};
+
+/// A part without a filename is kept in memory up to this size, in case no part names one.
+const MAX_FIELD_BYTES: usize = 64 * 1024;
 
 fn problem(status: StatusCode, message: String) -> Response {
+    let code = match status {
+        StatusCode::NOT_FOUND => "FILE_NOT_FOUND",
+        StatusCode::FORBIDDEN => "PATH_OUTSIDE_WORKSPACE",
+        StatusCode::PAYLOAD_TOO_LARGE => "PAYLOAD_TOO_LARGE",
+        StatusCode::REQUEST_TIMEOUT => "REQUEST_TIMEOUT",
+        _ => "INVALID_REQUEST",
+    };
     json_body(
         status,
-        json!({ "code": if status == StatusCode::NOT_FOUND { "FILE_NOT_FOUND" } else { "INVALID_REQUEST" }, "message": message })
-            .to_string(),
+        json!({ "code": code, "message": message }).to_string(),
+    )
+}
+
+/// The answer to a failed open or write of `path`.
+fn io_problem(path: &str, error: &std::io::Error) -> Response {
+    let status = if is_escape(error) {
+        StatusCode::FORBIDDEN
+    } else if error.kind() == std::io::ErrorKind::NotFound {
+        StatusCode::NOT_FOUND
+    } else {
+        StatusCode::INTERNAL_SERVER_ERROR
+    };
+    problem(status, format!("{}.", describe(path, error)))
+}
+
+fn not_relative(path: &str) -> Response {
+    problem(
+        StatusCode::BAD_REQUEST,
+        format!("\"{path}\" is not a relative path inside the workspace."),
     )
 }
 
@@ -32,48 +70,43 @@ pub(super) async fn list(
     let archive_wanted = query
         .get("archive")
         .is_some_and(|value| matches!(value.as_str(), "true" | "1"));
-    let listed = tokio::task::spawn_blocking(move || -> std::io::Result<Response> {
-        let files = workspace_files::list(&root)?;
-        if !archive_wanted {
-            let total: u64 = files.iter().map(|file| file.size).sum();
-            return Ok(json_body(
-                StatusCode::OK,
-                json!({ "files": files, "totalFiles": files.len(), "totalSize": total })
-                    .to_string(),
-            ));
+    let listed = {
+        let root = root.clone();
+        tokio::task::spawn_blocking(move || workspace_files::list(&root)).await
+    };
+    let files = match listed {
+        Ok(Ok(files)) => files,
+        Ok(Err(error)) => {
+            return problem(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("The workspace folder could not be read: {}.", error.kind()),
+            );
         }
-        let mut members = Vec::with_capacity(files.len());
-        for file in files {
-            let content = std::fs::read(root.join(&file.path))?;
-            members.push(Member {
-                path: file.path,
-                content,
-            });
+        Err(error) => {
+            return problem(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("Listing the workspace folder failed: {error}."),
+            );
         }
-        Ok((
-            [
-                (header::CONTENT_TYPE, "application/zip"),
-                (
-                    header::CONTENT_DISPOSITION,
-                    "attachment; filename=\"workspace.zip\"",
-                ),
-            ],
-            archive(&members)?,
-        )
-            .into_response())
-    })
-    .await;
-    match listed {
-        Ok(Ok(response)) => response,
-        Ok(Err(error)) => problem(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            format!("The workspace folder could not be read: {error}."),
-        ),
-        Err(error) => problem(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            format!("Listing the workspace folder failed: {error}."),
-        ),
+    };
+    if !archive_wanted {
+        let total: u64 = files.iter().map(|file| file.size).sum();
+        return json_body(
+            StatusCode::OK,
+            json!({ "files": files, "totalFiles": files.len(), "totalSize": total }).to_string(),
+        );
     }
+    (
+        [
+            (header::CONTENT_TYPE, "application/zip"),
+            (
+                header::CONTENT_DISPOSITION,
+                "attachment; filename=\"workspace.zip\"",
+            ),
+        ],
+        Body::from_stream(stream_archive(root, files)),
+    )
+        .into_response()
 }
 
 pub(super) async fn download(
@@ -81,41 +114,111 @@ pub(super) async fn download(
     Path(path): Path<String>,
 ) -> Response {
     let Some(rel) = relative(&path) else {
-        return problem(
-            StatusCode::BAD_REQUEST,
-            format!("\"{path}\" is not a relative path inside the workspace."),
-        );
+        return not_relative(&path);
     };
-    let full = state.workspace_dir.join(rel);
-    match tokio::fs::metadata(&full).await {
-        Ok(meta) if meta.is_file() => {}
-        _ => {
+    let root = state.workspace_dir.clone();
+    let opened = tokio::task::spawn_blocking(move || workspace_files::open(&root, &rel)).await;
+    let (file, len) = match opened {
+        Ok(Ok(opened)) => opened,
+        Ok(Err(error)) => return io_problem(&path, &error),
+        Err(error) => {
             return problem(
-                StatusCode::NOT_FOUND,
-                format!("The workspace has no file \"{path}\"."),
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("Opening \"{path}\" failed: {error}."),
             );
         }
-    }
-    match tokio::fs::read(&full).await {
-        Ok(content) => {
-            let name = path.rsplit('/').next().unwrap_or(&path).replace('"', "");
+    };
+    let name = path.rsplit('/').next().unwrap_or(&path).replace('"', "");
+    let stream =
+        tokio_util::io::ReaderStream::with_capacity(tokio::fs::File::from_std(file), 64 * 1024);
+    (
+        [
+            (header::CONTENT_TYPE, "application/octet-stream".to_owned()),
             (
-                [
-                    (header::CONTENT_TYPE, "application/octet-stream".to_owned()),
-                    (
-                        header::CONTENT_DISPOSITION,
-                        format!("attachment; filename=\"{name}\""),
-                    ),
-                ],
-                content,
-            )
-                .into_response()
+                header::CONTENT_DISPOSITION,
+                format!("attachment; filename=\"{name}\""),
+            ),
+            (header::CONTENT_LENGTH, len.to_string()),
+        ],
+        Body::from_stream(stream),
+    )
+        .into_response()
+}
+
+/// Where an upload's bytes go: a file being written beneath the workspace, moved in and out
+/// of the blocking pool chunk by chunk.
+struct Target {
+    path: String,
+    file: NewFile,
+    written: u64,
+}
+
+impl Target {
+    async fn open(root: PathBuf, path: String) -> Result<Self, Response> {
+        let Some(rel) = relative(&path) else {
+            return Err(not_relative(&path));
+        };
+        match tokio::task::spawn_blocking(move || workspace_files::create(&root, &rel)).await {
+            Ok(Ok(file)) => Ok(Self {
+                path,
+                file,
+                written: 0,
+            }),
+            Ok(Err(error)) => Err(io_problem(&path, &error)),
+            Err(error) => Err(problem(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("Writing \"{path}\" failed: {error}."),
+            )),
         }
-        Err(error) => problem(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            format!("The file \"{path}\" could not be read: {error}."),
-        ),
     }
+
+    async fn write(self, bytes: Vec<u8>) -> Result<Self, Response> {
+        let path = self.path.clone();
+        let written = tokio::task::spawn_blocking(move || {
+            let mut target = self;
+            target.file.write_all(&bytes).map(|()| {
+                target.written += bytes.len() as u64;
+                target
+            })
+        })
+        .await;
+        match written {
+            Ok(Ok(target)) => Ok(target),
+            Ok(Err(error)) => Err(io_problem(&path, &error)),
+            Err(error) => Err(problem(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("Writing \"{path}\" failed: {error}."),
+            )),
+        }
+    }
+
+    async fn commit(self) -> Response {
+        let Target {
+            path,
+            file,
+            written,
+        } = self;
+        match tokio::task::spawn_blocking(move || file.commit()).await {
+            Ok(Ok(())) => json_body(
+                StatusCode::CREATED,
+                json!({ "path": path, "size": written }).to_string(),
+            ),
+            Ok(Err(error)) => io_problem(&path, &error),
+            Err(error) => problem(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("Writing \"{path}\" failed: {error}."),
+            ),
+        }
+    }
+}
+
+/// Which part of a multipart body is being read.
+enum Part {
+    /// The file part, going to its target.
+    File,
+    /// The first part, kept in case no part names a file.
+    Field,
+    Skipped,
 }
 
 pub(super) async fn upload(
@@ -124,127 +227,165 @@ pub(super) async fn upload(
     headers: HeaderMap,
     body: Body,
 ) -> Response {
-    let limit = state.host.config().rpc.max_line_bytes;
-    let Ok(bytes) = axum::body::to_bytes(body, limit).await else {
-        return problem(
+    let limits = &state.limits;
+    let limit = limits.upload_max_bytes;
+    let too_large = || {
+        problem(
             StatusCode::PAYLOAD_TOO_LARGE,
-            format!("The upload is larger than the limit of {limit} bytes."),
-        );
+            format!(
+                "The upload is larger than the limit of {limit} bytes (AGENT_RUNTIME_SANDBOX_UPLOAD_MAX_BYTES)."
+            ),
+        )
     };
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.parse::<u64>().ok());
+    if declared.is_some_and(|length| length > limit) {
+        return too_large();
+    }
     let content_type = headers
         .get(header::CONTENT_TYPE)
         .and_then(|value| value.to_str().ok())
         .unwrap_or_default();
-    let (content, filename) = match boundary_of(content_type) {
-        Some(boundary) => match first_file_part(&bytes, &boundary) {
-            Some(part) => part,
-            None => {
+    let root = state.workspace_dir.clone();
+    let mut parser = boundary_of(content_type).map(|boundary| Parser::new(&boundary));
+    let mut target = None;
+    if parser.is_none() {
+        let Some(path) = query.get("path").cloned() else {
+            return problem(
+                StatusCode::BAD_REQUEST,
+                "Name the file to write with ?path=relative/path.".to_owned(),
+            );
+        };
+        match Target::open(root.clone(), path).await {
+            Ok(opened) => target = Some(opened),
+            Err(response) => return response,
+        }
+    }
+    let mut received: u64 = 0;
+    let mut part = Part::Skipped;
+    let mut parts_seen = 0usize;
+    let mut field: Option<Vec<u8>> = None;
+    let mut stream = body.into_data_stream();
+    loop {
+        let next = match tokio::time::timeout(limits.body_timeout, stream.next()).await {
+            Ok(next) => next,
+            Err(_) => {
+                return problem(
+                    StatusCode::REQUEST_TIMEOUT,
+                    format!(
+                        "The upload's body stalled for {} s (AGENT_RUNTIME_SANDBOX_BODY_TIMEOUT_SECONDS).",
+                        limits.body_timeout.as_secs_f64()
+                    ),
+                );
+            }
+        };
+        let chunk: Bytes = match next {
+            None => break,
+            Some(Ok(chunk)) => chunk,
+            Some(Err(error)) => {
+                return problem(
+                    StatusCode::BAD_REQUEST,
+                    format!("The upload's body could not be read: {error}."),
+                );
+            }
+        };
+        received += chunk.len() as u64;
+        if received > limit {
+            return too_large();
+        }
+        let Some(parser) = parser.as_mut() else {
+            if let Some(open) = target.take() {
+                match open.write(chunk.to_vec()).await {
+                    Ok(open) => target = Some(open),
+                    Err(response) => return response,
+                }
+            }
+            continue;
+        };
+        let mut pieces = Vec::new();
+        if let Err(message) = parser.feed(&chunk, &mut pieces) {
+            return problem(StatusCode::BAD_REQUEST, format!("The upload: {message}."));
+        }
+        for piece in pieces {
+            match piece {
+                Piece::Head(filename) => {
+                    parts_seen += 1;
+                    part = match filename {
+                        Some(filename) if target.is_none() => {
+                            let path = query.get("path").cloned().unwrap_or(filename);
+                            match Target::open(root.clone(), path).await {
+                                Ok(opened) => target = Some(opened),
+                                Err(response) => return response,
+                            }
+                            field = None;
+                            Part::File
+                        }
+                        None if parts_seen == 1 => {
+                            field = Some(Vec::new());
+                            Part::Field
+                        }
+                        _ => Part::Skipped,
+                    };
+                }
+                Piece::Data(bytes) => match part {
+                    Part::File => {
+                        if let Some(open) = target.take() {
+                            match open.write(bytes).await {
+                                Ok(open) => target = Some(open),
+                                Err(response) => return response,
+                            }
+                        }
+                    }
+                    Part::Field => {
+                        let keep = field
+                            .as_ref()
+                            .is_some_and(|kept| kept.len() + bytes.len() <= MAX_FIELD_BYTES);
+                        match field.as_mut() {
+                            Some(kept) if keep => kept.extend_from_slice(&bytes),
+                            _ => field = None,
+                        }
+                    }
+                    Part::Skipped => {}
+                },
+                Piece::End => {
+                    if matches!(part, Part::File) {
+                        // The file part is complete; the rest of the body is not needed.
+                        part = Part::Skipped;
+                    }
+                }
+            }
+        }
+    }
+    if let Some(parser) = parser.as_ref() {
+        if target.is_none() {
+            // No part named a file: the first part, under `?path=`.
+            let (Some(content), Some(path)) = (field.take(), query.get("path").cloned()) else {
                 return problem(
                     StatusCode::BAD_REQUEST,
                     "The multipart upload holds no file part.".to_owned(),
                 );
+            };
+            match Target::open(root, path).await {
+                Ok(open) => match open.write(content).await {
+                    Ok(open) => target = Some(open),
+                    Err(response) => return response,
+                },
+                Err(response) => return response,
             }
-        },
-        None => (bytes, None),
-    };
-    let Some(path) = query.get("path").cloned().or(filename) else {
-        return problem(
-            StatusCode::BAD_REQUEST,
-            "Name the file to write with ?path=relative/path.".to_owned(),
-        );
-    };
-    let Some(rel) = relative(&path) else {
-        return problem(
-            StatusCode::BAD_REQUEST,
-            format!("\"{path}\" is not a relative path inside the workspace."),
-        );
-    };
-    let full = state.workspace_dir.join(rel);
-    if let Some(parent) = full.parent()
-        && let Err(error) = tokio::fs::create_dir_all(parent).await
-    {
-        return problem(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            format!("The folder of \"{path}\" could not be created: {error}."),
-        );
-    }
-    match tokio::fs::write(&full, &content).await {
-        Ok(()) => json_body(
-            StatusCode::CREATED,
-            json!({ "path": path, "size": content.len() }).to_string(),
-        ),
-        Err(error) => problem(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            format!("\"{path}\" could not be written: {error}."),
-        ),
-    }
-}
-
-fn boundary_of(content_type: &str) -> Option<String> {
-    let lower = content_type.to_ascii_lowercase();
-    if !lower.starts_with("multipart/form-data") {
-        return None;
-    }
-    content_type.split(';').find_map(|part| {
-        let part = part.trim();
-        let value = part
-            .strip_prefix("boundary=")
-            .or_else(|| part.strip_prefix("BOUNDARY="))?;
-        Some(value.trim_matches('"').to_owned())
-    })
-}
-
-/// The content and filename of the first part that carries a filename (else the first part).
-fn first_file_part(body: &[u8], boundary: &str) -> Option<(Bytes, Option<String>)> {
-    let delimiter = format!("--{boundary}");
-    let delimiter = delimiter.as_bytes();
-    let mut parts = Vec::new();
-    let mut rest = body;
-    while let Some(start) = find(rest, delimiter) {
-        rest = &rest[start + delimiter.len()..];
-        if rest.starts_with(b"--") {
-            break;
+        } else if !parser.done() && matches!(part, Part::File) {
+            return problem(
+                StatusCode::BAD_REQUEST,
+                "The multipart upload ended inside its file part.".to_owned(),
+            );
         }
-        let end = find(rest, delimiter).unwrap_or(rest.len());
-        parts.push(&rest[..end]);
     }
-    let parsed: Vec<(Bytes, Option<String>)> = parts
-        .into_iter()
-        .filter_map(|part| {
-            let part = part.strip_prefix(b"\r\n").unwrap_or(part);
-            let split = find(part, b"\r\n\r\n")?;
-            let head = String::from_utf8_lossy(&part[..split]);
-            let content = &part[split + 4..];
-            let content = content.strip_suffix(b"\r\n").unwrap_or(content);
-            let filename = head.split(';').find_map(|field| {
-                let value = field.trim().strip_prefix("filename=")?;
-                let value = value.split("\r\n").next()?.trim_matches('"');
-                (!value.is_empty()).then(|| value.to_owned())
-            });
-            Some((Bytes::copy_from_slice(content), filename))
-        })
-        .collect();
-    let with_name = parsed.iter().position(|(_, name)| name.is_some());
-    parsed.into_iter().nth(with_name.unwrap_or(0))
-}
-
-fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack
-        .windows(needle.len())
-        .position(|window| window == needle)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn multipart_uploads_yield_the_file_part() {
-        let body = b"--XyZ\r\nContent-Disposition: form-data; name=\"note\"\r\n\r\nignored\r\n--XyZ\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.txt\"\r\nContent-Type: text/plain\r\n\r\nline 1\r\nline 2\r\n--XyZ--\r\n";
-        let boundary = boundary_of("multipart/form-data; boundary=XyZ").unwrap();
-        let (content, name) = first_file_part(body, &boundary).unwrap();
-        assert_eq!(&content[..], b"line 1\r\nline 2");
-        assert_eq!(name.as_deref(), Some("a.txt"));
-        assert!(boundary_of("application/octet-stream").is_none());
+    match target {
+        Some(open) => open.commit().await,
+        None => problem(
+            StatusCode::BAD_REQUEST,
+            "The upload names no file.".to_owned(),
+        ),
     }
 }

@@ -1,8 +1,10 @@
 //! The SessionEvent stream of the sandbox: every event as an SSE frame `id: N`,
 //! `event: session_event`, `data: {"id":N, …SessionEvent}`; any number of readers, each
-//! replayed from its `Last-Event-ID` (or from the oldest kept event) out of the session's
-//! event ring, then fed live. `event: gap` tells a reader that events it should have
-//! seen were dropped from the ring.
+//! served from its `Last-Event-ID` (or from the oldest kept event) out of the session's one
+//! event ring by a cursor, a page at a time as its socket takes them, so a reader that does
+//! not read holds no copy of the ring. The live channel only wakes readers; one that falls
+//! more than the backlog behind it is dropped, and reconnects with `Last-Event-ID`.
+//! `event: gap` tells a reader that events it should have seen were dropped from the ring.
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
@@ -20,8 +22,8 @@ use tokio::sync::broadcast;
 use super::AppState;
 use crate::host::Host;
 
-/// Live frames a slow reader may fall behind by before it is replayed from the ring.
-const LIVE_BACKLOG: usize = 1024;
+/// Events a reader copies from the ring at once.
+const PAGE: usize = 32;
 
 /// One event as sent: its id and its SessionEvent JSON.
 struct Frame {
@@ -37,8 +39,8 @@ pub(super) struct Hub {
 impl Hub {
     /// Reads the outbound pipe until it closes (teardown has flushed the last event); the
     /// streams end then.
-    pub(super) fn start(read_end: tokio::io::DuplexStream) -> Self {
-        let (sender, _) = broadcast::channel(LIVE_BACKLOG);
+    pub(super) fn start(read_end: tokio::io::DuplexStream, backlog: usize) -> Self {
+        let (sender, _) = broadcast::channel(backlog.max(1));
         let slot = Arc::new(Mutex::new(Some(sender.clone())));
         let closing = Arc::clone(&slot);
         tokio::spawn(async move {
@@ -107,16 +109,15 @@ pub(super) async fn events(State(state): State<Arc<AppState>>, headers: HeaderMa
         .and_then(|value| value.to_str().ok())
         .and_then(|value| value.trim().parse::<u64>().ok())
         .unwrap_or(0);
-    // Subscribed before the replay is read: an event sent in between arrives both ways
-    // and the id filter drops the copy.
+    // Subscribed before the ring is read: an event sent in between only wakes the reader,
+    // which sends by id from the ring.
     let live = state.hub.subscribe();
-    let mut reader = Reader {
+    let reader = Reader {
         host: Arc::clone(&state.host),
         live,
         pending: VecDeque::new(),
         last: since,
     };
-    reader.refill();
     Sse::new(reader.into_stream())
         .keep_alive(KeepAlive::default())
         .into_response()
@@ -130,20 +131,23 @@ struct Reader {
 }
 
 impl Reader {
-    /// Queues what the ring holds after the last id sent (and a gap when it lost some).
-    fn refill(&mut self) {
-        let replay = self.host.replay_events(self.last);
+    /// Queues the next page of the ring after the last id sent (and a gap when it lost
+    /// some); whether it found any.
+    fn refill(&mut self) -> bool {
+        let replay = self.host.replay_events(self.last, PAGE);
         if replay.gap_detected {
             let oldest = replay.events.first().map(|(id, _)| *id);
             self.pending
                 .push_back(gap(self.last, oldest, replay.latest_id));
         }
+        let found = !replay.events.is_empty();
         for (id, json) in replay.events {
             // The same last backstop as every line the runtime sends.
             let json = crate::redact::global().redact_values(&json).into_owned();
             self.pending.push_back(session_event(id, &json));
             self.last = id;
         }
+        found
     }
 
     fn into_stream(self) -> impl Stream<Item = Result<Event, Infallible>> {
@@ -152,15 +156,31 @@ impl Reader {
                 if let Some(event) = reader.pending.pop_front() {
                     return Some((Ok(event), reader));
                 }
+                if reader.refill() {
+                    continue;
+                }
                 let live = reader.live.as_mut()?;
                 match live.recv().await {
                     Ok(frame) if frame.id > reader.last => {
-                        reader.last = frame.id;
-                        let event = session_event(frame.id, &frame.json);
-                        return Some((Ok(event), reader));
+                        // Sent in order from the ring's cursor; this frame only woke us.
+                        let _ = reader.refill();
+                        if reader.pending.is_empty() {
+                            // The session is gone (teardown): send the frame itself.
+                            reader.last = frame.id;
+                            return Some((Ok(session_event(frame.id, &frame.json)), reader));
+                        }
                     }
                     Ok(_) => {}
-                    Err(broadcast::error::RecvError::Lagged(_)) => reader.refill(),
+                    Err(broadcast::error::RecvError::Lagged(missed)) => {
+                        // Too slow for the live channel: dropped, it reconnects with
+                        // Last-Event-ID and is served from the ring.
+                        tracing::info!(
+                            missed,
+                            last = reader.last,
+                            "an event reader fell behind; closing its stream (AGENT_RUNTIME_SANDBOX_READER_BACKLOG)"
+                        );
+                        return None;
+                    }
                     Err(broadcast::error::RecvError::Closed) => return None,
                 }
             }
