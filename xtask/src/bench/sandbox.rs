@@ -2,8 +2,11 @@
 //! A RunCommand spawns its shell either directly (unsandboxed) or through the launcher
 //! (`agent-runtime --sandbox-exec <plan> -- sh -c …`); everything else on the call's path is
 //! the same, so the two spawn → exit times, alternated run by run so load hits both, are the
-//! figure. The plan is the one a default Shell.Exec grant yields: the workspace writable
-//! but its `.git` (so the mount namespace is part of the cost), reads unconfined, no network.
+//! figure. The plan is the one a default Shell.Exec grant yields on this machine: the
+//! workspace and a private temporary folder writable, `.git`'s config and hooks read-only,
+//! the credential stores of the home folder hidden, the tool caches behind private layers,
+//! no network — once in namespaces of its own (the full sandbox), once with Landlock and
+//! seccomp alone (the fallback where user namespaces are refused).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
@@ -50,13 +53,22 @@ fn timed(command: &mut Command) -> anyhow::Result<f64> {
     Ok(millis)
 }
 
-fn plan(workspace: &Path, tmp: &Path) -> String {
+fn plan(workspace: &Path, tmp: &Path, namespaces: bool) -> String {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let under_home = |names: &[&str]| -> Vec<PathBuf> {
+        home.iter()
+            .flat_map(|home| names.iter().map(move |name| home.join(name)))
+            .collect()
+    };
     serde_json::json!({
-        "write": [workspace, tmp, "/dev/null", "/dev/zero", "/dev/tty", "/dev/urandom"],
-        "read": null,
-        "read_only": [workspace.join(".git")],
+        "write": [workspace, tmp],
+        "read_only": [workspace.join(".git/config"), workspace.join(".git/hooks")],
+        "hidden": under_home(&[".ssh", ".aws", ".gnupg", ".netrc", ".git-credentials", ".config/gh"]),
+        "caches": under_home(&[".cargo", ".rustup", ".npm", ".cache", ".pyenv"]),
+        "tmp": tmp,
         "network": false,
-        "required": true,
+        "required": namespaces,
+        "namespaces": namespaces,
     })
     .to_string()
 }
@@ -68,16 +80,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let tmp = root.path().join("tmp");
     std::fs::create_dir_all(workspace.join(".git"))?;
     std::fs::create_dir_all(&tmp)?;
-    let plan = plan(&workspace, &tmp);
+    std::fs::write(workspace.join(".git/config"), "[core]\n")?;
+    let full = plan(&workspace, &tmp, true);
+    let wall = plan(&workspace, &tmp, false);
     let plain = || {
         let mut command = Command::new("/bin/sh");
         command.args(["-c", "true"]).current_dir(&workspace);
         command
     };
-    let sandboxed = || {
+    let sandboxed = |plan: &str| {
         let mut command = Command::new(&launcher);
         command
-            .args(["--sandbox-exec", &plan, "--", "/bin/sh", "-c", "true"])
+            .args(["--sandbox-exec", plan, "--", "/bin/sh", "-c", "true"])
             .current_dir(&workspace);
         command
     };
@@ -86,28 +100,35 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     probe
         .args([
             "--sandbox-exec",
-            &plan,
+            &full,
             "--",
             "/bin/sh",
             "-c",
-            "echo x > .git/probe",
+            "echo x >> .git/config",
         ])
         .current_dir(&workspace);
-    if timed(&mut probe).is_ok() || workspace.join(".git/probe").exists() {
+    if timed(&mut probe).is_ok()
+        || std::fs::read_to_string(workspace.join(".git/config"))? != "[core]\n"
+    {
         bail!("the launcher did not confine the command: this machine cannot sandbox");
     }
-    let (mut a, mut b, mut added) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut a, mut b, mut c, mut added, mut added_wall) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for run in 0..args.runs {
-        let (x, y) = if run % 2 == 0 {
+        let (x, y, z) = if run % 2 == 0 {
             let x = timed(&mut plain())?;
-            (x, timed(&mut sandboxed())?)
+            let y = timed(&mut sandboxed(&full))?;
+            (x, y, timed(&mut sandboxed(&wall))?)
         } else {
-            let y = timed(&mut sandboxed())?;
-            (timed(&mut plain())?, y)
+            let z = timed(&mut sandboxed(&wall))?;
+            let y = timed(&mut sandboxed(&full))?;
+            (timed(&mut plain())?, y, z)
         };
         a.push(x);
         b.push(y);
+        c.push(z);
         added.push(y - x);
+        added_wall.push(z - x);
     }
     let row = |name: &str, values: &[f64]| {
         let sorted = sorted(values);
@@ -129,8 +150,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     println!("{}", row("unsandboxed", &a));
     println!(
         "{}",
-        row("sandboxed (Landlock + seccomp + read-only `.git`)", &b)
+        row("sandboxed: namespaces, mount view, Landlock, seccomp", &b)
     );
     println!("{}", row("added (paired difference)", &added));
+    println!("{}", row("fallback: Landlock and seccomp alone", &c));
+    println!(
+        "{}",
+        row("added by the fallback (paired difference)", &added_wall)
+    );
     Ok(ExitCode::SUCCESS)
 }
