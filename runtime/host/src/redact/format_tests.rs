@@ -169,7 +169,10 @@ fn the_workspace_source_holds_no_false_positive_of_these_formats() {
             continue;
         };
         // Inline unit tests hold sample keys on purpose; the source before them is ordinary.
-        let source = text.split("#[cfg(test)]\nmod tests {").next().unwrap_or_default();
+        let source = text
+            .split("#[cfg(test)]\nmod tests {")
+            .next()
+            .unwrap_or_default();
         let out = redactor.redact(source);
         for kind in KINDS {
             if out.contains(&format!("[REDACTED:{kind}]")) {
