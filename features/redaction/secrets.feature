@@ -127,7 +127,7 @@ Feature: Secrets never leave the runtime in clear
       | kind                    | line                                                                          | secret                                   | kept                       |
       | an npm token            | //registry.npmjs.org/:_authToken=npm_q7Rt5Yu3Io1Pa9Sd7Fg5Hj3Kl1Zx9Cv7Bn5M    | npm_q7Rt5Yu3Io1Pa9Sd7Fg5Hj3Kl1Zx9Cv7Bn5M | registry.npmjs.org         |
       | a GitLab token          | gitlab token glpat-Qw3Er5Ty7Ui9Op1As3Df                                       | glpat-Qw3Er5Ty7Ui9Op1As3Df               | gitlab token               |
-      | a Google API key        | maps key AIzaSyQw3Er5Ty7Ui9Op1As3Df5Gh7Jk9Lz1X                                | AIzaSyQw3Er5Ty7Ui9Op1As3Df5Gh7Jk9Lz1X    | maps key                   |
+      | a Google API key        | maps key AIzaSyQw3Er5Ty7Ui9Op1As3Df5Gh7Jk9Lz1XcV                              | AIzaSyQw3Er5Ty7Ui9Op1As3Df5Gh7Jk9Lz1XcV  | maps key                   |
       | a Slack webhook         | notify https://hooks.slack.com/services/T0PLANT01/B0PLANT02/Qw3Er5Ty7Ui9Op1As  | T0PLANT01/B0PLANT02/Qw3Er5Ty7Ui9Op1As    | hooks.slack.com/services/  |
       | a Hugging Face token    | hub hf_Qw3Er5Ty7Ui9Op1As3Df5Gh7Jk9Lz1Xc3Vb                                    | hf_Qw3Er5Ty7Ui9Op1As3Df5Gh7Jk9Lz1Xc3Vb   | hub                        |
       | a netrc password        | machine api.example.com login alice password Pl4nted-netrc-pw                 | Pl4nted-netrc-pw                         | login alice password       |
