@@ -26,6 +26,62 @@ Feature: The policy analyser and secret hygiene hold against a hostile model
       | indirection                      | X=Y; echo ${!X}                              |
       | trap action                      | trap 'touch pwned' EXIT; echo hi             |
 
+  @REQ-HARD-110 @posix-shell
+  Scenario Outline: a line that makes bash evaluate a value as arithmetic is denied (<construct>)
+    Given the policy allows the commands "echo, declare, read, printf, getopts" and blocks the commands ""
+    And a running session
+    And the model will run the command "<line>"
+    And the model will then answer "Done."
+    When the client starts the task "Run it."
+    Then the RunCommand call is denied
+    And the workspace has no file "pwned"
+
+    Examples:
+      | construct                   | line                                                    |
+      | a built-in integer variable | X='a[$(touch pwned)]'; RANDOM=X                         |
+      | OPTIND                      | X='a[$(touch pwned)]'; OPTIND=X                         |
+      | the arithmetic command      | echo='a[$(touch pwned)]'; ((echo))                      |
+      | a declare -i name           | X='a[$(touch pwned)]'; declare -i n; n=X                |
+      | read from a pipe            | echo 'a[$(touch pwned)]' \| read -r RANDOM              |
+      | printf -v                   | X='a[$(touch pwned)]'; printf -v RANDOM %s X            |
+      | getopts                     | a='b[$(touch pwned)]'; getopts a RANDOM -a              |
+
+  @REQ-HARD-110 @posix-shell
+  Scenario: reading RunCommand's stdin into an integer variable is denied
+    Given the policy allows the commands "read" and blocks the commands ""
+    And a running session
+    And the model will call RunCommand with:
+      """
+      {"command": "read -r OPTIND", "stdin": "a[$(touch pwned)]\n"}
+      """
+    And the model will then answer "Done."
+    When the client starts the task "Run it."
+    Then the scripted tool call is denied
+    And the workspace has no file "pwned"
+
+  @REQ-HARD-111 @posix-shell
+  Scenario Outline: a line that sets a variable the shell or the loader runs is denied (<construct>)
+    Given the policy allows the commands "echo, env, export, declare, command, exec, bash -c, ls, set" and blocks the commands ""
+    And the policy grants File.Write under "." but blocks "*.pem"
+    And a running session
+    And the model will run the command "<line>"
+    And the model will then answer "Done."
+    When the client starts the task "Run it."
+    Then the RunCommand call is denied
+    And the workspace has no file "pwned"
+
+    Examples:
+      | construct              | line                                                              |
+      | env BASH_ENV           | echo 'touch pwned' > e.sh; env BASH_ENV=./e.sh bash -c echo       |
+      | export BASH_ENV        | echo 'touch pwned' > e.sh; export BASH_ENV=./e.sh; bash -c echo   |
+      | declare -x BASH_ENV    | echo 'touch pwned' > e.sh; declare -x BASH_ENV=./e.sh; bash -c echo |
+      | command export         | echo 'touch pwned' > e.sh; command export BASH_ENV=./e.sh; bash -c echo |
+      | exec env               | echo 'touch pwned' > e.sh; exec env BASH_ENV=./e.sh bash -c echo  |
+      | PS4 through export     | export 'PS4=$(touch pwned)'; set -x; echo                         |
+      | LD_PRELOAD             | echo ELF > l.so; LD_PRELOAD=./l.so ls                          |
+      | env LD_LIBRARY_PATH    | env LD_LIBRARY_PATH=. ls                                          |
+      | PATH                   | PATH=.:$PATH ls                                                   |
+
   @REQ-HARD-100 @cmd-shell
   Scenario Outline: a cmd.exe line that hides a command from the analyser is denied (<construct>)
     Given the policy allows the commands "echo, set, call, cmd" and blocks the commands ""
@@ -137,6 +193,32 @@ Feature: The policy analyser and secret hygiene hold against a hostile model
     And the model will then answer "Done."
     When the client starts the task "Show the token."
     Then the last model request contains "dcba4321-detnalp-mpn"
+
+  @REQ-HARD-112 @posix-shell
+  Scenario: a credential-shaped value and the SSH agent socket do not reach commands
+    Given the runtime is started with DATABASE_URL set to "postgres://app:Pl4nted-db-pw@db.internal/app"
+    And the runtime is started with BUILD_HELPER set to "ghp_Pl4ntedGh0stTokenAbcdEfgh1234"
+    And the runtime is started with SSH_AUTH_SOCK set to "/tmp/planted-agent.sock"
+    And the policy also grants Shell.Exec
+    And a running session
+    And the model will run the command "printenv DATABASE_URL BUILD_HELPER SSH_AUTH_SOCK | rev; echo visible-after-env"
+    And the model will then answer "Done."
+    When the client starts the task "Show the environment."
+    Then the secret "ppa/lanretni.bd@wp-bd-detn4lP:ppa//:sergtsop" appears in none of the runtime's outputs
+    And the secret "4321hgfEdcbAnekoTts0hGdetn4lP_phg" appears in none of the runtime's outputs
+    And the secret "kcos.tnega-detnalp/pmt/" appears in none of the runtime's outputs
+    And the last model request contains "visible-after-env"
+
+  @REQ-HARD-112 @posix-shell
+  Scenario: the SSH agent socket reaches commands when AGENT_RUNTIME_CHILD_ENV_ALLOW names it
+    Given the runtime is started with SSH_AUTH_SOCK set to "/tmp/planted-agent.sock"
+    And the runtime is started with AGENT_RUNTIME_CHILD_ENV_ALLOW set to "SSH_AUTH_SOCK"
+    And the policy also grants Shell.Exec
+    And a running session
+    And the model will run the command "printenv SSH_AUTH_SOCK | rev"
+    And the model will then answer "Done."
+    When the client starts the task "Show the socket."
+    Then the last model request contains "kcos.tnega-detnalp/pmt/"
 
   @REQ-HARD-107
   Scenario Outline: <kind> in a file the model reads is redacted

@@ -112,3 +112,37 @@ Feature: Secrets never leave the runtime in clear
     Then the secret "CASE-48213" appears in none of the runtime's outputs
     And the last model request contains "is waiting"
     And the last model request has the header "x-redaction-applied" set to "true"
+
+  @REQ-RED-007
+  Scenario Outline: <kind> in a file the model reads is redacted by its shape
+    Given the workspace file "settings.txt" contains "<line>"
+    And a running session
+    And the model will call ReadFile on "settings.txt"
+    And the model will then answer "Done."
+    When the client starts the task "Read settings.txt."
+    Then the secret "<secret>" appears in none of the runtime's outputs
+    And the last model request contains "<kept>"
+
+    Examples:
+      | kind                    | line                                                                          | secret                                   | kept                       |
+      | an npm token            | //registry.npmjs.org/:_authToken=npm_q7Rt5Yu3Io1Pa9Sd7Fg5Hj3Kl1Zx9Cv7Bn5M    | npm_q7Rt5Yu3Io1Pa9Sd7Fg5Hj3Kl1Zx9Cv7Bn5M | registry.npmjs.org         |
+      | a GitLab token          | gitlab token glpat-Qw3Er5Ty7Ui9Op1As3Df                                       | glpat-Qw3Er5Ty7Ui9Op1As3Df               | gitlab token               |
+      | a Google API key        | maps key AIzaSyQw3Er5Ty7Ui9Op1As3Df5Gh7Jk9Lz1XcV                              | AIzaSyQw3Er5Ty7Ui9Op1As3Df5Gh7Jk9Lz1XcV  | maps key                   |
+      | a Slack webhook         | notify https://hooks.slack.com/services/T0PLANT01/B0PLANT02/Qw3Er5Ty7Ui9Op1As  | T0PLANT01/B0PLANT02/Qw3Er5Ty7Ui9Op1As    | hooks.slack.com/services/  |
+      | a Hugging Face token    | hub hf_Qw3Er5Ty7Ui9Op1As3Df5Gh7Jk9Lz1Xc3Vb                                    | hf_Qw3Er5Ty7Ui9Op1As3Df5Gh7Jk9Lz1Xc3Vb   | hub                        |
+      | a netrc password        | machine api.example.com login alice password Pl4nted-netrc-pw                 | Pl4nted-netrc-pw                         | login alice password       |
+      | basic authorization     | Authorization: Basic YWxpY2U6UGw0bnRlZC1iYXNpYw==                            | YWxpY2U6UGw0bnRlZC1iYXNpYw==             | Authorization: Basic       |
+      | a glued sk- key         | OPENAI=VAL_sk-proj-Qw3Er5Ty7Ui9Op1As3Df5Gh7                                   | Qw3Er5Ty7Ui9Op1As3Df5Gh7                 | OPENAI=VAL_                |
+
+  @REQ-RED-007
+  Scenario: a docker config auth value in a file the model reads is redacted
+    Given the workspace file "config.json" contains these lines:
+      """
+      {"auths": {"ghcr.io": {"auth": "YWxpY2U6UGw0bnRlZC1kb2NrZXI="}}}
+      """
+    And a running session
+    And the model will call ReadFile on "config.json"
+    And the model will then answer "Done."
+    When the client starts the task "Read config.json."
+    Then the secret "YWxpY2U6UGw0bnRlZC1kb2NrZXI=" appears in none of the runtime's outputs
+    And the last model request contains "ghcr.io"

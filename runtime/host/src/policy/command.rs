@@ -54,10 +54,23 @@
 //! prompt expansion) and `${!X}` indirection; `alias`, `shopt expand_aliases`, `let` and
 //! `[[ … -eq … ]]` on variables, subscripted names given to `unset`/`declare`/`read`/
 //! `printf -v`/`test -v`/…, `hash -p`, `enable -f`, `mapfile -C`, `compgen`/`complete`
-//! `-C`/`-F`, `bind -x`, `fc`; assignments to `PS0`–`PS4`, `PROMPT_COMMAND`, `BASH_ENV`,
-//! `ENV`, `SHELLOPTS`, `BASHOPTS`. A `trap` action is read as a command line, like `eval`'s
-//! argument. A bracket class holding a substitution (`[`…`]`) is read for the commands in
-//! it.
+//! `-C`/`-F`, `bind -x`, `fc`; setting `PS0`–`PS4`, `PROMPT_COMMAND`, `BASH_ENV`, `ENV`,
+//! `SHELLOPTS`, `BASHOPTS` or an exported function (`BASH_FUNC_x%%`). A `trap` action is
+//! read as a command line, like `eval`'s argument. A bracket class holding a substitution
+//! (`[`…`]`) is read for the commands in it.
+//!
+//! Every way the line sets a variable is judged (`assign.rs`): leading assignments
+//! (`NAME=`, `NAME+=`), `declare`/`typeset`/`local`/`export`/`readonly` arguments, `read`,
+//! `mapfile`/`readarray`, `printf -v`, `getopts`, `for`/`select` variables, `${X:=…}`, and
+//! `env`/`sudo` words with `=` (also through `command`, `builtin`, `exec`). Bash evaluates a
+//! value given to an integer-attributed variable as arithmetic — `RANDOM`, `SRANDOM`,
+//! `OPTIND`, `HISTCMD`, … and any name the line gives `-i` — so such a value must be a
+//! literal number expression, and `read`/`printf -v`/`getopts`/`mapfile`/`for` into one is
+//! denied; the arithmetic command `((…))` is judged like `$((…))`; namerefs
+//! (`declare -n`) and a declaration whose variable is not literal (`declare "$N"=1`,
+//! `read $V`) are denied. Setting `PATH`, `LD_*`, `DYLD_*`, `GCONV_PATH` or
+//! `BASH_LOADABLES_PATH` (which make an admitted name load or be other code) is denied when
+//! `allowedCommands` applies.
 //!
 //! On Windows (the enforcer's [`Os`]) the line is read the way cmd.exe reads it, since the
 //! tool runtime runs it as `%ComSpec% /s /c "LINE"` (`cmd.rs`, `cmd/`), with the same
@@ -108,8 +121,12 @@
 //! interpreters running code from arguments (`python -c`, `awk 'BEGIN{system(…)}'`,
 //! `git -c alias…`, `make`), programs that run a string through a shell themselves (`watch`,
 //! `su -c`, `flock -c`, `ssh`), option reorderings of blocked entries (`rm -fr /`), aliases
-//! and functions defined by shell start-up files, `PATH` pointing elsewhere. A relative
-//! name such as `./ls` is judged as `ls`. On Windows also: programs that run strings
+//! and functions defined by shell start-up files, `PATH` pointing elsewhere in the user's
+//! own environment (or set by the line under a blocklist alone), variables other programs
+//! read as commands or code (`PAGER`, `EDITOR`, `GIT_SSH_COMMAND`, `LESSOPEN`,
+//! `NODE_OPTIONS`, `PYTHONSTARTUP`, …: such a program judged as itself then runs them), and
+//! a file the line writes being run by an admitted interpreter or shell (`bash f`). A
+//! relative name such as `./ls` is judged as `ls`. On Windows also: programs that run strings
 //! (`powershell -c`, `pwsh`, `wsl`, `bash -c`, `wmic process call create`, `schtasks`,
 //! `runas`, `forfiles /c`, `mshta`, `rundll32`), which are judged as programs only;
 //! `start` opening a document or URL with its associated program, or running a builtin
@@ -117,6 +134,9 @@
 //! and `ftype` changing what one opens with; 8.3 short names (`DELETE~1.EXE`) and
 //! `doskey` macros; operators in values of the user's own environment.
 
+mod assign;
+#[cfg(test)]
+mod assign_tests;
 mod builtins;
 mod cmd;
 mod expand;
@@ -198,6 +218,11 @@ pub fn analyse(
     };
     let listed = allowed.is_some() || blocked.is_some_and(|entries| !entries.is_empty());
     if listed && let Some(reason) = found.opaque.first() {
+        return Err(CommandDenial::Unanalysable(reason.clone()));
+    }
+    if allowed.is_some()
+        && let Some(reason) = found.rebinding.first()
+    {
         return Err(CommandDenial::Unanalysable(reason.clone()));
     }
     let programs = judge(&found.programs, allowed, blocked, windows)?;

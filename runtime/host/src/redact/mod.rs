@@ -25,6 +25,8 @@
 
 pub mod apply;
 #[cfg(test)]
+mod format_tests;
+#[cfg(test)]
 mod hardening_tests;
 pub mod rules;
 #[cfg(test)]

@@ -127,6 +127,42 @@ pub const DEFAULT_RULES: &[(&str, &str)] = &[
         r#"\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/?#@"'\\]*:(?P<secret>[^\s@/?#"'\\]+)@"#,
     ),
     (
+        "api_key",
+        // An OpenAI or Anthropic key glued to the text before it (`prefixsk-proj-…`,
+        // `VAL_sk-…`): no word boundary, so only the distinctive shapes — a product prefix,
+        // or 32 letters and digits without a dash.
+        r"sk-(?:(?:proj|ant|svcacct|admin)-[A-Za-z0-9_\-]{20,}|[A-Za-z0-9]{32,})",
+    ),
+    ("npm_token", r"npm_[A-Za-z0-9]{36}"),
+    (
+        "gitlab_token",
+        r"gl(?:pat|dt|rt|ptt|soat|ffct|cbt|imt|oas)-[A-Za-z0-9_\-]{20,}",
+    ),
+    ("google_api_key", r"AIza[0-9A-Za-z_\-]{35}"),
+    (
+        "slack_webhook",
+        // The path after the host is the credential; the host stays readable.
+        r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<secret>[A-Za-z0-9_\-]+/[A-Za-z0-9_/\-]+)",
+    ),
+    ("huggingface_token", r"hf_[A-Za-z0-9]{30,}"),
+    (
+        "password",
+        // A netrc entry (`machine h login u password p`, also over lines or JSON-escaped
+        // line breaks): the value after `password` in an entry that starts with `machine`.
+        r#"\bmachine(?:\s|\\[nt])+[^\s"'\\]+(?:(?:\s|\\[nt])+(?:login|account|port)(?:\s|\\[nt])+[^\s"'\\]+)*(?:\s|\\[nt])+password(?:\s|\\[nt])+(?P<secret>[^\s"'\\]+)"#,
+    ),
+    (
+        "basic_auth",
+        // `Authorization: Basic …` as a header line, in curl's `-H` or in JSON.
+        r#"(?i)\bauthorization\\?["']?\s*:\s*\\?["']?basic\s+(?P<secret>[A-Za-z0-9+/]{6,}=*)"#,
+    ),
+    (
+        "docker_auth",
+        // ~/.docker/config.json: `"auth": "base64(user:password)"` and identity tokens,
+        // also JSON-escaped inside other JSON text.
+        r#"\\?"(?:auth|identitytoken|registrytoken)\\?"\s*:\s*\\?"(?P<secret>[A-Za-z0-9+/._\-]{12,}=*)"#,
+    ),
+    (
         "password",
         // The name may carry a prefix (`DB_PASSWORD`, `aws_secret_access_key`): any letters
         // before password/passwd/passphrase, whole `_`/`-`/`.`-separated words before the

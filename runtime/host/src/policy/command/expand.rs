@@ -160,3 +160,20 @@ fn closing(bytes: &[u8], open: u8, close: u8) -> Option<usize> {
     }
     None
 }
+
+/// `${NAME:=word}` or `${NAME=word}`: the variable it may set and the value.
+pub(super) fn assignment(body: &str) -> Option<(&str, &str)> {
+    let end = body
+        .bytes()
+        .position(|b| !(b.is_ascii_alphanumeric() || b == b'_'))?;
+    let (name, rest) = body.split_at(end);
+    if !name
+        .bytes()
+        .next()
+        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+    {
+        return None;
+    }
+    let value = rest.strip_prefix(":=").or_else(|| rest.strip_prefix('='))?;
+    Some((name, value))
+}

@@ -2,6 +2,7 @@
 //! invocation it can start, or refuses with a reason. See the parent module for the rules.
 
 use super::CommandDenial;
+use super::assign::{self, Assignments};
 use super::expand;
 use super::word::{Builder, Pat, Word, is_name};
 
@@ -38,6 +39,11 @@ pub(super) struct Found {
     /// Why parts of the line could run any program (cmd.exe expanding a value set by the
     /// line, then parsing it again): denied when a list of commands applies.
     pub opaque: Vec<String>,
+    /// Every variable the line sets ([`assign`](super::assign)).
+    pub assigned: Assignments,
+    /// Why the line could make an allowed name run other code (`PATH=. ls`,
+    /// `LD_PRELOAD=…`): denied when `allowedCommands` applies.
+    pub rebinding: Vec<String>,
 }
 
 pub(super) struct Parser<'s, 'o> {
@@ -52,22 +58,9 @@ pub(super) struct Parser<'s, 'o> {
 pub(super) fn invocations(line: &str) -> Result<Found, CommandDenial> {
     let mut out = Found::default();
     Parser::new(line, 0, &mut out).list(false)?;
+    out.rebinding = assign::judge(&out.assigned)?;
     Ok(out)
 }
-
-/// Variables whose value the shell later runs or prompt-expands (`PS4='$(cmd)'; set -x`).
-const CODE_VARIABLES: &[&str] = &[
-    "PS0",
-    "PS1",
-    "PS2",
-    "PS3",
-    "PS4",
-    "PROMPT_COMMAND",
-    "BASH_ENV",
-    "ENV",
-    "SHELLOPTS",
-    "BASHOPTS",
-];
 
 impl<'s, 'o> Parser<'s, 'o> {
     fn new(src: &'s str, depth: usize, out: &'o mut Found) -> Self {
@@ -165,6 +158,9 @@ impl<'s, 'o> Parser<'s, 'o> {
                     self.eat(b'&');
                     self.finish(std::mem::take(&mut simple))?;
                 }
+                b'(' if simple.words.is_empty()
+                    && self.peek_at(1) == Some(b'(')
+                    && self.arithmetic_at(self.pos + 2, self.pos)? => {}
                 b'(' if simple.words.is_empty() => {
                     self.pos += 1;
                     self.enter()?;
@@ -341,7 +337,9 @@ impl<'s, 'o> Parser<'s, 'o> {
         start: usize,
     ) -> Result<(), CommandDenial> {
         match self.peek_at(1) {
-            Some(b'(') if self.peek_at(2) == Some(b'(') && self.arithmetic(start)? => {
+            Some(b'(')
+                if self.peek_at(2) == Some(b'(') && self.arithmetic_at(self.pos + 3, start)? =>
+            {
                 word.expansion(quoted);
             }
             Some(b'(') => {
@@ -386,6 +384,10 @@ impl<'s, 'o> Parser<'s, 'o> {
                 }
                 if let Some(why) = expand::parameter(body) {
                     return Err(opaque(why));
+                }
+                if let Some((name, value)) = expand::assignment(body) {
+                    let inert = expand::arithmetic(value).is_none();
+                    self.out.assigned.shell(name, inert);
                 }
                 word.expansion(quoted && !body.contains('@'));
             }
@@ -450,10 +452,11 @@ impl<'s, 'o> Parser<'s, 'o> {
         Ok(())
     }
 
-    /// `$(( … ))`: true when it is one (and consumed); false when it is `$( (…) … )`.
-    fn arithmetic(&mut self, start: usize) -> Result<bool, CommandDenial> {
+    /// `$(( … ))` or the command `(( … ))` whose body starts at `body`: true when it is one
+    /// (and consumed); false when it is `$( (…) … )` or `( (…) … )`.
+    fn arithmetic_at(&mut self, body: usize, start: usize) -> Result<bool, CommandDenial> {
         let mut depth = 2usize;
-        let mut i = self.pos + 3;
+        let mut i = body;
         loop {
             match self.bytes.get(i) {
                 None => return Err(unbalanced("$((", self.excerpt(start))),
@@ -464,10 +467,12 @@ impl<'s, 'o> Parser<'s, 'o> {
                         if self.bytes.get(i + 1) != Some(&b')') {
                             return Ok(false);
                         }
-                        let body = self.src.get(self.pos + 3..i).unwrap_or("`");
+                        let dollar = body >= 3 && self.bytes.get(body - 3) == Some(&b'$');
+                        let body = self.src.get(body..i).unwrap_or("`");
                         if runs_something(body) || body.contains(['\'', '"']) {
                             return Err(opaque(format!(
-                                "Commands inside $((…)) are not analysed: {}",
+                                "Commands inside {}((…)) are not analysed: {}",
+                                if dollar { "$" } else { "" },
                                 self.excerpt(start)
                             )));
                         }
@@ -540,12 +545,8 @@ impl<'s, 'o> Parser<'s, 'o> {
         let mut i = 0;
         while let Some(word) = words.get(i) {
             if word.assignment {
-                let name = word.text.split('=').next().unwrap_or_default();
-                if CODE_VARIABLES.contains(&name) {
-                    return Err(opaque(format!(
-                        "Setting {name} is not allowed: the shell runs or expands its value later"
-                    )));
-                }
+                let (name, inert) = assign::split_assignment(word);
+                self.out.assigned.shell(&name, inert);
                 i += 1;
                 continue;
             }
@@ -557,6 +558,7 @@ impl<'s, 'o> Parser<'s, 'o> {
                 | "do" | "done" | "coproc" => i += 1,
                 "for" | "select" => {
                     // The loop variable and word list are no commands; a body may follow `do`.
+                    self.loop_variable(&words[i + 1..]);
                     match words[i..].iter().position(|w| !w.quoted && w.text == "do") {
                         Some(at) => i += at + 1,
                         None => return Ok(()),

@@ -251,6 +251,7 @@ impl Parser<'_, '_> {
             "trap" => self.trap(&words[1..]),
             builtin if super::builtins::RE_EVALUATING.contains(&builtin) => {
                 super::builtins::judge(builtin, &words[1..])
+                    .and_then(|()| self.assignments(builtin, &words[1..]))
             }
             "find" => self.find(&words[1..]),
             shell if SHELLS.contains(&shell) => self.shell(shell, &words[1..]),
@@ -375,7 +376,7 @@ impl Parser<'_, '_> {
                 i += 1;
                 continue;
             }
-            if spec.assignments && word.assignment {
+            if spec.assignments && super::assign::environment(&mut self.out.assigned, word) {
                 i += 1;
                 continue;
             }

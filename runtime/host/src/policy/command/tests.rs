@@ -382,10 +382,13 @@ fn denials_read_as_the_spec_words_them() {
 
 #[test]
 fn hostile_input_never_panics_nor_recurses_without_bound() {
-    let deep = format!("{}ls{}", "(".repeat(10_000), ")".repeat(10_000));
+    let deep = format!("{}ls{}", "( ".repeat(10_000), ")".repeat(10_000));
     assert!(
         matches!(check(&deep, None, None), Err(CommandDenial::Unanalysable(r)) if r.contains("nested too deeply"))
     );
+    // `((…))` is the arithmetic command, whose body `((…ls…))` is refused as arithmetic.
+    let arithmetic = format!("{}ls{}", "(".repeat(10_000), ")".repeat(10_000));
+    assert!(check(&arithmetic, None, None).is_err());
     let substitutions = format!("{}ls{}", "$(".repeat(5_000), ")".repeat(5_000));
     assert!(check(&substitutions, None, None).is_err());
     let wrappers = format!("{}ls", "env ".repeat(10_000));

@@ -27,7 +27,7 @@ pub(super) struct Word {
     pub glob: bool,
     /// Looks like a brace expansion (`{a,b}`, `{1..3}`).
     pub brace: bool,
-    /// Starts with an unquoted `NAME=`.
+    /// Starts with an unquoted `NAME=` or `NAME+=`.
     pub assignment: bool,
     /// Any quoting at all (a quoted `if` is no reserved word).
     pub quoted: bool,
@@ -85,7 +85,10 @@ impl Builder {
             self.word.quoted = true;
         } else {
             match byte {
-                b'=' if self.plain && is_name(&self.text) => {
+                b'=' if self.plain
+                    && (is_name(&self.text)
+                        || self.text.strip_suffix(b"+").is_some_and(is_name)) =>
+                {
                     self.word.assignment = true;
                     self.plain = false;
                 }
