@@ -28,6 +28,14 @@ pub(super) fn run(args: &[OsString]) -> ExitCode {
     if let Err(error) = nix::sys::prctl::set_pdeathsig(Signal::SIGKILL) {
         return fail(format!("no parent-death signal: {error}"));
     }
+    // The launcher blocks the termination signals it leaves to the command; the command
+    // must receive them (as the first process of a PID namespace, this one is spared them
+    // by the kernel anyway).
+    let _ = nix::sys::signal::sigprocmask(
+        nix::sys::signal::SigmaskHow::SIG_SETMASK,
+        Some(&nix::sys::signal::SigSet::empty()),
+        None,
+    );
     let mut problems = Vec::new();
     if let Err(error) = mount_proc() {
         problems.push(format!(

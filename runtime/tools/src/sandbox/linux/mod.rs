@@ -181,7 +181,7 @@ fn in_namespaces(plan: &Plan, program: &OsString, rest: &[OsString]) -> ExitCode
             init.env(name, "/tmp");
         }
     }
-    // The child's signal mask is reset by the standard library.
+    // The child inherits the mask; the init clears it before it starts the command.
     let code = match init.status() {
         Ok(status) => status
             .code()
