@@ -83,11 +83,19 @@ async fn processes_gone(world: &mut ConformanceWorld, name: String) -> StepResul
         pids.len() >= 2,
         "expected at least two pids in {name}: {listed:?}"
     );
+    let workspace = world.dirs()?.workspace.clone();
     for pid in pids {
         check!(
             pid.bytes().all(|b| b.is_ascii_digit()),
             "{pid:?} is not a pid"
         );
+        // A runtime that runs commands in a PID namespace of their own lists pids of that
+        // namespace, which name other processes here: only one working in the workspace is
+        // the command's (the scan below finds the namespace's survivors).
+        #[cfg(target_os = "linux")]
+        if !works_in(pid, &workspace) {
+            continue;
+        }
         // `ps` prints nothing for a process that is gone; a zombie (`Z`) has ended too.
         let probe = tokio::process::Command::new("ps")
             .args(["-o", "stat=", "-p", pid])
@@ -102,7 +110,44 @@ async fn processes_gone(world: &mut ConformanceWorld, name: String) -> StepResul
             "process {pid} of the timed-out command is still running (state {stat})"
         );
     }
+    #[cfg(target_os = "linux")]
+    {
+        let left = working_in(&workspace);
+        check!(
+            left.is_empty(),
+            "processes of the timed-out command are still running in the workspace: pids {left:?}"
+        );
+    }
     Ok(())
+}
+
+/// Whether process `pid` of this machine works in `folder` (its working directory).
+#[cfg(target_os = "linux")]
+fn works_in(pid: &str, folder: &std::path::Path) -> bool {
+    let running = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            stat.rfind(')')
+                .and_then(|end| stat[end + 1..].split_whitespace().next().map(str::to_owned))
+        })
+        .is_some_and(|state| state != "Z");
+    running
+        && std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|cwd| cwd.starts_with(folder))
+}
+
+/// The running processes of this machine that work in `folder`.
+#[cfg(target_os = "linux")]
+fn working_in(folder: &std::path::Path) -> Vec<String> {
+    std::fs::read_dir("/proc")
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter_map(|entry| entry.file_name().to_str().map(str::to_owned))
+                .filter(|name| name.bytes().all(|b| b.is_ascii_digit()))
+                .filter(|pid| works_in(pid, folder))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 #[then(
