@@ -13,9 +13,11 @@
 //!   its memory nor attach to it. Root keeps that power, and a kernel may be built without
 //!   `/proc/self/mem` writes; what could not be done is logged.
 
+#[cfg(target_os = "linux")]
 use std::io::{Read as _, Seek as _, SeekFrom, Write as _};
 
 /// The variables whose values are credentials of the runtime itself.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub const CREDENTIALS: &[&str] = &[
     "LLM_GATEWAY_AUTH_TOKEN",
     "LLM_GATEWAY_HEADERS",
@@ -94,6 +96,7 @@ fn scrub_environment(names: &[&str]) -> std::io::Result<()> {
 
 /// Where the values of `names` lie in an environment block (`NAME=value\0…`): offset and
 /// length of each value.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 fn credential_values(block: &[u8], names: &[&str]) -> Vec<(usize, usize)> {
     let mut found = Vec::new();
     let mut offset = 0;

@@ -83,6 +83,7 @@ async fn processes_gone(world: &mut ConformanceWorld, name: String) -> StepResul
         pids.len() >= 2,
         "expected at least two pids in {name}: {listed:?}"
     );
+    #[cfg(target_os = "linux")]
     let workspace = world.dirs()?.workspace.clone();
     for pid in pids {
         check!(
