@@ -18,11 +18,22 @@ fn launch(dir: &Path, plan: &serde_json::Value, script: &str) -> std::io::Result
 
 fn plan(workspace: &Path, network: bool) -> serde_json::Value {
     serde_json::json!({
-        "write": [workspace, "/dev/null"],
-        "read": null,
+        "write": [workspace],
         "read_only": [workspace.join(".git")],
         "network": network,
         "required": true,
+        "namespaces": true,
+    })
+}
+
+/// Landlock and seccomp alone (a kernel without user namespaces): nothing inside the grant
+/// to keep read-only, which that wall cannot do.
+fn wall_only_plan(workspace: &Path) -> serde_json::Value {
+    serde_json::json!({
+        "write": [workspace, "/dev/null"],
+        "network": false,
+        "required": true,
+        "namespaces": false,
     })
 }
 
@@ -53,8 +64,29 @@ fn a_sandboxed_command_writes_only_in_its_folders_and_not_in_git() {
         std::fs::read_to_string(workspace.join(".git/config")).unwrap(),
         "[core]\n"
     );
-    assert!(stderr.contains("Permission denied"), "{stderr}");
     assert!(stderr.contains("Read-only file system"), "{stderr}");
+}
+
+#[test]
+fn without_namespaces_the_wall_alone_keeps_writes_in_the_grant() {
+    let root = tempfile::tempdir().unwrap();
+    let (workspace, outside) = (root.path().join("ws"), root.path().join("out"));
+    std::fs::create_dir_all(&workspace).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    let script = format!(
+        "echo in > inside.txt; echo x > {}/f; echo done",
+        outside.display()
+    );
+    let output = launch(&workspace, &wall_only_plan(&workspace), &script).unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "done\n",
+        "{stderr}"
+    );
+    assert!(workspace.join("inside.txt").exists(), "{stderr}");
+    assert!(!outside.join("f").exists(), "{stderr}");
+    assert!(stderr.contains("Permission denied"), "{stderr}");
 }
 
 #[test]

@@ -67,8 +67,10 @@ pub const TOOL_CACHES: &[&str] = &[".cargo", ".rustup", ".npm", ".cache", "go/pk
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Plan {
     /// Writable (and readable) trees.
+    #[serde(default)]
     pub write: Vec<PathBuf>,
     /// Trees inside `write` kept read-only (still readable).
+    #[serde(default)]
     pub read_only: Vec<PathBuf>,
     /// Paths nobody started here may read or write, wherever they are (existing or not).
     #[serde(default)]
@@ -79,6 +81,7 @@ pub struct Plan {
     /// The private temporary folder (`TMPDIR`; `/tmp` itself inside a namespace).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tmp: Option<PathBuf>,
+    #[serde(default)]
     pub network: bool,
     /// With `network`: the loopback port of the egress proxy, the only TCP destination
     /// ([`super::egress`]); `None`: the network is not confined further.
@@ -89,6 +92,7 @@ pub struct Plan {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub proxy_socket: Option<PathBuf>,
     /// AGENT_RUNTIME_SANDBOX=required: a part that cannot be applied stops the launch.
+    #[serde(default)]
     pub required: bool,
     /// Whether to confine in namespaces of its own (user, mount, PID, IPC, network); `false`
     /// keeps Landlock and seccomp alone (a kernel without user namespaces).
@@ -167,6 +171,13 @@ impl Plan {
             required,
             namespaces: machine.namespaces,
         }
+    }
+
+    /// A network granted without the egress proxy is not confined further (the launcher
+    /// used directly; the runtime always starts a proxy for a granted network).
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    pub fn unconfined_network(&self) -> bool {
+        self.network && self.proxy_port.is_none()
     }
 
     /// Every tree a command may write: the grants and devices (the Landlock wall), and the

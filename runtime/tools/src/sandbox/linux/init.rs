@@ -42,7 +42,9 @@ pub(super) fn run(args: &[OsString]) -> ExitCode {
             "the sandbox's own /proc could not be mounted: {error}"
         ));
     }
-    if let Err(error) = loopback_up() {
+    if !plan.unconfined_network()
+        && let Err(error) = loopback_up()
+    {
         problems.push(format!("the loopback device stays down: {error}"));
     }
     let bridge = match (plan.proxy_port, plan.proxy_socket.as_deref()) {

@@ -141,7 +141,7 @@ pub fn launch(flag: &OsString, args: &[OsString]) -> ExitCode {
         Err(message) => return fail(message),
     };
     if plan.namespaces {
-        match view::unshare_all() {
+        match view::unshare_all(&plan) {
             Ok(()) => return in_namespaces(&plan, program, rest),
             Err(message) if plan.required => {
                 return fail(format!("{message} (AGENT_RUNTIME_SANDBOX=required)"));

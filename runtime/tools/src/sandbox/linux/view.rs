@@ -61,18 +61,19 @@ impl View {
     }
 }
 
-/// Enters user, mount, PID, IPC and network namespaces of its own; `Err` when the kernel
-/// refuses (nothing changed then, and the caller may confine on the host's namespaces).
-pub(super) fn unshare_all() -> Result<(), String> {
+/// Enters user, mount, PID, IPC and network namespaces of its own (no network namespace
+/// for a network the plan leaves unconfined); `Err` when the kernel refuses (nothing
+/// changed then, and the caller may confine on the host's namespaces).
+pub(super) fn unshare_all(plan: &Plan) -> Result<(), String> {
     let (uid, gid) = (nix::unistd::getuid(), nix::unistd::getgid());
-    unshare(
-        CloneFlags::CLONE_NEWUSER
-            | CloneFlags::CLONE_NEWNS
-            | CloneFlags::CLONE_NEWPID
-            | CloneFlags::CLONE_NEWIPC
-            | CloneFlags::CLONE_NEWNET,
-    )
-    .map_err(|error| format!("no namespaces of its own: {error}"))?;
+    let mut namespaces = CloneFlags::CLONE_NEWUSER
+        | CloneFlags::CLONE_NEWNS
+        | CloneFlags::CLONE_NEWPID
+        | CloneFlags::CLONE_NEWIPC;
+    if !plan.unconfined_network() {
+        namespaces |= CloneFlags::CLONE_NEWNET;
+    }
+    unshare(namespaces).map_err(|error| format!("no namespaces of its own: {error}"))?;
     let write = |file: &str, text: String| {
         std::fs::write(file, text).map_err(|error| format!("{file}: {error}"))
     };
