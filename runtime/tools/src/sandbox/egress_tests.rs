@@ -221,8 +221,8 @@ async fn a_chunked_body_is_forwarded_and_nothing_after_it() {
     let answer = through(
         &proxy,
         &format!(
-            "POST http://127.0.0.1:{port}/up HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n\
-             GET http://127.0.0.1:{port}/again HTTP/1.1\r\nHost: x\r\n\r\n"
+            "POST http://127.0.0.1:{port}/up HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n\
+             GET http://127.0.0.1:{port}/again HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n"
         ),
     )
     .await;
