@@ -9,9 +9,10 @@ use super::{assert_clean, metadata, read, relative, repo_files};
 
 /// Library files that print on purpose.
 const LIBRARY_FILES_THAT_PRINT: [&str; 3] = [
-    // The sandbox launcher is the process `agent-runtime --sandbox-exec` becomes before it
-    // execs the command: its stderr is the command's, and the only place to say why it failed.
-    "runtime/tools/src/sandbox/linux.rs",
+    // The sandbox launcher and the sandbox's first process (`agent-runtime --sandbox-exec`,
+    // `--sandbox-init`): their stderr is the command's, and the only place to say why it
+    // failed.
+    "runtime/tools/src/sandbox/linux/mod.rs",
     // A fake's server stopping is told to the person running the kit or mock-services.
     "mocks/src/loopback.rs",
     // The kit's progress lines are its user interface.
