@@ -103,17 +103,7 @@ mod tests {
     use serde_json::json;
 
     fn policy(capabilities: serde_json::Value) -> PolicyEnforcer {
-        let bundle = serde_json::from_value(json!({
-            "policyBundleVersion": "1",
-            "schemaVersion": "1.0",
-            "sessionId": "s",
-            "expiresAt": "2999-01-01T00:00:00Z",
-            "capabilities": capabilities,
-            "llmPolicy": {"allowedModels": ["m"]},
-            "approvalRules": []
-        }))
-        .unwrap();
-        PolicyEnforcer::new(bundle, Some(std::env::temp_dir()))
+        crate::testing::enforcer(&std::env::temp_dir(), capabilities)
     }
 
     /// INTEROP.md §10: the real Policy Service never grants Git.*, so its bundles judge

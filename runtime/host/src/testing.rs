@@ -1,5 +1,6 @@
 //! Fixtures the host's unit tests share: a thread message, a session event, an output stream
-//! that goes nowhere, and the failure-collecting check of a table of cases.
+//! that goes nowhere, a policy enforcer over a bundle of given capabilities, and the
+//! failure-collecting check of a table of cases.
 
 use agent_protocol::events::{EventBody, SessionEvent};
 use agent_protocol::message::{ConversationMessage, Role};
@@ -60,4 +61,19 @@ pub fn assert_cases(cases: &[(&str, &str)], loose: &str, judge: impl Fn(&str) ->
         })
         .collect();
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// An enforcer for the project folder `root` over a bundle that grants `capabilities` (a
+/// JSON list of capability entries), valid for centuries.
+pub fn enforcer(
+    root: &std::path::Path,
+    capabilities: serde_json::Value,
+) -> crate::policy::PolicyEnforcer {
+    let bundle: agent_protocol::policy::PolicyBundle = serde_json::from_value(serde_json::json!({
+        "policyBundleVersion": "v", "schemaVersion": "1.0", "sessionId": "s",
+        "expiresAt": "2999-01-01T00:00:00Z", "capabilities": capabilities,
+        "llmPolicy": {"allowedModels": ["m"]}
+    }))
+    .unwrap();
+    crate::policy::PolicyEnforcer::new(bundle, Some(root.to_path_buf()))
 }

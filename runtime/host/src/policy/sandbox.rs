@@ -149,22 +149,8 @@ impl PolicyEnforcer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use agent_protocol::policy::PolicyBundle;
-    use serde_json::{Value, json};
-
-    fn enforcer(root: &Path, capabilities: Value) -> PolicyEnforcer {
-        let bundle: PolicyBundle = serde_json::from_value(json!({
-            "policyBundleVersion": "1",
-            "schemaVersion": "1.0",
-            "sessionId": "s",
-            "expiresAt": "2999-01-01T00:00:00Z",
-            "capabilities": capabilities,
-            "llmPolicy": {"allowedModels": ["m"]},
-            "approvalRules": []
-        }))
-        .unwrap();
-        PolicyEnforcer::new(bundle, Some(root.to_path_buf()))
-    }
+    use crate::testing::enforcer;
+    use serde_json::json;
 
     fn root() -> PathBuf {
         resolve(&std::env::temp_dir()).join("sandbox-grant-proj")

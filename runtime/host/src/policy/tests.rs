@@ -1,6 +1,6 @@
 //! The enforcer's unit tests: scopes, paths, risk.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde_json::json;
 
@@ -30,15 +30,7 @@ fn a_leading_tilde_is_the_home_folder_and_an_empty_home_is_unset() {
     assert_eq!(judged(Some(PathBuf::new()), "~/x"), root.join("~/x"));
 }
 
-fn enforcer(root: &Path, capabilities: Value) -> PolicyEnforcer {
-    let bundle: PolicyBundle = serde_json::from_value(json!({
-        "policyBundleVersion": "v", "schemaVersion": "1.0", "sessionId": "s",
-        "expiresAt": "2999-01-01T00:00:00Z", "capabilities": capabilities,
-        "llmPolicy": {"allowedModels": ["m"]}
-    }))
-    .unwrap();
-    PolicyEnforcer::new(bundle, Some(root.to_path_buf()))
-}
+use crate::testing::enforcer;
 
 fn args(path: &str) -> Map<String, Value> {
     json!({ "path": path }).as_object().unwrap().clone()
@@ -404,10 +396,16 @@ fn an_unresolvable_path_is_left_to_the_tool_but_an_unresolvable_redirection_is_d
 #[test]
 fn a_network_path_is_judged_as_written() {
     for remote in [r"\\srv\share\x", r"\\?\UNC\srv\share\x", r"\\.\pipe\x"] {
-        assert!(super::paths::is_remote(Path::new(remote)), "{remote}");
+        assert!(
+            super::paths::is_remote(std::path::Path::new(remote)),
+            "{remote}"
+        );
     }
     for local in [r"C:\x", r"\\?\C:\x", r"\x", "x"] {
-        assert!(!super::paths::is_remote(Path::new(local)), "{local}");
+        assert!(
+            !super::paths::is_remote(std::path::Path::new(local)),
+            "{local}"
+        );
     }
     let dir = tempfile::tempdir().unwrap();
     let policy = enforcer(
