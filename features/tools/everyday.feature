@@ -2,7 +2,7 @@ Feature: Everyday developer commands behave in the runtime as they do on the mac
   INTEROP.md §10: with the real services' default policy (reads and writes in the project
   folder, `.env` and `.git/config` blocked for the file tools, `.git/` blocked for writes),
   the commands a developer runs every day — git, make and a C compiler, python with a
-  virtual environment, cargo — behave under the runtime's OS sandbox as they do without it:
+  virtual environment, cargo, npm — behave under the runtime's OS sandbox as they do without it:
   they read the user's settings and toolchains in the home folder and write only where the
   policy lets them. The kit runs each command itself first, in a copy of the workspace with
   the same home folder, and the runtime's result must show the same exit code and output.
@@ -80,4 +80,31 @@ Feature: Everyday developer commands behave in the runtime as they do on the mac
     And the model will run the shell command "cargo run -q --offline"
     And the model will then answer "It runs."
     When the client starts the task "Run the crate."
+    Then the command's exit code and output are those the kit saw outside the runtime
+
+  @REQ-TOOL-215 @posix-shell
+  Scenario: npm installs a package of the project and runs a script with the user's settings
+    Given the file ".npmrc" in the home folder contains "message=hello from the user's npmrc"
+    And the workspace file "lib/package.json" contains these lines:
+      """
+      {"name": "greeter", "version": "1.0.0", "main": "index.js"}
+      """
+    And the workspace file "lib/index.js" contains these lines:
+      """
+      module.exports = () => "hello from npm";
+      """
+    And the workspace file "package.json" contains these lines:
+      """
+      {"name": "app", "version": "1.0.0", "scripts": {"greet": "node greet.js"}}
+      """
+    And the workspace file "greet.js" contains these lines:
+      """
+      console.log(require("greeter")(), "/", process.env.npm_config_message);
+      """
+    And the policy is the real services' default with the commands "npm"
+    And the kit has run "npm install --offline --no-audit --no-fund --no-update-notifier --silent ./lib && npm run --silent greet" itself in a copy of the workspace
+    And a running session
+    And the model will run the shell command "npm install --offline --no-audit --no-fund --no-update-notifier --silent ./lib && npm run --silent greet"
+    And the model will then answer "It greets."
+    When the client starts the task "Run the greeter."
     Then the command's exit code and output are those the kit saw outside the runtime

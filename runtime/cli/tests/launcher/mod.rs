@@ -68,6 +68,48 @@ fn a_sandboxed_command_writes_only_in_its_folders_and_not_in_git() {
 }
 
 #[test]
+fn a_tool_cache_is_written_through_a_private_layer_that_ends_with_the_command() {
+    // Outside `/tmp`, which the view replaces with the private temporary folder: caches
+    // live in the home folder.
+    let root = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let (workspace, cache, tmp) = (
+        root.path().join("ws"),
+        root.path().join("cache"),
+        root.path().join("tmp"),
+    );
+    for folder in [&workspace, &cache, &tmp] {
+        std::fs::create_dir_all(folder).unwrap();
+    }
+    std::fs::write(cache.join("index"), "kept\n").unwrap();
+    let plan = serde_json::json!({
+        "write": [workspace, tmp],
+        "caches": [cache],
+        "tmp": tmp,
+        "network": false,
+        "required": true,
+        "namespaces": true,
+    });
+    let script = format!(
+        "echo new > {cache}/entry && echo changed > {cache}/index && cat {cache}/index {cache}/entry",
+        cache = cache.display()
+    );
+    let output = launch(&workspace, &plan, &script).unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "changed\nnew\n",
+        "the command writes its cache: {stderr}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(cache.join("index")).unwrap(),
+        "kept\n"
+    );
+    assert!(!cache.join("entry").exists());
+    let left: Vec<_> = std::fs::read_dir(&tmp).unwrap().flatten().collect();
+    assert!(left.is_empty(), "nothing is left behind: {left:?}");
+}
+
+#[test]
 fn without_namespaces_the_wall_alone_keeps_writes_in_the_grant() {
     let root = tempfile::tempdir().unwrap();
     let (workspace, outside) = (root.path().join("ws"), root.path().join("out"));

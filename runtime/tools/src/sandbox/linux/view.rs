@@ -27,10 +27,8 @@ pub(super) struct View {
     pub plan: Plan,
     /// Whether `/tmp` is the private temporary folder.
     pub tmp_is_private: bool,
-    /// The private layers: the folder each covers, and its per-command layer folder.
-    layers: Vec<(PathBuf, PathBuf)>,
-    /// The scratch mount point, a per-command folder in the private temporary folder.
-    scratch: Option<PathBuf>,
+    /// A scratch folder made on the machine, where `/run` could not hold the scratch space.
+    leftover: Option<PathBuf>,
     /// The private temporary folder on the machine.
     tmp: Option<PathBuf>,
     /// What could not be made as planned.
@@ -38,26 +36,22 @@ pub(super) struct View {
 }
 
 impl View {
-    /// Removes the per-command folders once the command has ended (through the view: the
-    /// private temporary folder may be `/tmp` by now).
+    /// Removes what the view left on the machine once the command has ended (through the
+    /// view: the private temporary folder may be `/tmp` by now). Usually nothing: the
+    /// scratch space and the cache layers live in a memory file system that ends with the
+    /// namespace, and so do the mounts — no unmount, no folder to remove, no write-back.
     pub fn finish(self) {
-        for (point, _) in &self.layers {
-            let _ = umount2(point.as_path(), MntFlags::MNT_DETACH);
-        }
-        let seen = |path: &PathBuf| match (&self.tmp, self.tmp_is_private) {
-            (Some(tmp), true) => path
-                .strip_prefix(tmp)
-                .map_or_else(|_| path.clone(), |rest| Path::new("/tmp").join(rest)),
-            _ => path.clone(),
+        let Some(folder) = self.leftover else {
+            return;
         };
-        for folder in self
-            .layers
-            .iter()
-            .map(|(_, layer)| layer)
-            .chain(&self.scratch)
-        {
-            remove_tree(&seen(folder));
-        }
+        let seen = match (&self.tmp, self.tmp_is_private) {
+            (Some(tmp), true) => folder
+                .strip_prefix(tmp)
+                .map_or_else(|_| folder.clone(), |rest| Path::new("/tmp").join(rest)),
+            _ => folder.clone(),
+        };
+        let _ = umount2(seen.as_path(), MntFlags::MNT_DETACH);
+        remove_tree(&seen);
     }
 }
 
@@ -101,26 +95,20 @@ pub(super) fn build(plan: &Plan) -> View {
             problems.push(format!("{} is not writable: {error}", tree.display()));
         }
     }
-    let mut layers = Vec::new();
-    let scratch = plan
-        .tmp
-        .as_ref()
-        .map(|tmp| tmp.join(format!(".sandbox-{}", std::process::id())));
-    let scratch = scratch.and_then(|scratch| match scratch_mount(&scratch) {
-        Ok(()) => Some(scratch),
+    // The scratch space (the masks, the private `/dev`, the cache layers) is a memory file
+    // system mounted at `/run`, which an empty one covers once the view is made; where
+    // `/run` is missing, a folder of the private temporary folder holds it.
+    let (scratch, leftover) = match scratch_space(plan) {
+        Ok(place) => place,
         Err(error) => {
             problems.push(format!("no scratch space for the view: {error}"));
-            None
+            (None, None)
         }
-    });
-    if let Some(tmp) = &plan.tmp {
+    };
+    if let Some(scratch) = &scratch {
         for (index, cache) in plan.caches.iter().enumerate() {
-            match private_layer(cache, tmp, index) {
-                Ok(Some(layer)) => layers.push((cache.clone(), layer)),
-                Ok(None) => {}
-                Err(error) => {
-                    problems.push(format!("{} stays read-only: {error}", cache.display()))
-                }
+            if let Err(error) = private_layer(cache, scratch, index) {
+                problems.push(format!("{} stays read-only: {error}", cache.display()));
             }
         }
     }
@@ -138,9 +126,9 @@ pub(super) fn build(plan: &Plan) -> View {
         if let Err(error) = private_dev(scratch) {
             problems.push(format!("/dev is the machine's: {error}"));
         }
-        // The masks and /dev keep what they need of it.
-        let _ = umount2(scratch.as_path(), MntFlags::MNT_DETACH);
     }
+    // An empty `/run` over the machine's (or over the scratch space: the masks, `/dev` and
+    // the layers keep what they need of it).
     if Path::new("/run").is_dir()
         && let Err(error) = tmpfs(Path::new("/run"), "mode=0755,size=1m", false)
     {
@@ -154,12 +142,30 @@ pub(super) fn build(plan: &Plan) -> View {
         .filter(|tmp| tmp.as_path() != Path::new("/tmp"))
         && Path::new("/tmp").is_dir()
     {
-        // Grants under /tmp (a project in a temporary folder) stay where they are: held
-        // open before /tmp is covered, bound again at their place after.
-        let kept: Vec<(PathBuf, std::os::fd::OwnedFd)> = plan
-            .write
+        // Grants under /tmp (a project in a temporary folder) stay where they are, and so
+        // does a home folder there (a test harness's, a CI job's): held open before /tmp is
+        // covered, bound again at their place after, with the masks and layers inside them.
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        let mut trees: Vec<&PathBuf> = plan.write.iter().chain(&home).collect();
+        trees.sort();
+        trees.dedup();
+        let kept: Vec<(PathBuf, std::os::fd::OwnedFd)> = trees
             .iter()
-            .filter(|tree| tree.starts_with("/tmp") && *tree != tmp && tree.exists())
+            .copied()
+            .filter(|tree| {
+                tree.starts_with("/tmp")
+                    && tree.as_path() != Path::new("/tmp")
+                    && *tree != tmp
+                    && tree.exists()
+            })
+            .filter(|tree| {
+                // One inside another comes with it.
+                !plan
+                    .write
+                    .iter()
+                    .chain(&home)
+                    .any(|outer| outer != *tree && tree.starts_with(outer))
+            })
             .filter_map(|tree| {
                 nix::fcntl::open(
                     tree.as_path(),
@@ -203,8 +209,7 @@ pub(super) fn build(plan: &Plan) -> View {
     View {
         plan: view_plan,
         tmp_is_private,
-        layers,
-        scratch,
+        leftover,
         tmp: plan.tmp.clone(),
         problems,
     }
@@ -312,11 +317,29 @@ fn tmpfs(target: &Path, options: &str, read_only: bool) -> nix::Result<()> {
     mount(Some("tmpfs"), target, Some("tmpfs"), flags, Some(options))
 }
 
-/// A small tmpfs the masks and the private `/dev` are made in.
-fn scratch_mount(scratch: &Path) -> Result<(), String> {
-    std::fs::create_dir(scratch).map_err(|error| error.to_string())?;
-    tmpfs(scratch, "mode=0700,size=64k", false).map_err(|error| error.to_string())?;
-    let mask = scratch.join("mask");
+/// The scratch space: a memory file system at `/run`, or in a per-command folder of the
+/// private temporary folder (then also returned as the folder to remove afterwards).
+fn scratch_space(plan: &Plan) -> Result<(Option<PathBuf>, Option<PathBuf>), String> {
+    let run = Path::new("/run");
+    if run.is_dir() {
+        scratch_mount(run)?;
+        return Ok((Some(run.to_path_buf()), None));
+    }
+    let Some(tmp) = &plan.tmp else {
+        return Err("neither /run nor a private temporary folder to hold it".to_owned());
+    };
+    let folder = tmp.join(format!(".sandbox-{}", std::process::id()));
+    std::fs::create_dir(&folder).map_err(|error| error.to_string())?;
+    scratch_mount(&folder)?;
+    Ok((Some(folder.clone()), Some(folder)))
+}
+
+/// A memory file system at `point` with the empty mask file the hidden files are covered
+/// with. Its size is the kernel's default for tmpfs (half the memory): the tool caches'
+/// private layers are written here, and are gone with the command.
+fn scratch_mount(point: &Path) -> Result<(), String> {
+    tmpfs(point, "mode=0700", false).map_err(|error| error.to_string())?;
+    let mask = point.join("mask");
     std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
@@ -340,11 +363,13 @@ fn hide(path: &Path, scratch: &Path) -> nix::Result<()> {
     }
 }
 
-/// A private copy-on-write layer over `cache` (an overlay whose upper layer is a fresh
-/// folder in the private temporary folder), so a command writes it without changing it.
-fn private_layer(cache: &Path, tmp: &Path, index: usize) -> Result<Option<PathBuf>, String> {
+/// A private copy-on-write layer over `cache`: an overlay whose upper layer is a fresh
+/// folder in the scratch space, so a command writes the cache without changing it. The
+/// overlay is `volatile` (the kernel skips writing it back: it ends unread with the
+/// command), which keeps the namespace's end from syncing the machine's disks.
+fn private_layer(cache: &Path, scratch: &Path, index: usize) -> Result<(), String> {
     if !cache.is_dir() {
-        return Ok(None);
+        return Ok(());
     }
     let Some(lower) = cache
         .to_str()
@@ -352,13 +377,13 @@ fn private_layer(cache: &Path, tmp: &Path, index: usize) -> Result<Option<PathBu
     else {
         return Err("its name cannot be given to overlayfs".to_owned());
     };
-    let layer = tmp.join(format!(".layer-{}-{index}", std::process::id()));
+    let layer = scratch.join(format!("layer-{index}"));
     let (upper, work) = (layer.join("upper"), layer.join("work"));
     for folder in [&upper, &work] {
         std::fs::create_dir_all(folder).map_err(|error| error.to_string())?;
     }
     let options = format!(
-        "lowerdir={lower},upperdir={},workdir={}",
+        "lowerdir={lower},upperdir={},workdir={},volatile",
         upper.display(),
         work.display()
     );
@@ -380,11 +405,7 @@ fn private_layer(cache: &Path, tmp: &Path, index: usize) -> Result<Option<PathBu
             Some(options.as_str()),
         )
     })
-    .map_err(|error| {
-        remove_tree(&layer);
-        error.to_string()
-    })?;
-    Ok(Some(layer))
+    .map_err(|error| error.to_string())
 }
 
 /// A minimal `/dev`: the harmless devices of the machine, a private `devpts` (no other
