@@ -132,6 +132,35 @@ fn without_namespaces_the_wall_alone_keeps_writes_in_the_grant() {
 }
 
 #[test]
+fn without_namespaces_a_hidden_path_outside_the_grants_is_unreadable() {
+    let root = tempfile::tempdir().unwrap();
+    let (workspace, home) = (root.path().join("ws"), root.path().join("home"));
+    std::fs::create_dir_all(&workspace).unwrap();
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    std::fs::write(home.join(".ssh/id_ed25519"), "private key").unwrap();
+    std::fs::write(home.join(".gitconfig"), "settings").unwrap();
+    let plan = serde_json::json!({
+        "write": [workspace, "/dev/null"],
+        "hidden": [home.join(".ssh")],
+        "network": false,
+        "required": true,
+        "namespaces": false,
+    });
+    let script = format!(
+        "cat {home}/.gitconfig; echo; cat {home}/.ssh/id_ed25519; ls {home}/.ssh; echo written > mine && cat mine",
+        home = home.display()
+    );
+    let output = launch(&workspace, &plan, &script).unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "settings\nwritten\n",
+        "{stderr}"
+    );
+    assert!(stderr.contains("Permission denied"), "{stderr}");
+}
+
+#[test]
 fn without_network_no_socket_reaches_a_loopback_listener_and_with_it_one_does() {
     let root = tempfile::tempdir().unwrap();
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();

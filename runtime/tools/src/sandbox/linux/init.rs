@@ -61,7 +61,7 @@ pub(super) fn run(args: &[OsString]) -> ExitCode {
         }
         _ => None,
     };
-    if let Err(message) = wall::apply(&plan, Inside::Namespaces) {
+    if let Err(message) = wall::apply(&plan, Inside::Namespaces, None) {
         problems.push(message);
     }
     if let Some(problem) = problems.first()

@@ -18,6 +18,7 @@
 //! and execs the command: Landlock and seccomp alone, which cannot hide a path or keep a
 //! path inside a grant read-only, so `required` refuses a plan that needs either.
 
+mod complement;
 mod init;
 mod view;
 mod wall;
@@ -88,7 +89,7 @@ fn detail(namespaces: bool, tcp: bool, scopes: bool) -> String {
         );
     } else {
         parts.push(
-            "user namespaces are unavailable: commands write only in the granted folders (Landlock), but blocked paths, credential stores and the runtime's folders stay readable and blocked paths inside the grants writable",
+            "user namespaces are unavailable: commands write only in the granted folders and read anywhere but the credential stores, the runtime's folders and blocked paths outside the grants (Landlock; the folders holding those cannot be listed), but blocked paths inside the grants stay readable and writable",
         );
         parts.push(if tcp {
             "without a network grant no socket but a Unix one; with one, TCP to the runtime's egress proxy only (Landlock TCP rules, seccomp); no listening socket"
@@ -195,21 +196,24 @@ fn in_namespaces(plan: &Plan, program: &OsString, rest: &[OsString]) -> ExitCode
     code
 }
 
-/// Landlock and seccomp alone, on the machine's namespaces.
+/// Landlock and seccomp alone, on the machine's namespaces: reads granted around the
+/// hidden paths (none can be masked), writes in the grants; a hidden path inside a grant and
+/// a read-only path stay within reach, which `required` refuses.
 fn on_the_host(plan: &Plan, program: &OsString, rest: &[OsString]) -> ExitCode {
+    let around = complement::around(Path::new("/"), &plan.hidden, &plan.writable());
     if plan.required
-        && let Some(path) = plan
-            .hidden
+        && let Some(path) = around
+            .uncovered
             .iter()
-            .chain(&plan.read_only)
-            .find(|path| path.exists())
+            .chain(plan.read_only.iter().filter(|path| path.exists()))
+            .next()
     {
         return fail(format!(
             "without user namespaces {} cannot be kept from commands (AGENT_RUNTIME_SANDBOX=required)",
             path.display()
         ));
     }
-    if let Err(message) = wall::apply(plan, wall::Inside::Host)
+    if let Err(message) = wall::apply(plan, wall::Inside::Host, around.readable.as_deref())
         && plan.required
     {
         return fail(format!("{message} (AGENT_RUNTIME_SANDBOX=required)"));

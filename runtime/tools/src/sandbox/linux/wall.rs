@@ -4,7 +4,7 @@
 //! refuses user namespaces) it is the whole sandbox.
 //!
 //! - Landlock: writes only under the plan's writable trees (reads are not confined:
-//!   INTEROP.md §10); with no network, no TCP connect or bind (ABI ≥ 4); through the egress
+//!   INTEROP.md §10, except around the hidden paths where no mount view hides them); with no network, no TCP connect or bind (ABI ≥ 4); through the egress
 //!   proxy, TCP connect to the proxy's port only; where the kernel has ABI 6, no signal to a
 //!   process outside the sandbox and no abstract Unix socket made outside it. A
 //!   Landlock-confined process can no longer change mounts, so it cannot undo the view.
@@ -51,21 +51,26 @@ pub(super) enum Inside {
 
 /// Landlock, then seccomp. Applies every part it can; the first error is returned after the
 /// rest was applied, so a best-effort launch keeps whatever works.
-pub(super) fn apply(plan: &Plan, inside: Inside) -> Result<(), String> {
+/// `reads`: where reads are confined (outside namespaces, around the hidden paths:
+/// [`super::complement`]), the paths a command may read beneath.
+pub(super) fn apply(plan: &Plan, inside: Inside, reads: Option<&[PathBuf]>) -> Result<(), String> {
     let mut first = None;
     let mut note = |result: Result<(), String>| {
         if let Err(message) = result {
             first.get_or_insert(message);
         }
     };
-    note(landlock(plan, inside));
+    note(landlock(plan, inside, reads));
     note(seccomp(plan, inside));
     first.map_or(Ok(()), Err)
 }
 
-fn landlock(plan: &Plan, inside: Inside) -> Result<(), String> {
+fn landlock(plan: &Plan, inside: Inside, reads: Option<&[PathBuf]>) -> Result<(), String> {
     let error = |error: landlock::RulesetError| format!("Landlock: {error}");
-    let handled = AccessFs::from_write(FS_ABI);
+    let handled = match reads {
+        Some(_) => AccessFs::from_all(FS_ABI),
+        None => AccessFs::from_write(FS_ABI),
+    };
     let mut ruleset = Ruleset::default().handle_access(handled).map_err(error)?;
     let proxy = plan.proxy_port.filter(|_| plan.network);
     if !plan.network || proxy.is_some() {
@@ -92,6 +97,11 @@ fn landlock(plan: &Plan, inside: Inside) -> Result<(), String> {
             AccessFs::from_all(FS_ABI) & handled,
         ))
         .map_err(error)?;
+    if let Some(readable) = reads {
+        created = created
+            .add_rules(path_beneath_rules(readable, AccessFs::from_read(FS_ABI)))
+            .map_err(error)?;
+    }
     if let Some(port) = proxy {
         created = created
             .add_rule(NetPort::new(port, AccessNet::ConnectTcp))
