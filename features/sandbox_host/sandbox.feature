@@ -250,3 +250,20 @@ Feature: The Sandbox Agent Host behind the Session Service
     And a sandbox registered with the Session Service
     When 20 clients open connections to the sandbox and send nothing
     Then the sandbox closes all but 8 of those connections within 5 seconds
+
+  @REQ-SBX-032
+  Scenario: workspace.sync push of a large file stays in bounded memory
+    Given the runtime is started with AGENT_RUNTIME_SERVICE_TIMEOUT_SECONDS set to "30"
+    And the workspace file "big.log" is a sparse file of 16 MiB
+    And a sandbox registered with the Session Service
+    When the Session Service sends workspace.sync push for "big.log"
+    Then the sandbox's peak memory stayed under 48 MiB
+    And the workspace.sync answer lists it as synced
+
+  @REQ-SBX-033
+  Scenario: workspace.sync pull of a large file stays in bounded memory
+    Given a sandbox registered with the Session Service
+    And the Workspace Service holds a file "big.bin" of 128 MiB
+    When the Session Service sends workspace.sync pull for "big.bin"
+    Then the sandbox's peak memory stayed under 64 MiB
+    And the workspace.sync answer lists it as synced

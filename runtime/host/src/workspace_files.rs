@@ -145,7 +145,7 @@ impl WorkspaceFilesClient {
             .await
             .map_err(|error| FilesError::Unreachable {
                 url: url.clone(),
-                detail: error.to_string(),
+                detail: with_causes(&error),
             })?;
         if !response.status().is_success() {
             return Err(refusal(&url, response).await);
@@ -193,7 +193,7 @@ impl WorkspaceFilesClient {
     ) -> Result<Bytes, FilesError> {
         let unreachable = |error: reqwest::Error| FilesError::Unreachable {
             url: url.to_owned(),
-            detail: error.to_string(),
+            detail: with_causes(&error),
         };
         let response = request.send().await.map_err(unreachable)?;
         if !response.status().is_success() {
@@ -219,6 +219,18 @@ async fn refusal(url: &str, mut response: reqwest::Response) -> FilesError {
         status,
         body: String::from_utf8_lossy(&body).chars().take(300).collect(),
     }
+}
+
+/// An error with the causes under it (reqwest's own message names none of them).
+fn with_causes(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
 }
 
 fn encode_path(path: &str) -> String {

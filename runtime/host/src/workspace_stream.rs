@@ -184,6 +184,11 @@ impl<R: Read> Read for Redacting<R> {
 /// The first cut of `text` that no secret crosses, with the head's redacted bytes.
 fn safe_head(redactor: &Redactor, text: &str) -> Option<(usize, Vec<u8>)> {
     let whole = redactor.redact(text);
+    if let Cow::Borrowed(_) = whole {
+        // No secret in the window: any cut is safe, and the head is as it was.
+        let cut = cut_points(text).into_iter().next()?;
+        return Some((cut, text.as_bytes()[..cut].to_vec()));
+    }
     for cut in cut_points(text) {
         let (head, tail) = text.split_at(cut);
         let head = redactor.redact(head);
