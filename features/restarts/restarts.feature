@@ -161,3 +161,43 @@ Feature: Sessions across app restarts
     And the model has begun streaming its answer
     And the client sends Shutdown without params
     Then the task_cancelled event and the task record give the reason "shutdown"
+
+  @REQ-RST-016
+  Scenario: a session that continues an ended one keeps the ended one's name
+    Given the model will answer "The launch code is 4-8-15-16."
+    And the client has run the task "What is the launch code in notes.txt?" to its end
+    And the client has shut the session down
+    And the Session Service considers the session expired
+    And the model will answer "You asked for the launch code."
+    When the client continues the conversation of the session
+    Then the conversation continues in a new session that names the ended one
+    When the client starts the task "What did I ask before?"
+    Then the task ended with task_completed
+    And the Session Service named the session "What is the launch code in notes.txt?"
+
+  @REQ-RST-017
+  Scenario: requests naming the ended session are answered for the session that continues it
+    Given the model will answer "The launch code is 4-8-15-16."
+    And the client has run the task "What is the launch code in notes.txt?" to its end
+    And the client has shut the session down
+    And the Session Service considers the session expired
+    And the model will answer "You asked for the launch code."
+    When the client continues the conversation of the session
+    Then the conversation continues in a new session that names the ended one
+    When the client asks for the state of the ended session
+    Then the state answered is the continuing session's
+    When the client starts the task "What did I ask before?" naming the ended session
+    Then the task ended with task_completed
+
+  @REQ-RST-018
+  Scenario: a history read back and saved again keeps its messages' ids
+    Given the model will call ReadFile on "notes.txt"
+    And the model will then answer "The launch code is 4-8-15-16."
+    And the client has run the task "What is the launch code in notes.txt?" to its end
+    And the client has shut the session down
+    And the model will answer "You asked for the launch code."
+    When the client continues the conversation of the session
+    Then the conversation continues in the same session
+    When the client starts the task "What did I ask before?"
+    Then the task ended with task_completed
+    And the history saved last keeps the ids the earlier history gave its messages

@@ -233,3 +233,37 @@ Feature: The Sandbox Agent Host behind the Session Service
     Given a sandbox registered with the Session Service
     When the client sends Shutdown without params
     Then the Session Service no longer takes the sandbox's session as running
+
+  @REQ-SBX-030
+  Scenario: a task the web app recorded before starting it is completed, not created again
+    Given a sandbox registered with the Session Service
+    And the model will answer "Hello from the sandbox."
+    When the web app records the task "Say hello." at the Session Service and starts it without a sessionId
+    Then the task ends with task_completed
+    And the Session Service recorded the task as completed with its step count
+    And the Session Service was asked to create the task only once
+
+  @REQ-SBX-031
+  Scenario: connections past the sandbox's connection cap are closed at once
+    Given the runtime is started with AGENT_RUNTIME_SANDBOX_MAX_CONNECTIONS set to "8"
+    And the runtime is started with AGENT_RUNTIME_SANDBOX_HEADER_TIMEOUT_SECONDS set to "60"
+    And a sandbox registered with the Session Service
+    When 20 clients open connections to the sandbox and send nothing
+    Then the sandbox closes all but 8 of those connections within 5 seconds
+
+  @REQ-SBX-032
+  Scenario: workspace.sync push of a large file stays in bounded memory
+    Given the runtime is started with AGENT_RUNTIME_SERVICE_TIMEOUT_SECONDS set to "30"
+    And the workspace file "big.log" is a sparse file of 16 MiB
+    And a sandbox registered with the Session Service
+    When the Session Service sends workspace.sync push for "big.log"
+    Then the sandbox's peak memory stayed under 48 MiB
+    And the workspace.sync answer lists it as synced
+
+  @REQ-SBX-033
+  Scenario: workspace.sync pull of a large file stays in bounded memory
+    Given a sandbox registered with the Session Service
+    And the Workspace Service holds a file "big.bin" of 128 MiB
+    When the Session Service sends workspace.sync pull for "big.bin"
+    Then the sandbox's peak memory stayed under 64 MiB
+    And the workspace.sync answer lists it as synced

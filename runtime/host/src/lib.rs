@@ -27,6 +27,7 @@ pub(crate) mod state;
 pub(crate) mod thread;
 mod time;
 pub(crate) mod workspace_files;
+pub(crate) mod workspace_stream;
 
 #[cfg(test)]
 mod testing;

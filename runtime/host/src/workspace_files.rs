@@ -129,21 +129,46 @@ impl WorkspaceFilesClient {
         serde_json::from_slice(&body).map_err(|error| FilesError::InvalidList(error.to_string()))
     }
 
-    pub async fn download(&self, path: &str) -> Result<Bytes, FilesError> {
-        self.fetch(&format!("{}/{}", self.base, encode_path(path)))
+    /// The file's bytes as they arrive (`workspace_stream::write_streamed` puts them on
+    /// disk), never the whole file in memory.
+    pub async fn download(
+        &self,
+        path: &str,
+    ) -> Result<impl futures::Stream<Item = reqwest::Result<Bytes>> + Unpin + use<>, FilesError>
+    {
+        let url = format!("{}/{}", self.base, encode_path(path));
+        let response = self
+            .http
+            .get(&url)
+            .timeout(self.timeout)
+            .send()
             .await
+            .map_err(|error| FilesError::Unreachable {
+                url: url.clone(),
+                detail: with_causes(&error),
+            })?;
+        if !response.status().is_success() {
+            return Err(refusal(&url, response).await);
+        }
+        Ok(response.bytes_stream())
     }
 
-    pub async fn upload(&self, path: &str, content: Vec<u8>) -> Result<(), FilesError> {
+    /// Sends `content` as the multipart upload of `path`, streamed as it is produced.
+    pub async fn upload<S>(&self, path: &str, content: S) -> Result<(), FilesError>
+    where
+        S: futures::Stream<Item = std::io::Result<Bytes>> + Send + Sync + 'static,
+    {
+        use futures::StreamExt;
         let url = format!("{}?path={}", self.base, encode_component(path));
         let boundary = format!("agent-runtime-{}", uuid::Uuid::new_v4().simple());
         let name = path.rsplit('/').next().unwrap_or(path).replace('"', "");
-        let mut body = format!(
+        let head = Bytes::from(format!(
             "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{name}\"\r\nContent-Type: application/octet-stream\r\n\r\n"
-        )
-        .into_bytes();
-        body.extend_from_slice(&content);
-        body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
+        ));
+        let end = Bytes::from(format!("\r\n--{boundary}--\r\n"));
+        let body = futures::stream::once(async move { Ok(head) })
+            .chain(content)
+            .chain(futures::stream::once(async move { Ok(end) }));
         let request = self
             .http
             .post(&url)
@@ -152,7 +177,7 @@ impl WorkspaceFilesClient {
                 reqwest::header::CONTENT_TYPE,
                 format!("multipart/form-data; boundary={boundary}"),
             )
-            .body(body);
+            .body(reqwest::Body::wrap_stream(body));
         self.finish(&url, request).await.map(|_| ())
     }
 
@@ -168,20 +193,44 @@ impl WorkspaceFilesClient {
     ) -> Result<Bytes, FilesError> {
         let unreachable = |error: reqwest::Error| FilesError::Unreachable {
             url: url.to_owned(),
-            detail: error.to_string(),
+            detail: with_causes(&error),
         };
         let response = request.send().await.map_err(unreachable)?;
-        let status = response.status();
-        let body = response.bytes().await.map_err(unreachable)?;
-        if !status.is_success() {
-            return Err(FilesError::Status {
-                url: url.to_owned(),
-                status: status.as_u16(),
-                body: String::from_utf8_lossy(&body).chars().take(300).collect(),
-            });
+        if !response.status().is_success() {
+            return Err(refusal(url, response).await);
         }
-        Ok(body)
+        response.bytes().await.map_err(unreachable)
     }
+}
+
+/// A refusal's status and the start of its body (read no further: a refusal's body says
+/// why in its first lines).
+async fn refusal(url: &str, mut response: reqwest::Response) -> FilesError {
+    let status = response.status().as_u16();
+    let mut body = Vec::new();
+    while body.len() < 1024 {
+        match response.chunk().await {
+            Ok(Some(chunk)) => body.extend_from_slice(&chunk),
+            _ => break,
+        }
+    }
+    FilesError::Status {
+        url: url.to_owned(),
+        status,
+        body: String::from_utf8_lossy(&body).chars().take(300).collect(),
+    }
+}
+
+/// An error with the causes under it (reqwest's own message names none of them).
+fn with_causes(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
 }
 
 fn encode_path(path: &str) -> String {

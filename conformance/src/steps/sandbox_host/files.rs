@@ -242,3 +242,22 @@ async fn synced(world: &mut ConformanceWorld) -> StepResult {
     );
     Ok(())
 }
+
+/// A large file at the Workspace Service, for the bounded-memory scenarios of
+/// `workspace.sync` pull.
+#[given(expr = "the Workspace Service holds a file {string} of {int} MiB")]
+async fn service_large_file(world: &mut ConformanceWorld, path: String, mib: usize) -> StepResult {
+    sandbox_only(world)?;
+    let workspace_id = world.session()?.workspace_id.clone();
+    let content: Vec<u8> = b"0123456789abcdef\n"
+        .iter()
+        .copied()
+        .cycle()
+        .take(mib << 20)
+        .collect();
+    world
+        .started_fakes()?
+        .workspace
+        .put_file(&workspace_id, &path, &content);
+    Ok(())
+}

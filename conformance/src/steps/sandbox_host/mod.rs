@@ -5,6 +5,7 @@
 
 pub mod attacks;
 pub mod files;
+pub mod lifecycle;
 
 use std::sync::{Arc, Mutex};
 
@@ -176,7 +177,7 @@ async fn proxied_create(world: &mut ConformanceWorld) -> StepResult {
 }
 
 /// Opens a reader of `GET /events` (with `Last-Event-ID` when given) collecting its frames.
-async fn open_reader(
+pub(crate) async fn open_reader(
     world: &mut ConformanceWorld,
     last_event_id: Option<u64>,
 ) -> anyhow::Result<Arc<Reader>> {
@@ -364,11 +365,11 @@ async fn readers_reach(world: &ConformanceWorld, last: u64) -> anyhow::Result<()
     Ok(())
 }
 
-fn frame_id(frame: &Frame) -> Option<u64> {
+pub(crate) fn frame_id(frame: &Frame) -> Option<u64> {
     frame.id.as_deref().and_then(|id| id.trim().parse().ok())
 }
 
-fn task_event_ids(world: &ConformanceWorld) -> anyhow::Result<Vec<u64>> {
+pub(crate) fn task_event_ids(world: &ConformanceWorld) -> anyhow::Result<Vec<u64>> {
     let task_id = world.task()?.task_id.clone();
     let mut ids: Vec<u64> = world
         .started_runtime()?

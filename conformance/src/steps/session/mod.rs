@@ -1,6 +1,7 @@
 //! Session steps: creation against the Session Service fake (compatible, refused, broken
 //! bundles, outages), what the service was told, and the session state.
 
+pub mod continued;
 pub mod end;
 pub mod history;
 pub mod pause;

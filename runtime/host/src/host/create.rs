@@ -150,15 +150,21 @@ impl Host {
             ),
             None => None,
         };
+        // A continued session keeps the ended one's name (INTEROP.md §8).
+        let kept_name = match params.continue_from_session_id.as_deref() {
+            Some(past) => past_name(&backends, past).await,
+            None => None,
+        };
         let identity = Identity {
             session_id: response.session_id.clone(),
             workspace_id: response.workspace_id.clone(),
             tenant_id: params.tenant_id,
             user_id: params.user_id,
-            name: response.name.clone(),
+            name: kept_name.clone().or_else(|| response.name.clone()),
             execution_environment: params.execution_environment,
             workspace_root: workspace_hint.local_paths.first().map(PathBuf::from),
             os_family: client_info.os_family.clone().unwrap_or_default(),
+            continued_from: params.continue_from_session_id.clone(),
         };
         let session = self
             .activate(
@@ -169,6 +175,11 @@ impl Host {
                 history,
             )
             .await?;
+        if let Some(name) = &kept_name {
+            session
+                .records
+                .keep_name(Arc::clone(&backends), session.id(), name);
+        }
         backends.checkpoints.remember_origin(
             session.id(),
             &SessionOrigin {
@@ -273,6 +284,18 @@ impl Host {
             policy_bundle_version: session.policy().bundle().policy_bundle_version.clone(),
             feature_flags: session.feature_flags(),
             continued_from_session_id: None,
+        }
+    }
+}
+
+/// The name of the ended session a new one continues, as the Session Service holds it;
+/// none when it has none or cannot say (the continuation is then named as usual).
+async fn past_name(backends: &Backends, past_session_id: &str) -> Option<String> {
+    match backends.sessions.get_session(past_session_id).await {
+        Ok(record) => record.name.filter(|name| !name.trim().is_empty()),
+        Err(error) => {
+            tracing::warn!(%error, past_session_id, "could not read the ended session's name");
+            None
         }
     }
 }

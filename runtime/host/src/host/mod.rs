@@ -191,7 +191,7 @@ impl Host {
     /// The session a request names; a readable SESSION_NOT_FOUND otherwise.
     fn session_for(&self, session_id: &str) -> Result<Arc<Session>, RpcError> {
         match self.current() {
-            Some(session) if session.id() == session_id => Ok(session),
+            Some(session) if session.answers_to(session_id) => Ok(session),
             Some(session) => Err(not_found(session_id, Some(session.id()))),
             None => Err(not_found(session_id, None)),
         }
@@ -265,7 +265,7 @@ impl Host {
     fn session_state(&self, params: GetSessionStateParams) -> Result<Value, RpcError> {
         let slot = self.slot();
         match (&*slot, params.session_id) {
-            (Slot::Active(session), Some(id)) if session.id() != id => {
+            (Slot::Active(session), Some(id)) if !session.answers_to(&id) => {
                 Err(not_found(&id, Some(session.id())))
             }
             (Slot::Active(session), _) => {

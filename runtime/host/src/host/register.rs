@@ -227,6 +227,7 @@ impl Host {
             execution_environment: "cloud_sandbox".to_owned(),
             workspace_root: Some(registration.workspace_dir.clone()),
             os_family: std::env::consts::OS.to_owned(),
+            continued_from: None,
         };
         self.activate(
             &backends,

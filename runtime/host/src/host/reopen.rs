@@ -79,6 +79,7 @@ impl Host {
                 .origin_of(session_id)
                 .and_then(|origin| origin.project_root()),
             os_family: std::env::consts::OS.to_owned(),
+            continued_from: None,
         };
         let events = self.event_sink(&identity);
         let session = Arc::new(Session::new(

@@ -29,7 +29,7 @@ impl Host {
         let live = {
             let mut slot = self.slot();
             match &*slot {
-                Slot::Active(session) if session.id() == params.session_id => {
+                Slot::Active(session) if session.answers_to(&params.session_id) => {
                     Some(Arc::clone(session))
                 }
                 Slot::Active(session) => {
@@ -202,6 +202,7 @@ impl Host {
                 .os_family
                 .clone()
                 .unwrap_or_else(|| std::env::consts::OS.to_owned()),
+            continued_from: None,
         };
         let events = EventSink::with_epoch(
             &identity.session_id,

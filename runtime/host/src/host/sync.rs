@@ -7,7 +7,6 @@ use agent_protocol::ErrorCode;
 use agent_protocol::methods::{
     SyncDirection, SyncFailure, WORKSPACE_SYNC, WorkspaceSyncParams, WorkspaceSyncResult,
 };
-use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -15,6 +14,7 @@ use serde_json::Value;
 use crate::error::RpcError;
 use crate::host::{Host, to_value};
 use crate::workspace_files::{self, WorkspaceFilesClient};
+use crate::workspace_stream;
 
 impl Host {
     pub(super) async fn workspace_sync(
@@ -78,7 +78,8 @@ impl Host {
 }
 
 /// Copies `path` from the Workspace Service into the folder, beneath it: a link planted at
-/// the name is replaced, a linked folder on the way that leads out is refused.
+/// the name is replaced, a linked folder on the way that leads out is refused. The bytes
+/// go to disk as they arrive.
 async fn pull(
     client: &WorkspaceFilesClient,
     path: &str,
@@ -89,21 +90,15 @@ async fn pull(
         .download(path)
         .await
         .map_err(|error| error.to_string())?;
-    let root = root.to_path_buf();
-    let shown = path.to_owned();
-    tokio::task::spawn_blocking(move || {
-        let mut file = workspace_files::create(&root, &relative)?;
-        file.write_all(&content)?;
-        file.commit()
-    })
-    .await
-    .map_err(|error| format!("writing \"{shown}\" failed: {error}"))?
-    .map_err(|error| workspace_files::describe(path, &error))
+    workspace_stream::write_streamed(content, root, relative)
+        .await
+        .map_err(|error| workspace_files::describe(path, &error))
 }
 
 /// Sends the folder's `path` to the Workspace Service: read beneath the folder (a link out
-/// is refused), and redacted like tool output, since the bytes leave the sandbox. A file
-/// that is not text and holds a secret is not sent at all.
+/// is refused, and nothing is sent), and redacted like tool output a window at a time,
+/// since the bytes leave the sandbox. A file that is not text and holds a secret is not
+/// sent: its upload is broken off.
 async fn push(
     client: &WorkspaceFilesClient,
     path: &str,
@@ -111,37 +106,38 @@ async fn push(
     relative: PathBuf,
 ) -> Result<(), String> {
     let root = root.to_path_buf();
-    let read = tokio::task::spawn_blocking(move || -> std::io::Result<Vec<u8>> {
-        let (mut file, len) = workspace_files::open(&root, &relative)?;
-        let mut content = Vec::with_capacity(usize::try_from(len).unwrap_or_default());
-        file.read_to_end(&mut content)?;
-        Ok(content)
-    })
-    .await
-    .map_err(|error| format!("reading \"{path}\" failed: {error}"))?
-    .map_err(|error| workspace_files::describe(path, &error))?;
-    let content = redacted(path, read)?;
-    client
-        .upload(path, content)
+    let file = tokio::task::spawn_blocking(move || workspace_files::open(&root, &relative))
         .await
-        .map_err(|error| error.to_string())
+        .map_err(|error| format!("reading \"{path}\" failed: {error}"))?
+        .map_err(|error| workspace_files::describe(path, &error))?
+        .0;
+    let redacting = workspace_stream::Redacting::new(file, crate::redact::global());
+    let (content, reading) = workspace_stream::chunks(redacting);
+    let sent = client.upload(path, content).await;
+    // The reader's own failure says more than the broken-off upload it caused.
+    match reading.await {
+        Ok(Err(error)) => return Err(read_failure(path, &error)),
+        Err(error) => return Err(format!("reading \"{path}\" failed: {error}")),
+        Ok(Ok(())) => {}
+    }
+    sent.map_err(|error| error.to_string())
 }
 
-/// The content with every secret the redactor knows replaced.
-fn redacted(path: &str, content: Vec<u8>) -> Result<Vec<u8>, String> {
-    let redactor = crate::redact::global();
-    match String::from_utf8(content) {
-        Ok(text) => Ok(redactor.redact(&text).into_owned().into_bytes()),
-        Err(binary) => {
-            let bytes = binary.into_bytes();
-            let lossy = String::from_utf8_lossy(&bytes);
-            if matches!(redactor.redact(&lossy), std::borrow::Cow::Owned(_)) {
-                return Err(format!(
-                    "\"{path}\" is not text and holds what the redaction rules take for a secret; it is not sent"
-                ));
-            }
-            Ok(bytes)
-        }
+/// Why a pushed file could not be read, as a client reads it.
+fn read_failure(path: &str, error: &std::io::Error) -> String {
+    let refusal = error.get_ref().and_then(|inner| {
+        inner
+            .downcast_ref::<workspace_stream::SecretInBinary>()
+            .map(ToString::to_string)
+            .or_else(|| {
+                inner
+                    .downcast_ref::<workspace_stream::NoSafeCut>()
+                    .map(ToString::to_string)
+            })
+    });
+    match refusal {
+        Some(reason) => format!("\"{path}\" is not sent: {reason}"),
+        None => workspace_files::describe(path, error),
     }
 }
 

@@ -42,6 +42,10 @@ pub struct Identity {
     pub execution_environment: String,
     pub workspace_root: Option<PathBuf>,
     pub os_family: String,
+    /// The ended session this one continues (INTEROP.md §8): requests that still name it
+    /// are answered for this one, since the app goes on naming it after "Continue
+    /// Conversation".
+    pub continued_from: Option<String>,
 }
 
 /// The task currently occupying the session, or the last one.
@@ -194,6 +198,12 @@ impl Session {
 
     pub fn id(&self) -> &str {
         &self.identity.session_id
+    }
+
+    /// Whether a request naming `session_id` means this session: its own id, or the ended
+    /// session it continues (INTEROP.md §8).
+    pub fn answers_to(&self, session_id: &str) -> bool {
+        self.id() == session_id || self.identity.continued_from.as_deref() == Some(session_id)
     }
 
     /// The state, locked. Held only for short, non-async sections.

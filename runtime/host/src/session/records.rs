@@ -4,6 +4,7 @@
 //! never a reason for a task to fail. The calls of one session go out in order (a task is
 //! created before it is completed), and teardown waits for what is still on its way.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use tokio::task::JoinHandle;
@@ -17,6 +18,9 @@ pub const NAME_LIMIT: usize = 60;
 #[derive(Default)]
 pub struct Records {
     last: Mutex<Option<JoinHandle<()>>>,
+    /// The session took the name of the ended session it continues (INTEROP.md §8): its
+    /// first task does not name it after its own prompt.
+    named: AtomicBool,
 }
 
 /// How a task ended, as a task record says it.
@@ -44,6 +48,18 @@ impl Records {
         }));
     }
 
+    /// `PATCH /sessions/{id}/name` with the name of the ended session this one continues
+    /// (INTEROP.md §8), kept instead of a name made from the first prompt.
+    pub fn keep_name(&self, backends: Arc<Backends>, session_id: &str, name: &str) {
+        self.named.store(true, Ordering::SeqCst);
+        let (session_id, name) = (session_id.to_owned(), name.to_owned());
+        self.chain(async move {
+            if let Err(error) = backends.sessions.rename_session(&session_id, &name).await {
+                tracing::warn!(%error, "could not give the continued session its name at the Session Service");
+            }
+        });
+    }
+
     /// `POST /sessions/{id}/tasks`, then for the session's first task its name. With
     /// `maybe_recorded` (sandbox mode: the browser makes the record before StartTask,
     /// INTEROP.md §10) the record is looked up first and not created a second time.
@@ -60,6 +76,7 @@ impl Records {
     ) {
         let (session_id, task_id, prompt) =
             (session_id.to_owned(), task_id.to_owned(), prompt.to_owned());
+        let first = first && !self.named.load(Ordering::SeqCst);
         self.chain(async move {
             let recorded = maybe_recorded
                 && backends

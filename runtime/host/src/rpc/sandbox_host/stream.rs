@@ -204,4 +204,53 @@ mod tests {
         assert_eq!(data["payload"]["text"], json!("hi"));
         assert_eq!(data_of(3, "{}"), r#"{"id":3}"#);
     }
+
+    struct NoTools;
+
+    #[async_trait::async_trait]
+    impl agent_protocol::ToolRouter for NoTools {
+        async fn execute(
+            &self,
+            request: agent_protocol::ToolRequest,
+        ) -> agent_protocol::ToolResult {
+            agent_protocol::ToolResult::succeeded(&request, "")
+        }
+        fn available_tools(&self) -> Vec<agent_protocol::ToolDefinition> {
+            Vec::new()
+        }
+    }
+
+    /// A reader that was not polled while more events than the backlog passed is dropped
+    /// (its stream ends) rather than sent what it missed from the live channel: it
+    /// reconnects with `Last-Event-ID` and is served from the ring.
+    #[tokio::test]
+    async fn a_reader_that_fell_behind_the_backlog_is_dropped() {
+        use futures::StreamExt as _;
+        let config = crate::HostConfig::with_endpoints(
+            "http://127.0.0.1:9/v1",
+            "t",
+            "http://127.0.0.1:9",
+            "http://127.0.0.1:9",
+        );
+        let host = Host::new(
+            config,
+            Arc::new(NoTools),
+            crate::testing::discarding_outbound(),
+        );
+        let (sender, live) = broadcast::channel(2);
+        let reader = Reader {
+            host,
+            live: Some(live),
+            pending: VecDeque::new(),
+            last: 0,
+        };
+        for id in 1..=5 {
+            let _ = sender.send(Arc::new(Frame {
+                id,
+                json: "{}".to_owned(),
+            }));
+        }
+        let mut stream = std::pin::pin!(reader.into_stream());
+        assert!(stream.next().await.is_none(), "the lagging reader was kept");
+    }
 }
