@@ -20,6 +20,7 @@ pub(crate) mod egress;
 mod explain;
 #[cfg(target_os = "linux")]
 pub mod linux;
+mod new_repo;
 mod plan;
 mod revert;
 // The profile is generated and tested everywhere, used on macOS only.

@@ -5,8 +5,8 @@
 //! whatever appeared there is removed once the command has ended (killed or not), and the
 //! removal reported in the tool result (INTEROP.md §10: "refused or reverted").
 //!
-//! Only paths whose parent folder exists inside a writable tree are watched: a `.git` that
-//! does not exist yet is a repository the command makes, its own like any other file.
+//! Only paths whose parent folder exists inside a writable tree are watched; a repository
+//! the command makes at a tree's root is settled by [`super::new_repo`].
 
 use std::path::{Path, PathBuf};
 
@@ -15,6 +15,8 @@ use super::Plan;
 #[derive(Debug, Default)]
 pub(crate) struct Revert {
     absent: Vec<(PathBuf, &'static str)>,
+    /// Writable roots without a repository before the command.
+    bare_roots: Vec<PathBuf>,
 }
 
 impl Revert {
@@ -37,12 +39,19 @@ impl Revert {
         for path in plan.hidden.iter().filter(|path| watched(path)) {
             absent.push((path.clone(), "the policy blocks it"));
         }
-        Revert { absent }
+        Revert {
+            absent,
+            bare_roots: super::new_repo::watched(&plan.write),
+        }
     }
 
-    /// Removes what appeared at the watched paths; one sentence per removal.
+    /// Removes what appeared at the watched paths, and what would run code from a new
+    /// repository; one sentence per removal.
     pub fn settle(&self) -> Vec<String> {
         let mut notes = Vec::new();
+        for root in &self.bare_roots {
+            notes.extend(super::new_repo::settle(root));
+        }
         for (path, why) in &self.absent {
             let Ok(meta) = path.symlink_metadata() else {
                 continue;
