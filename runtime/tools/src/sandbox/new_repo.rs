@@ -174,9 +174,12 @@ fn inert(key: &str) -> bool {
     key.matches('.').count() >= 2 && INERT_NAMED.contains(&(section, name))
 }
 
+/// A config section: its name and subsection.
+type Section = (String, Option<String>);
+
 /// Plain sections, values quoted and escaped as git writes them.
 fn render(entries: &[&(String, String)]) -> String {
-    let mut sections: BTreeMap<(String, Option<String>), Vec<(String, String)>> = BTreeMap::new();
+    let mut sections: BTreeMap<Section, Vec<(String, String)>> = BTreeMap::new();
     for (key, value) in entries {
         let (Some((section, rest)), Some((middle, name))) =
             (key.split_once('.'), key.rsplit_once('.'))
