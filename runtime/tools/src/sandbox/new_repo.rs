@@ -215,6 +215,7 @@ fn render(entries: &[&(String, String)]) -> String {
 mod tests {
     use super::*;
 
+    #[allow(clippy::unwrap_used)]
     fn git(dir: &Path, args: &[&str]) -> std::process::Output {
         std::process::Command::new("git")
             .args(args)
