@@ -12,8 +12,10 @@ use crate::file::write::WriteFile;
 use crate::git::{GitCommit, GitDiff, GitPush, GitStatus};
 use crate::mcp::{McpClient, McpOptions};
 use crate::network::HttpRequest;
+use crate::network::fetch_url::FetchUrl;
 use crate::platform::ssrf::AddressPolicy;
 use crate::shell::RunCommand;
+use crate::shell::code::ExecuteCode;
 use crate::tool::Tool;
 
 /// How the built-in tools are set up; `Default` is the production setting.
@@ -63,6 +65,10 @@ impl LocalToolRouter {
             allow_loopback_http: options.allow_loopback_http,
             ..options.mcp
         };
+        let run_command = match options.kill_grace {
+            Some(grace) => RunCommand::new().with_kill_grace(grace),
+            None => RunCommand::new(),
+        };
         let tools: Vec<Box<dyn Tool>> = vec![
             Box::new(ReadFile {
                 max_bytes: options
@@ -71,15 +77,15 @@ impl LocalToolRouter {
             }),
             Box::new(WriteFile),
             Box::new(DeleteFile),
-            Box::new(match options.kill_grace {
-                Some(grace) => RunCommand::new().with_kill_grace(grace),
-                None => RunCommand::new(),
-            }),
+            Box::new(run_command.clone()),
             Box::new(HttpRequest::new(policy)),
             Box::new(GitStatus::default()),
             Box::new(GitDiff::default()),
             Box::new(GitCommit::default()),
             Box::new(GitPush::default()),
+            // INTEROP.md §11: the network and execution tools of the Python runtime.
+            Box::new(FetchUrl::new(HttpRequest::new(policy))),
+            Box::new(ExecuteCode::new(run_command.settings())),
         ];
         Self {
             mcp: McpClient::new(mcp),
@@ -187,6 +193,14 @@ mod tests {
                 ),
                 ("GitCommit", "Create a git commit of the staged changes"),
                 ("GitPush", "Push commits of a git repository to its remote"),
+                (
+                    "FetchUrl",
+                    "Fetch a web page and return its content as Markdown"
+                ),
+                (
+                    "ExecuteCode",
+                    "Execute a code snippet in a sandbox and return its output"
+                ),
             ]
         );
         for definition in &definitions {

@@ -34,6 +34,7 @@
 //! listen on `127.0.0.1`).
 
 pub mod fetch;
+pub mod fetch_url;
 
 use std::sync::OnceLock;
 use std::time::Duration;
