@@ -13,6 +13,7 @@ use crate::git::{GitCommit, GitDiff, GitPush, GitStatus};
 use crate::mcp::{McpClient, McpOptions};
 use crate::network::HttpRequest;
 use crate::network::fetch_url::FetchUrl;
+use crate::network::search::WebSearch;
 use crate::platform::ssrf::AddressPolicy;
 use crate::shell::RunCommand;
 use crate::shell::code::ExecuteCode;
@@ -39,6 +40,19 @@ pub struct ToolOptions {
     /// The most ReadFile holds of one file, whatever the bundle allows;
     /// `None` is [`crate::file::read::DEFAULT_MAX_READ_BYTES`].
     pub max_read_bytes: Option<u64>,
+    /// `AGENT_RUNTIME_WEB_SEARCH_URL`: the search endpoint WebSearch asks; the tool is not
+    /// offered without one (INTEROP.md §11).
+    pub web_search_url: Option<String>,
+}
+
+impl ToolOptions {
+    /// Whether the settings are usable; `Err` names the one that is not, for start-up.
+    pub fn validate(&self) -> Result<(), String> {
+        if let Some(url) = &self.web_search_url {
+            WebSearch::new(url)?;
+        }
+        Ok(())
+    }
 }
 
 pub struct LocalToolRouter {
@@ -69,7 +83,7 @@ impl LocalToolRouter {
             Some(grace) => RunCommand::new().with_kill_grace(grace),
             None => RunCommand::new(),
         };
-        let tools: Vec<Box<dyn Tool>> = vec![
+        let mut tools: Vec<Box<dyn Tool>> = vec![
             Box::new(ReadFile {
                 max_bytes: options
                     .max_read_bytes
@@ -87,6 +101,11 @@ impl LocalToolRouter {
             Box::new(FetchUrl::new(HttpRequest::new(policy))),
             Box::new(ExecuteCode::new(run_command.settings())),
         ];
+        match options.web_search_url.as_deref().map(WebSearch::new) {
+            Some(Ok(search)) => tools.push(Box::new(search)),
+            Some(Err(error)) => tracing::warn!(%error, "WebSearch is not offered"),
+            None => {}
+        }
         Self {
             mcp: McpClient::new(mcp),
             backend: BackendTools::new(options.backend_tool_service_url.clone()),

@@ -14,7 +14,7 @@
 //!   there is no page to read. So is a binary body (an image, an archive), described, never
 //!   dumped.
 //! - The text is cut to `limits.maxOutputBytes` by §7.1; over 10 KB it is also returned
-//!   whole as a `tool_output` artifact (`page.md`).
+//!   whole as a `tool_output` artifact (`page.txt`).
 //! - `timeout_seconds` (1–120, default 30), lowered to `limits.timeoutMs`, bounds the whole
 //!   call, the conversion included: `TOOL_EXECUTION_TIMEOUT`.
 //! - A refused address on any hop is `INVALID_REQUEST`, a hop the policy refuses
@@ -376,7 +376,7 @@ fn result(request: &ToolRequest, page: &Page) -> ToolResult {
     let mut result = ToolResult::succeeded(request, layout(page, &shown));
     if page.text.len() > output::ARTIFACT_THRESHOLD_BYTES {
         result.artifacts.push(output::tool_output_artifact(
-            "page.md",
+            "page.txt",
             layout(page, &page.text).as_bytes(),
         ));
     }

@@ -35,6 +35,7 @@
 
 pub mod fetch;
 pub mod fetch_url;
+pub mod search;
 
 use std::sync::OnceLock;
 use std::time::Duration;
