@@ -241,6 +241,50 @@ mod tests {
         assert_eq!(definitions[2].input_schema["required"], json!(["path"]));
     }
 
+    /// Tool arguments cross a boundary (the model's): each INTEROP.md §11 tool offers
+    /// exactly the schema `schemas/tool/arguments/<tool>.json` states, its document's own
+    /// keywords (`$schema`, `$id`, `title`) and the descriptions, written for people there
+    /// and for the model here, aside.
+    #[test]
+    fn the_interop_tools_offer_the_argument_schemas_of_schemas_tool_arguments() {
+        let router = LocalToolRouter::with_options(ToolOptions {
+            web_search_url: Some("https://search.example/search".to_owned()),
+            ..ToolOptions::default()
+        });
+        let folder =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../schemas/tool/arguments");
+        for name in ["FetchUrl", "ExecuteCode", "WebSearch"] {
+            let text = std::fs::read_to_string(folder.join(format!("{name}.json"))).unwrap();
+            let mut schema: Value = serde_json::from_str(&text).unwrap();
+            for keyword in ["$schema", "$id", "title"] {
+                schema.as_object_mut().unwrap().remove(keyword);
+            }
+            let mut offered = router
+                .available_tools()
+                .into_iter()
+                .find(|tool| tool.tool_name == name)
+                .unwrap()
+                .input_schema;
+            without_descriptions(&mut schema);
+            without_descriptions(&mut offered);
+            assert_eq!(offered, schema, "{name}");
+        }
+    }
+
+    fn without_descriptions(value: &mut Value) {
+        match value {
+            Value::Object(map) => {
+                // A description is a string; ExecuteCode's `description` argument is not one.
+                if map.get("description").is_some_and(Value::is_string) {
+                    map.remove("description");
+                }
+                map.values_mut().for_each(without_descriptions);
+            }
+            Value::Array(items) => items.iter_mut().for_each(without_descriptions),
+            _ => {}
+        }
+    }
+
     #[tokio::test]
     async fn requests_reach_their_tool_and_unknown_tools_are_named() {
         let dir = tempfile::tempdir().unwrap();
