@@ -97,7 +97,7 @@ Feature: FetchUrl, ExecuteCode and WebSearch, the Python runtime's network, exec
     And a running session
     And the model will call ExecuteCode with:
       """
-      {"code": "import time\ntime.sleep(60)", "timeout_seconds": 120}
+      {"code": "import time\ntime.sleep(3)\nprint('finished')", "timeout_seconds": 120}
       """
     And the model will then answer "Too slow."
     When the client starts the task "Wait a minute."
