@@ -96,7 +96,7 @@ async fn site() -> SocketAddr {
                 },
             ),
         )
-        .route("/never", get(|| std::future::pending::<String>()));
+        .route("/never", get(std::future::pending::<String>));
     serve(app).await
 }
 

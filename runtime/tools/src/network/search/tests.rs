@@ -50,7 +50,7 @@ async fn endpoint() -> (SocketAddr, Seen) {
             get(|| async { (StatusCode::INTERNAL_SERVER_ERROR, "engine down").into_response() }),
         )
         .route("/html", get(|| async { "<html>not json</html>" }))
-        .route("/slow", get(|| std::future::pending::<String>()));
+        .route("/slow", get(std::future::pending::<String>));
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await });
