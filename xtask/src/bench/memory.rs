@@ -156,7 +156,41 @@ fn render(created: &Parts, ended: &Parts, steps: usize) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::part;
+    use super::*;
+
+    /// The report against the debug runtime: the binary's own parts, the heap and the threads
+    /// are found at both points (no figure is held).
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn memory_parts_of_the_debug_runtime_are_reported() {
+        let root = crate::workspace_root();
+        let status = crate::certify::cargo()
+            .current_dir(&root)
+            .args(["build", "-p", "agent-runtime"])
+            .status()
+            .unwrap_or_else(|error| panic!("cannot run cargo: {error}"));
+        assert!(status.success(), "building the debug runtime failed");
+        let runtime = RuntimeCommand {
+            program: crate::certify::target_dir()
+                .join("debug")
+                .join("agent-runtime"),
+            args: Vec::new(),
+        };
+        let text = report(&runtime, 3, Duration::from_secs(30))
+            .unwrap_or_else(|error| panic!("the memory report failed: {error:#}"));
+        for row in [
+            "| binary: code |",
+            "| heap (brk) |",
+            "| peak (VmHWM) |",
+            "| threads |",
+        ] {
+            let line = text
+                .lines()
+                .find(|line| line.starts_with(row))
+                .unwrap_or_else(|| panic!("no row {row:?} in\n{text}"));
+            assert!(!line.contains("| 0.00 MiB |"), "{line}");
+        }
+    }
 
     #[test]
     fn mappings_are_told_apart_by_path_and_permissions() {
