@@ -66,7 +66,7 @@ pub mod bench {
     pub use crate::llm::stream::Accumulator;
     pub use crate::policy::PolicyEnforcer;
     pub use crate::policy::command::analyse;
-    pub use crate::state::CheckpointStore;
+    pub use crate::state::{CheckpointStore, DiskCounts, disk_counts};
     pub use crate::thread::Thread;
     pub use crate::thread::window::{Limits, fit, marker_text};
     pub use agent_path_rules::Os;

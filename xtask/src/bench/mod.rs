@@ -12,6 +12,7 @@
 
 mod gateway;
 mod machine;
+mod memory;
 mod micro;
 mod process;
 mod process_figures;
@@ -50,6 +51,10 @@ pub struct Args {
     /// Measure one group of whole-process figures only (the others' rows stay empty).
     #[arg(long, value_enum)]
     only: Option<Group>,
+    /// Only report where the resident memory is (by part, from /proc/PID/smaps) after
+    /// CreateSession and after a task of this many ReadFile calls (Linux).
+    #[arg(long, value_name = "CALLS")]
+    memory_parts: Option<usize>,
 }
 
 /// The groups of whole-process figures, for `--only`.
@@ -120,10 +125,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // The runtime is built on its own, as the desktop app ships it: built together with the
     // kit, its dependencies would get the kit's features too — another binary, whose
     // symbols `hot-symbols.txt` does not name.
-    if args.runtime.is_none() || !args.no_certify {
+    if args.runtime.is_none() || (!args.no_certify && args.memory_parts.is_none()) {
         crate::certify::build_release_runtime()?;
     }
-    if !args.no_certify {
+    if !args.no_certify && args.memory_parts.is_none() {
         println!("xtask: building the release kit");
         let status = cargo()
             .current_dir(&root)
@@ -152,6 +157,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let plan = if args.quick { Plan::QUICK } else { Plan::FULL };
     let plan = args.only.map_or(plan, |group| plan.only(group));
     let timeout = Duration::from_secs(args.timeout_secs);
+    if let Some(calls) = args.memory_parts {
+        let text = memory::report(&a, calls, timeout)?;
+        println!("{text}");
+        return Ok(ExitCode::SUCCESS);
+    }
 
     let mut text = report::whole_process(&a, b.as_ref(), plan, timeout)?;
     if !args.no_micro {

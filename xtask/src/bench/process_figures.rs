@@ -260,3 +260,43 @@ pub async fn streaming(
         .map(|(sent, seen)| ms(seen.saturating_duration_since(*sent)))
         .collect())
 }
+
+/// The runtime's resident memory by part right after CreateSession and at the end of a task
+/// of `steps` ReadFile calls (the same task as [`tool_steps`]), in one process.
+pub async fn memory_snapshots(
+    command: &RuntimeCommand,
+    services: &Services,
+    steps: usize,
+    timeout: Duration,
+) -> anyhow::Result<(super::memory::Parts, super::memory::Parts)> {
+    let sandbox = Sandbox::new()?;
+    let line = "The quick brown fox jumps over the lazy dog; benchmarks read this file. \n";
+    std::fs::write(
+        sandbox.workspace().join("data.txt"),
+        line.repeat(2048 / line.len()),
+    )?;
+    let gateway = BenchGateway::start(Mode::ToolSteps {
+        tool_steps: steps,
+        path: "data.txt".into(),
+    })
+    .await?;
+    let env = sandbox.env(services, gateway.url());
+    let mut runtime = Runtime::spawn(command, &env, None, timeout)?;
+    let pid = runtime.pid().context("the runtime has no pid")?;
+    let created = runtime
+        .request("CreateSession", create_session_params(&sandbox.workspace()))
+        .await?;
+    let session = session_id(&created)?;
+    let after_create = super::memory::parts(pid)?;
+    runtime
+        .request(
+            "StartTask",
+            json!({"sessionId": session, "prompt": "Read data.txt again and again.",
+                   "taskOptions": {"maxSteps": steps + 5}}),
+        )
+        .await?;
+    runtime.wait_task_end().await?;
+    let after_task = super::memory::parts(pid)?;
+    runtime.stop().await;
+    Ok((after_create, after_task))
+}

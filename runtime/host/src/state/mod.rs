@@ -6,6 +6,7 @@ use std::borrow::Cow;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use agent_protocol::checkpoint::{CHECKPOINT_VERSION, Checkpoint};
 
@@ -63,6 +64,49 @@ const THREAD_SLOT: &str = ",\"thread\":[],\"sessionTokensUsed\":";
 /// without them to show the disk's share of the per-step time on its own line. Never set it
 /// for real sessions — a crash could then lose the last checkpoint.
 pub const BENCH_NO_FSYNC_ENV: &str = "AGENT_RUNTIME_BENCH_NO_FSYNC";
+
+/// What the checkpoint stores of this process have asked of the disk since it started:
+/// `write` calls reaching the file, fsyncs (file and directory), renames and bytes written.
+/// Counted in-process so a test can hold the disk work of a step to a recorded figure
+/// (`runtime/cli/tests/step_budget.rs`) without tracing system calls.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DiskCounts {
+    pub writes: u64,
+    pub fsyncs: u64,
+    pub renames: u64,
+    pub bytes: u64,
+}
+
+static WRITES: AtomicU64 = AtomicU64::new(0);
+static FSYNCS: AtomicU64 = AtomicU64::new(0);
+static RENAMES: AtomicU64 = AtomicU64::new(0);
+static BYTES: AtomicU64 = AtomicU64::new(0);
+
+/// The process-wide [`DiskCounts`] so far.
+pub fn disk_counts() -> DiskCounts {
+    DiskCounts {
+        writes: WRITES.load(Ordering::Relaxed),
+        fsyncs: FSYNCS.load(Ordering::Relaxed),
+        renames: RENAMES.load(Ordering::Relaxed),
+        bytes: BYTES.load(Ordering::Relaxed),
+    }
+}
+
+/// The file beneath the write buffer, counting each `write` that reaches it.
+struct Counted<'a>(&'a mut std::fs::File);
+
+impl Write for Counted<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let written = self.0.write(buf)?;
+        WRITES.fetch_add(1, Ordering::Relaxed);
+        BYTES.fetch_add(written as u64, Ordering::Relaxed);
+        Ok(written)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
+}
 
 impl CheckpointStore {
     pub fn new(dir: impl Into<PathBuf>) -> Self {
@@ -214,22 +258,25 @@ fn write_atomically(
     dir: &Path,
     path: &Path,
     durable: bool,
-    write: impl FnOnce(&mut std::io::BufWriter<&mut std::fs::File>) -> std::io::Result<()>,
+    write: impl FnOnce(&mut std::io::BufWriter<Counted<'_>>) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     let mut temp = tempfile::NamedTempFile::new_in(dir)?;
     {
-        let mut file = std::io::BufWriter::with_capacity(64 * 1024, temp.as_file_mut());
+        let mut file = std::io::BufWriter::with_capacity(64 * 1024, Counted(temp.as_file_mut()));
         write(&mut file)?;
         file.flush()?;
     }
     if durable {
         temp.as_file().sync_all()?;
+        FSYNCS.fetch_add(1, Ordering::Relaxed);
     }
     temp.persist(path).map_err(|error| error.error)?;
+    RENAMES.fetch_add(1, Ordering::Relaxed);
     #[cfg(unix)]
     if durable {
         std::fs::File::open(dir)?.sync_all()?;
+        FSYNCS.fetch_add(1, Ordering::Relaxed);
     }
     Ok(())
 }
