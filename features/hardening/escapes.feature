@@ -135,3 +135,17 @@ Feature: The ways out of the OS sandbox a hostile model knows are closed
     When the client starts the task "Look around."
     Then the tool call succeeds with a result containing "ran"
     And the workspace file "leak.bin" does not hold the runtime's gateway token
+
+  @REQ-HARD-069 @posix-shell
+  Scenario: a repository a command makes runs none of the command's code outside the sandbox
+    Given the policy grants Shell.Exec for the command "python3" only
+    And a running session
+    And the model will run this shell command:
+      """
+      python3 -c 'import subprocess as s; s.run(["git", "init", "-q"], check=True); s.run(["git", "config", "core.fsmonitor", "touch planted"], check=True); s.run(["git", "config", "alias.st", "!touch planted"], check=True); open(".git/hooks/pre-commit", "w").write("#!/bin/sh\ntouch planted\n"); print("ran")'
+      """
+    And the model will then answer "Done."
+    When the client starts the task "Make a repository."
+    Then the tool call succeeds with a result containing "ran"
+    And the repository in the workspace has no hook but git's samples
+    And git reads neither "core.fsmonitor" nor "alias.st" from the repository in the workspace

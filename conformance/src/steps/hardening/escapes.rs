@@ -313,3 +313,59 @@ async fn no_gateway_token(world: &mut ConformanceWorld, name: String) -> StepRes
     );
     Ok(())
 }
+
+/// The `.git` folder a command made in the workspace.
+fn workspace_repository(world: &mut ConformanceWorld) -> anyhow::Result<std::path::PathBuf> {
+    let git = world.dirs()?.workspace.join(".git");
+    anyhow::ensure!(
+        git.is_dir(),
+        "the command made no repository in the workspace ({} is missing)",
+        git.display()
+    );
+    Ok(git)
+}
+
+#[then("the repository in the workspace has no hook but git's samples")]
+async fn no_hooks(world: &mut ConformanceWorld) -> StepResult {
+    wait_task_end(world).await?;
+    let hooks = workspace_repository(world)?.join("hooks");
+    let planted: Vec<String> = std::fs::read_dir(&hooks)
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|entry| entry.file_name().to_string_lossy().into_owned())
+                .filter(|name| !name.ends_with(".sample"))
+                .collect()
+        })
+        .unwrap_or_default();
+    check!(
+        planted.is_empty(),
+        "hooks the command planted are still in {}: {planted:?} (git runs them later, outside the sandbox)",
+        hooks.display()
+    );
+    Ok(())
+}
+
+#[then(expr = "git reads neither {string} nor {string} from the repository in the workspace")]
+async fn no_settings(world: &mut ConformanceWorld, first: String, second: String) -> StepResult {
+    wait_task_end(world).await?;
+    let config = workspace_repository(world)?.join("config");
+    for key in [first, second] {
+        // git's own reading of the file: what a later `git status` outside the sandbox sees.
+        let output = tokio::process::Command::new("git")
+            .args(["config", "--file"])
+            .arg(&config)
+            .args(["--get", &key])
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .await
+            .map_err(|error| anyhow::anyhow!("cannot run git: {error}"))?;
+        check!(
+            !output.status.success(),
+            "{} still sets {key} = {:?}: git runs it later, outside the sandbox",
+            config.display(),
+            String::from_utf8_lossy(&output.stdout).trim()
+        );
+    }
+    Ok(())
+}
