@@ -22,6 +22,15 @@ pub const TOOL_CAPABILITIES: &[(&str, &str)] = &[
     ("GitCommit", "Git.Commit"),
     ("GitPush", "Git.Push"),
     ("UploadArtifact", "Workspace.Upload"),
+    // The coding file tools of INTEROP.md §11, judged like ReadFile and WriteFile.
+    ("EditFile", "File.Write"),
+    ("MultiEdit", "File.Write"),
+    ("ListDirectory", "File.Read"),
+    ("FindFiles", "File.Read"),
+    ("GrepFiles", "File.Read"),
+    ("CreateDirectory", "File.Write"),
+    ("MoveFile", "File.Write"),
+    ("ViewImage", "File.Read"),
 ];
 
 /// The capability of a tool: from the table, or `Mcp.Invoke` for an MCP tool

@@ -698,6 +698,7 @@ fn tool_request() -> ToolRequest {
             ..Default::default()
         },
         granted_paths: None,
+        blocked_paths: None,
         sandbox: Some(agent_protocol::sandbox::SandboxGrant {
             write_paths: vec!["/work/demo".into()],
             hidden_paths: vec!["/work/demo/.env".into()],

@@ -1,7 +1,14 @@
-//! File tools (local-tool-runtime.md §4.1–§4.3).
+//! File tools (local-tool-runtime.md §4.1–§4.3) and the coding file tools of INTEROP.md §11
+//! (edits, folders, moves, listings; the searches are in `crate::search`).
 
+pub(crate) mod blocked;
+mod change;
 pub mod delete;
 mod diff;
+pub mod edit;
+pub mod folders;
+pub mod listing;
+pub mod moves;
 pub mod read;
 pub mod write;
 
