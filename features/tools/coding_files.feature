@@ -9,19 +9,19 @@ Feature: The coding file tools of the real app's users
     Given the workspace file "app.py" contains these lines:
       """
       def greet():
-          return "hello"
+          return 'hello'
       """
     And a running session
     And the model will call EditFile with:
       """
-      {"path": "${WORKSPACE}/app.py", "old_text": "return \"hello\"", "new_text": "return \"hi\""}
+      {"path": "${WORKSPACE}/app.py", "old_text": "return 'hello'", "new_text": "return 'hi'"}
       """
     And the model will then answer "Edited."
     When the client starts the task "Say hi instead."
     And the client asks for the patch preview of the task
     Then every tool call of the task succeeds
-    And the workspace file "app.py" now contains "def greet():\n    return \"hi\"\n"
-    And the patch preview lists "app.py" as modified with a hunk containing "+    return \"hi\""
+    And the workspace file "app.py" now contains "def greet():\n    return 'hi'\n"
+    And the patch preview lists "app.py" as modified with a hunk containing "+    return 'hi'"
 
   @REQ-TOOL-231
   Scenario: EditFile refuses old_text that occurs more than once and changes nothing
@@ -54,7 +54,7 @@ Feature: The coding file tools of the real app's users
       """
     And the model will then answer "The second edit did not match."
     When the client starts the task "Edit multi.txt."
-    Then the tool call fails with errorCode "INVALID_REQUEST" and a message containing "gamma"
+    Then the tool call fails with errorCode "INVALID_REQUEST" and a message containing "0 times"
     And the workspace file "multi.txt" now contains "alpha\nbeta\n"
 
   @REQ-TOOL-233
@@ -62,6 +62,7 @@ Feature: The coding file tools of the real app's users
     Given the workspace file "src/main.rs" contains "fn main() {}"
     And the workspace file "README.md" contains "# demo"
     And the workspace file ".env" contains "API_TOKEN=hunter2"
+    And the policy allows File.Read under "." and blocks ".env"
     And a running session
     And the model will call ListDirectory with:
       """
@@ -98,6 +99,7 @@ Feature: The coding file tools of the real app's users
       the API_TOKEN goes in .env
       """
     And the workspace file ".env" contains "API_TOKEN=hunter2"
+    And the policy allows File.Read under "." and blocks ".env"
     And a running session
     And the model will call GrepFiles with:
       """
@@ -161,7 +163,8 @@ Feature: The coding file tools of the real app's users
       """
     And the model will then answer "Nothing to change."
     When the client starts the task "Look around."
-    Then the model is offered the function "ListDirectory"
+    Then every tool call of the task succeeds
+    And the model is offered the function "ListDirectory"
     And the model is offered the function "FindFiles"
     And the model is offered the function "GrepFiles"
     And the model is not offered the function "EditFile"
