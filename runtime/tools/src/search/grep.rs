@@ -252,15 +252,13 @@ impl Search<'_> {
         files.sort_by(|a, b| a.0.cmp(&b.0));
         let mut text = String::new();
         let mut shown = 0usize;
-        let mut shown_files = 0usize;
-        'files: for (path, lines) in &files {
+        'files: for (index, (path, lines)) in files.iter().enumerate() {
             if shown >= self.query.max {
                 break;
             }
-            if shown_files > 0 && self.query.context > 0 {
+            if index > 0 && self.query.context > 0 {
                 text.push_str("--\n");
             }
-            shown_files += 1;
             for line in lines {
                 match line {
                     Line::Match(number, content) => {
