@@ -18,7 +18,6 @@ pub(crate) mod output;
 pub mod platform;
 pub(crate) mod router;
 pub mod sandbox;
-pub(crate) mod search;
 pub(crate) mod shell;
 mod tool;
 

@@ -101,8 +101,8 @@ fn coding_file_tools(options: &ToolOptions) -> Vec<Box<dyn Tool>> {
         Box::new(edit::EditFile { max_bytes }),
         Box::new(edit::MultiEdit { max_bytes }),
         Box::new(listing::ListDirectory),
-        Box::new(crate::search::find::FindFiles),
-        Box::new(crate::search::grep::GrepFiles {
+        Box::new(crate::file::search::find::FindFiles),
+        Box::new(crate::file::search::grep::GrepFiles {
             max_file_bytes: max_bytes,
         }),
         Box::new(folders::CreateDirectory),

@@ -1,5 +1,5 @@
 //! File tools (local-tool-runtime.md §4.1–§4.3) and the coding file tools of INTEROP.md §11
-//! (edits, folders, moves, listings; the searches are in `crate::search`).
+//! (edits, folders, moves, listings, and the searches in [`search`]).
 
 pub(crate) mod blocked;
 mod change;
@@ -10,6 +10,7 @@ pub mod folders;
 pub mod listing;
 pub mod moves;
 pub mod read;
+pub mod search;
 pub mod write;
 
 use std::io::ErrorKind;
