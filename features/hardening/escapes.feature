@@ -138,7 +138,7 @@ Feature: The ways out of the OS sandbox a hostile model knows are closed
 
   @REQ-HARD-069 @posix-shell
   Scenario: a repository a command makes runs none of the command's code outside the sandbox
-    Given the policy grants Shell.Exec for the command "python3" only
+    Given the policy is the real services' default with .git writable and the commands "python3"
     And a running session
     And the model will run this shell command:
       """
