@@ -207,7 +207,7 @@ mod tests {
             .collect();
         // The design documents' tools first; the INTEROP.md §11 tools follow them.
         assert_eq!(
-            described[..9],
+            described[..11],
             [
                 ("ReadFile", "Read the contents of a file at the given path"),
                 (
