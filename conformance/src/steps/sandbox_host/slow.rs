@@ -69,7 +69,12 @@ async fn read_answer(
 }
 
 /// Writes an `/upload` request head for `path` declaring `length` bytes.
-async fn upload_head(stream: &mut TcpStream, authority: &str, path: &str, length: usize) -> StepResult {
+async fn upload_head(
+    stream: &mut TcpStream,
+    authority: &str,
+    path: &str,
+    length: usize,
+) -> StepResult {
     stream
         .write_all(
             format!(
@@ -127,11 +132,7 @@ async fn stalled_upload(
 
 #[then(expr = "the upload is answered HTTP {int} within {int} seconds")]
 async fn stalled_answer(world: &mut ConformanceWorld, status: u16, seconds: u64) -> StepResult {
-    let mut stream = world
-        .sandbox
-        .held
-        .pop()
-        .context("no upload is held open")?;
+    let mut stream = world.sandbox.held.pop().context("no upload is held open")?;
     let deadline = Instant::now() + Duration::from_secs(seconds);
     let (got, _, body) = read_answer(&mut stream, deadline).await.with_context(|| {
         format!("the sandbox did not answer the stalled upload within {seconds} s")
@@ -147,8 +148,8 @@ async fn stalled_answer(world: &mut ConformanceWorld, status: u16, seconds: u64)
 #[then(expr = "the sandbox's workspace holds {string} of {int} bytes")]
 async fn workspace_size(world: &mut ConformanceWorld, name: String, size: u64) -> StepResult {
     let path = world.dirs()?.workspace.join(&name);
-    let meta = std::fs::symlink_metadata(&path)
-        .with_context(|| format!("the workspace has no {name}"))?;
+    let meta =
+        std::fs::symlink_metadata(&path).with_context(|| format!("the workspace has no {name}"))?;
     check!(
         meta.is_file() && meta.len() == size,
         "the workspace's {name} holds {} bytes, not {size}",
@@ -224,7 +225,9 @@ async fn stalled_reader(world: &mut ConformanceWorld, kib: u32) -> StepResult {
     Ok(())
 }
 
-#[then("the stalled reader, reading again, is told of the gap and then gets the later events in order")]
+#[then(
+    "the stalled reader, reading again, is told of the gap and then gets the later events in order"
+)]
 async fn stalled_reader_told(world: &mut ConformanceWorld) -> StepResult {
     wait_task_end(world).await?;
     let last = *task_event_ids(world)?
@@ -251,7 +254,9 @@ async fn stalled_reader_told(world: &mut ConformanceWorld) -> StepResult {
         let read = tokio::time::timeout_at(deadline, stream.read(&mut chunk))
             .await
             .map_err(|_| {
-                anyhow::anyhow!("the stalled reader did not reach the task's last event {last} in time")
+                anyhow::anyhow!(
+                    "the stalled reader did not reach the task's last event {last} in time"
+                )
             })?;
         match read {
             Ok(n) if n > 0 => frames.extend(parser.push(&chunk[..n])),

@@ -261,8 +261,8 @@ impl Host {
             }
         }
         self.resume_session(ResumeSessionParams { session_id: saved })
-        .await
-        .map(|_| ())
+            .await
+            .map(|_| ())
     }
 
     fn session_state(&self, params: GetSessionStateParams) -> Result<Value, RpcError> {

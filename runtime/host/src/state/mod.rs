@@ -450,7 +450,10 @@ mod tests {
             ..sample("sess_b")
         };
         store.write(&continuation).unwrap();
-        assert_eq!(store.continuation_of("sess_ended").as_deref(), Some("sess_b"));
+        assert_eq!(
+            store.continuation_of("sess_ended").as_deref(),
+            Some("sess_b")
+        );
         assert_eq!(store.continuation_of("sess_a"), None);
         assert_eq!(store.continuation_of("sess_b"), None);
     }
