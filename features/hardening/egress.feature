@@ -15,3 +15,15 @@ Feature: Commands reach the network only through the runtime's egress proxy
     And the model will then answer "Done."
     When the client starts the task "Fetch it."
     Then the loopback listener was never connected to
+
+  @REQ-HARD-070
+  Scenario: the egress proxy refuses a request whose Host header names another host than the one judged
+    Given the runtime is started with AGENT_RUNTIME_ALLOW_LOOPBACK_HTTP set to "true"
+    And the policy grants Shell.Exec for the command "curl" only
+    And the policy lets HttpRequest reach only "127.0.0.1"
+    And a TCP listener on loopback
+    And a running session
+    And the model will run the shell command "curl -s -m 2 http://127.0.0.1:${LISTENER_PORT}/judged; curl -s -m 2 -H 'Host: forbidden.example' http://127.0.0.1:${LISTENER_PORT}/other"
+    And the model will then answer "Done."
+    When the client starts the task "Fetch it twice."
+    Then the loopback listener received one request, for "/judged"

@@ -201,3 +201,18 @@ Feature: Sessions across app restarts
     When the client starts the task "What did I ask before?"
     Then the task ended with task_completed
     And the history saved last keeps the ids the earlier history gave its messages
+
+  @REQ-RST-019
+  Scenario: after a crash, requests naming the ended session are answered for the session that continues it
+    Given the model will answer "The launch code is 4-8-15-16."
+    And the client has run the task "What is the launch code in notes.txt?" to its end
+    And the client has shut the session down
+    And the Session Service considers the session expired
+    And the model will answer "You asked for the launch code."
+    When the client continues the conversation of the session
+    Then the conversation continues in a new session that names the ended one
+    When the client starts the task "What did I ask before?" naming the ended session
+    Then the task ended with task_completed
+    When the runtime process is killed
+    And the client asks for the state of the ended session
+    Then the state answered is the continuing session's

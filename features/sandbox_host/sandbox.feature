@@ -267,3 +267,30 @@ Feature: The Sandbox Agent Host behind the Session Service
     When the Session Service sends workspace.sync pull for "big.bin"
     Then the sandbox's peak memory stayed under 64 MiB
     And the workspace.sync answer lists it as synced
+
+  @REQ-SBX-034
+  Scenario: an upload that keeps moving is taken whole, however long it takes
+    Given the runtime is started with AGENT_RUNTIME_SANDBOX_BODY_TIMEOUT_SECONDS set to "1"
+    And a sandbox registered with the Session Service
+    When the client uploads "slow.bin" to the sandbox in 8 pieces of 1024 bytes, one every 400 ms
+    Then the answer is HTTP 201
+    And the sandbox's workspace holds "slow.bin" of 8192 bytes
+
+  @REQ-SBX-035
+  Scenario: an upload that stops moving is answered 408 after the body timeout
+    Given the runtime is started with AGENT_RUNTIME_SANDBOX_BODY_TIMEOUT_SECONDS set to "1"
+    And a sandbox registered with the Session Service
+    When the client starts uploading 8192 bytes as "stalled.bin" to the sandbox and stops after 1024
+    Then the upload is answered HTTP 408 within 10 seconds
+    And the sandbox's workspace has no "stalled.bin"
+
+  @REQ-SBX-036
+  Scenario: a reader that stopped reading while the replay buffer overflowed is told of the gap
+    Given the runtime is started with AGENT_RUNTIME_EVENT_RING_SIZE set to "8"
+    And the runtime is started with AGENT_RUNTIME_SANDBOX_SEND_BUFFER_BYTES set to "8192"
+    And a sandbox registered with the Session Service
+    And the model will say 4 KiB beside each of 8 ReadFile calls on "log.txt", then answer "Read it all."
+    When a reader with a 4 KiB receive buffer opens the event stream and stops reading
+    And the web app starts the task "Read log.txt sixteen times." without a sessionId
+    And the task finishes
+    Then the stalled reader, reading again, is told of the gap and then gets the later events in order

@@ -65,6 +65,7 @@ fn limits(
     const UPLOAD: &str = "AGENT_RUNTIME_SANDBOX_UPLOAD_MAX_BYTES";
     const LARGE: &str = "AGENT_RUNTIME_SANDBOX_LARGE_BODIES";
     const BACKLOG: &str = "AGENT_RUNTIME_SANDBOX_READER_BACKLOG";
+    const SEND_BUFFER: &str = "AGENT_RUNTIME_SANDBOX_SEND_BUFFER_BYTES";
     Ok(agent_host::transport::SandboxLimits {
         header_timeout: seconds(HEADER_TIMEOUT)?,
         body_timeout: seconds(BODY_TIMEOUT)?,
@@ -94,6 +95,9 @@ fn limits(
             defaults.reader_backlog,
         )?,
         drain_timeout: defaults.drain_timeout,
+        send_buffer_bytes: env("AGENT_RUNTIME_SANDBOX_SEND_BUFFER_BYTES")
+            .map(|value| size(SEND_BUFFER, Some(value), 0))
+            .transpose()?,
     })
 }
 

@@ -226,6 +226,7 @@ fn checkpoint_write(c: &mut Criterion) {
             feature_flags: serde_json::Map::new(),
             execution_environment: None,
             os_family: None,
+            continued_from: None,
         };
         let redactor = std::sync::Arc::new(agent_host::Redactor::with_defaults());
         // As the runtime keeps it: checked messages in a spill file beside the checkpoints.

@@ -77,6 +77,10 @@ pub struct Checkpoint {
     /// names it, and a session keeps one system prompt across a restore.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub os_family: Option<String>,
+    /// The ended session this one continues (INTEROP.md §8): after a crash the app goes on
+    /// naming it, and the restarted runtime finds this checkpoint by it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub continued_from: Option<String>,
 }
 
 /// Event ids one process may use: a process of epoch `e` numbers its events from

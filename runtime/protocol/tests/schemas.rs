@@ -1249,6 +1249,7 @@ fn approval_policy_checkpoint_and_audit_satisfy_their_schemas() {
         feature_flags: serde_json::Map::from_iter([("betaTools".to_owned(), json!(true))]),
         execution_environment: Some("desktop".into()),
         os_family: Some("macOS".into()),
+        continued_from: Some("sess_ended".into()),
     };
     check("checkpoint/Checkpoint", &checkpoint);
     for status in ["running", "completed", "failed", "cancelled"] {

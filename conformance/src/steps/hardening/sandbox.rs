@@ -144,6 +144,47 @@ async fn never_connected(world: &mut ConformanceWorld) -> StepResult {
     }
 }
 
+/// The request line of each connection the listener took in, read from what is already
+/// queued (the task has ended, so whatever reached the listener is there).
+#[then(expr = "the loopback listener received one request, for {string}")]
+async fn one_request_for(world: &mut ConformanceWorld, path: String) -> StepResult {
+    use std::io::Read as _;
+    wait_task_end(world).await?;
+    let index = *world
+        .marks
+        .get(LISTENER)
+        .context("no listener in this scenario (\"a TCP listener on loopback\")")?;
+    let listener = LISTENERS
+        .lock()
+        .map_err(|_| anyhow::anyhow!("the listener registry is poisoned"))?
+        .get_mut(index - 1)
+        .and_then(Option::take)
+        .context("the scenario's listener was already judged")?;
+    let mut lines = Vec::new();
+    loop {
+        let mut stream = match listener.accept() {
+            Ok((stream, _)) => stream,
+            Err(error) if error.kind() == std::io::ErrorKind::WouldBlock => break,
+            Err(error) => return Err(anyhow::anyhow!("the listener failed: {error}").into()),
+        };
+        stream.set_nonblocking(false)?;
+        stream.set_read_timeout(Some(world.timeout()))?;
+        let mut head = Vec::new();
+        let mut byte = [0u8; 1];
+        while !head.ends_with(b"\r\n") && matches!(stream.read(&mut byte), Ok(1)) {
+            head.push(byte[0]);
+        }
+        lines.push(String::from_utf8_lossy(&head).trim().to_owned());
+    }
+    let wanted = format!("GET {path} ");
+    check!(
+        lines.len() == 1 && lines[0].starts_with(&wanted),
+        "the listener received {} request(s) {lines:?}; expected only `GET {path}`",
+        lines.len()
+    );
+    Ok(())
+}
+
 #[then(expr = "the runtime warned at session start that {string}")]
 async fn warned_at_start(world: &mut ConformanceWorld, says: String) -> StepResult {
     let events = world.started_runtime()?.events();

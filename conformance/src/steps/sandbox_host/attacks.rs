@@ -131,7 +131,7 @@ async fn big_rpc(world: &mut ConformanceWorld, size: usize) -> StepResult {
 }
 
 /// A raw connection to the sandbox's endpoint.
-async fn connect(world: &ConformanceWorld) -> anyhow::Result<(TcpStream, String)> {
+pub(crate) async fn connect(world: &ConformanceWorld) -> anyhow::Result<(TcpStream, String)> {
     let endpoint = endpoint(world)?;
     let authority = endpoint
         .strip_prefix("http://")

@@ -6,6 +6,7 @@
 pub mod attacks;
 pub mod files;
 pub mod lifecycle;
+pub mod slow;
 
 use std::sync::{Arc, Mutex};
 
@@ -54,6 +55,8 @@ pub struct SandboxScratch {
     pub preseed: Vec<(String, Vec<u8>)>,
     /// Raw connections a scenario holds open (half-sent heads, readers that never read).
     pub held: Vec<tokio::net::TcpStream>,
+    /// A reader that stopped reading: its connection and the bytes after the answer's head.
+    pub stalled_reader: Option<(tokio::net::TcpStream, Vec<u8>)>,
 }
 
 pub(crate) fn sandbox_only(world: &ConformanceWorld) -> anyhow::Result<()> {

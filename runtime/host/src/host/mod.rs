@@ -246,20 +246,23 @@ impl Host {
     /// goes on naming the old session in its requests. When this process holds no session
     /// and `CHECKPOINT_DIR` holds that one's checkpoint, it is restored first, as
     /// ResumeSession would, and the request is then handled; a failed restore is the
-    /// request's answer.
+    /// request's answer. A session continued from the named one (§8: the app keeps naming
+    /// the ended session) is found by the link its checkpoint holds.
     async fn restore_if_saved(self: &Arc<Self>, session_id: &str) -> Result<(), RpcError> {
         if !matches!(*self.slot(), Slot::Empty) {
             return Ok(());
         }
         let backends = self.backends()?;
+        let mut saved = session_id.to_owned();
         if matches!(backends.checkpoints.load(session_id), Ok(None)) {
-            return Ok(());
+            match backends.checkpoints.continuation_of(session_id) {
+                Some(continuation) => saved = continuation,
+                None => return Ok(()),
+            }
         }
-        self.resume_session(ResumeSessionParams {
-            session_id: session_id.to_owned(),
-        })
-        .await
-        .map(|_| ())
+        self.resume_session(ResumeSessionParams { session_id: saved })
+            .await
+            .map(|_| ())
     }
 
     fn session_state(&self, params: GetSessionStateParams) -> Result<Value, RpcError> {

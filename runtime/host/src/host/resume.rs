@@ -202,7 +202,7 @@ impl Host {
                 .os_family
                 .clone()
                 .unwrap_or_else(|| std::env::consts::OS.to_owned()),
-            continued_from: None,
+            continued_from: checkpoint.continued_from.clone(),
         };
         let events = EventSink::with_epoch(
             &identity.session_id,

@@ -77,6 +77,7 @@ pub async fn checkpoint(session: &Session, store: &CheckpointStore) {
             feature_flags: inner.feature_flags.clone(),
             execution_environment: Some(session.identity.execution_environment.clone()),
             os_family: Some(session.identity.os_family.clone()).filter(|os| !os.is_empty()),
+            continued_from: session.identity.continued_from.clone(),
         };
         (head, inner.thread.stored(&redactor))
     };

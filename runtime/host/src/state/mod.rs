@@ -207,6 +207,34 @@ impl CheckpointStore {
         corrupt
     }
 
+    /// The session whose checkpoint says it continues `ended` (INTEROP.md §8): after a crash
+    /// the app goes on naming the ended session. Only files holding the name are parsed.
+    pub fn continuation_of(&self, ended: &str) -> Option<String> {
+        let needle = format!("\"continuedFrom\":{}", serde_json::to_string(ended).ok()?);
+        for entry in std::fs::read_dir(&self.dir).ok()?.flatten() {
+            let path = entry.path();
+            if path.extension().and_then(|e| e.to_str()) != Some("json") {
+                continue;
+            }
+            let Ok(bytes) = std::fs::read(&path) else {
+                continue;
+            };
+            if !bytes.windows(needle.len()).any(|w| w == needle.as_bytes()) {
+                continue;
+            }
+            let Ok(value) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+                continue;
+            };
+            if value.get("continuedFrom").and_then(|v| v.as_str()) == Some(ended) {
+                return value
+                    .get("sessionId")
+                    .and_then(|v| v.as_str())
+                    .map(str::to_owned);
+            }
+        }
+        None
+    }
+
     pub fn delete(&self, session_id: &str) {
         let path = self.path(session_id);
         if let Err(error) = std::fs::remove_file(&path)
@@ -308,6 +336,7 @@ mod tests {
             feature_flags: serde_json::Map::new(),
             execution_environment: None,
             os_family: None,
+            continued_from: None,
         }
     }
 
@@ -409,6 +438,24 @@ mod tests {
                 "{content}: the file must be deleted"
             );
         }
+    }
+
+    #[test]
+    fn a_continuation_is_found_by_the_session_it_continues() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = CheckpointStore::new(dir.path());
+        store.write(&sample("sess_a")).unwrap();
+        let continuation = Checkpoint {
+            continued_from: Some("sess_ended".to_owned()),
+            ..sample("sess_b")
+        };
+        store.write(&continuation).unwrap();
+        assert_eq!(
+            store.continuation_of("sess_ended").as_deref(),
+            Some("sess_b")
+        );
+        assert_eq!(store.continuation_of("sess_a"), None);
+        assert_eq!(store.continuation_of("sess_b"), None);
     }
 
     #[test]

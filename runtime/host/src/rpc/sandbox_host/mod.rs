@@ -58,6 +58,10 @@ pub struct SandboxLimits {
     pub reader_backlog: usize,
     /// How long teardown waits for open connections before closing them.
     pub drain_timeout: Duration,
+    /// The kernel's send buffer of each connection (`SO_SNDBUF`); `None`: the system's,
+    /// autotuned (on loopback up to megabytes, taken before a reader that stops reading
+    /// falls behind).
+    pub send_buffer_bytes: Option<usize>,
 }
 
 /// An `/rpc` body up to this size needs no turn among the large ones.
@@ -74,6 +78,7 @@ impl Default for SandboxLimits {
             large_bodies: 2,
             reader_backlog: 1024,
             drain_timeout: Duration::from_secs(5),
+            send_buffer_bytes: None,
         }
     }
 }

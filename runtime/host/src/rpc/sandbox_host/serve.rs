@@ -46,6 +46,11 @@ pub(super) async fn serve(
             drop(stream);
             continue;
         };
+        if let Some(bytes) = limits.send_buffer_bytes
+            && let Err(error) = socket2::SockRef::from(&stream).set_send_buffer_size(bytes)
+        {
+            tracing::warn!(%error, bytes, "could not set the connection's send buffer (AGENT_RUNTIME_SANDBOX_SEND_BUFFER_BYTES)");
+        }
         let service = TowerToHyperService::new(app.clone());
         let connection = builder.serve_connection(TokioIo::new(stream), service);
         let watched = graceful.watch(connection);
