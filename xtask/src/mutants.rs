@@ -200,7 +200,13 @@ fn baseline(root: &Path, tags: Option<&str>) -> anyhow::Result<()> {
     let mut command = cargo();
     command
         .current_dir(root)
-        .args(["test", "--package", "agent-runtime", "--test", "conformance"])
+        .args([
+            "test",
+            "--package",
+            "agent-runtime",
+            "--test",
+            "conformance",
+        ])
         .env("CONFORMANCE_CRASH_RUNS", "0");
     match tags {
         Some(tags) => command.env("CONFORMANCE_TAGS", tags),
