@@ -31,7 +31,7 @@ pub const AREAS: &[(&str, &[&str], &str)] = &[
     (
         "policy enforcer",
         &["runtime/host/src/policy/*.rs"],
-        "@REQ-POL-001 or @REQ-POL-002 or @REQ-POL-003 or @REQ-POL-004 or @REQ-POL-005 or @REQ-POL-006 or @REQ-POL-008 or @REQ-POL-013 or @REQ-POL-014 or @REQ-POL-018 or @REQ-POL-019 or @REQ-POL-021 or @REQ-POL-103",
+        "@REQ-POL-001 or @REQ-POL-002 or @REQ-POL-003 or @REQ-POL-004 or @REQ-POL-005 or @REQ-POL-006 or @REQ-POL-008 or @REQ-POL-013 or @REQ-POL-014 or @REQ-POL-018 or @REQ-POL-019 or @REQ-POL-021 or @REQ-POL-103 or @REQ-POL-020",
     ),
     (
         "command analyser",
