@@ -46,6 +46,13 @@ Feature: Requests the state machines refuse
     Then the request fails with error code "INVALID_REQUEST"
     And the error message is a readable sentence
 
+  @REQ-LOOP-003
+  Scenario: CancelTask naming a task that has already finished is refused
+    Given a running session that has completed a task
+    When the client cancels the task
+    Then the request fails with error code "INVALID_REQUEST"
+    And the error message is a readable sentence
+
   @REQ-LOOP-004
   Scenario: CancelTask naming another task is refused, naming the running one
     Given a running session

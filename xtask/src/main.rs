@@ -16,8 +16,9 @@
 //!   rendered in the terminal; approvals answered with y/n.
 //! - `bench-sandbox [--launcher PATH] [--runs N]`: what the command sandbox adds to starting
 //!   a command.
-//! - `mutants [--area NAME] [--file GLOB] [--shard I/N] [--tags EXPR]`: behaviour mutants
-//!   of the runtime with cargo-mutants, the kit as the test; results in `target/mutants/`.
+//! - `mutants [--area NAME] [--file GLOB] [--shard I/N] [--tags EXPR] [--in-place] [--iterate]`:
+//!   behaviour mutants of the runtime with cargo-mutants, the kit as the test; results in
+//!   `target/mutants/`.
 //! - `hot-symbols`: re-profile which functions release builds link together.
 //! - `windows [--install] [--build-only]`: cross-build for `x86_64-pc-windows-gnu` with
 //!   Debian's toolchain, run the agent-tools/agent-host tests and certify the `.exe` under Wine.

@@ -21,7 +21,7 @@ pub const AREAS: &[(&str, &[&str], &str)] = &[
             "runtime/host/src/session/machine.rs",
             "runtime/host/src/session/task_state.rs",
         ],
-        "@REQ-SES-012 or @REQ-SES-016 or @REQ-TASK-012 or @REQ-LOOP-019 or @REQ-LOOP-020 or @REQ-LOOP-027 or @REQ-LOOP-300 or @REQ-LOOP-001 or @REQ-LOOP-103 or @REQ-CAN-006",
+        "@REQ-SES-012 or @REQ-SES-016 or @REQ-TASK-012 or @REQ-LOOP-019 or @REQ-LOOP-020 or @REQ-LOOP-027 or @REQ-LOOP-300 or @REQ-LOOP-001 or @REQ-LOOP-103 or @REQ-CAN-006 or @REQ-LOOP-009 or @REQ-LLM-012 or @REQ-REC-005 or @REQ-THR-001 or @REQ-TASK-009 or @REQ-SES-101 or @REQ-RST-006 or @REQ-RST-008 or @REQ-CAN-007 or @REQ-RST-015 or @REQ-LOOP-003",
     ),
     (
         "agent loop",
@@ -31,7 +31,7 @@ pub const AREAS: &[(&str, &[&str], &str)] = &[
     (
         "policy enforcer",
         &["runtime/host/src/policy/*.rs"],
-        "@REQ-POL-001 or @REQ-POL-002 or @REQ-POL-003 or @REQ-POL-004 or @REQ-POL-005 or @REQ-POL-006 or @REQ-POL-008 or @REQ-POL-013 or @REQ-POL-014 or @REQ-POL-018 or @REQ-POL-019 or @REQ-POL-021 or @REQ-POL-103",
+        "@REQ-POL-001 or @REQ-POL-002 or @REQ-POL-003 or @REQ-POL-004 or @REQ-POL-005 or @REQ-POL-006 or @REQ-POL-008 or @REQ-POL-013 or @REQ-POL-014 or @REQ-POL-018 or @REQ-POL-019 or @REQ-POL-021 or @REQ-POL-103 or @REQ-POL-020",
     ),
     (
         "command analyser",
@@ -41,7 +41,7 @@ pub const AREAS: &[(&str, &[&str], &str)] = &[
     (
         "approval flow",
         &["runtime/host/src/approval/*.rs"],
-        "@REQ-APR-001 or @REQ-APR-003 or @REQ-APR-004 or @REQ-APR-005 or @REQ-APR-006 or @REQ-APR-007 or @REQ-APR-008 or @REQ-APR-011",
+        "@REQ-APR-001 or @REQ-APR-002 or @REQ-APR-003 or @REQ-APR-004 or @REQ-APR-005 or @REQ-APR-006 or @REQ-APR-007 or @REQ-APR-008 or @REQ-APR-009 or @REQ-APR-010 or @REQ-APR-011 or @REQ-APR-012 or @REQ-APR-013 or @REQ-REC-013",
     ),
 ];
 
@@ -65,6 +65,13 @@ pub struct Args {
     /// Seconds before a mutant's test run counts as a timeout.
     #[arg(long, default_value_t = 600)]
     timeout: u64,
+    /// Seconds before a mutant's build counts as a timeout.
+    #[arg(long, default_value_t = 900)]
+    build_timeout: u64,
+    /// Test again only the mutants the last run in `target/mutants/` did not catch (after a
+    /// new scenario or a wider tag selection), keeping its other outcomes.
+    #[arg(long)]
+    iterate: bool,
     /// Only list the mutants cargo-mutants would try.
     #[arg(long)]
     list: bool,
@@ -142,8 +149,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.in_place {
         command.arg("--in-place");
     }
-    // The kit and only the kit: the `conformance` test target of agent-runtime.
-    command.args(["--", "--test", "conformance"]);
+    if args.iterate {
+        command.arg("--iterate");
+    }
+    // The kit and only the kit: the `conformance` test target of agent-runtime, for the
+    // build as well as the test (a trailing `-- --test conformance` reaches only the test
+    // phase, so every mutant would link all of agent-runtime's test targets).
+    command.arg("--cargo-arg=--test=conformance");
+    // cargo-mutants' own baseline tests the mutated package (agent-host), whatever
+    // `--test-package` says, and agent-host has no `conformance` target: the baseline is
+    // the kit run below instead.
+    command.args(["--baseline", "skip"]);
+    command.args(["--build-timeout", &args.build_timeout.to_string()]);
     command.env("CONFORMANCE_CRASH_RUNS", "0");
     match &tags {
         Some(tags) => command.env("CONFORMANCE_TAGS", tags),
@@ -155,6 +172,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         tags.as_deref().unwrap_or("every scenario"),
         output.display()
     );
+    if !args.list {
+        baseline(&root, tags.as_deref())?;
+    }
     let status = command.status().context(
         "cannot run cargo-mutants: install it with `cargo install cargo-mutants` (crates.io)",
     )?;
@@ -172,6 +192,36 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Some(0) => ExitCode::SUCCESS,
         _ => ExitCode::FAILURE,
     })
+}
+
+/// The kit on the unmutated tree, with the tags each mutant is judged by: it must pass, or
+/// every mutant would count as caught.
+fn baseline(root: &Path, tags: Option<&str>) -> anyhow::Result<()> {
+    let mut command = cargo();
+    command
+        .current_dir(root)
+        .args([
+            "test",
+            "--package",
+            "agent-runtime",
+            "--test",
+            "conformance",
+        ])
+        .env("CONFORMANCE_CRASH_RUNS", "0");
+    match tags {
+        Some(tags) => command.env("CONFORMANCE_TAGS", tags),
+        None => command.env_remove("CONFORMANCE_TAGS"),
+    };
+    println!("xtask: baseline: the kit on the unmutated tree");
+    let status = command
+        .status()
+        .context("cannot run cargo test for the baseline")?;
+    if !status.success() {
+        bail!(
+            "the kit fails on the unmutated tree ({status}): fix that first, every mutant would count as caught"
+        );
+    }
+    Ok(())
 }
 
 /// `2/4` (1-based, like the kit's `--shard`) as cargo-mutants' `1/4` (0-based).
