@@ -53,6 +53,7 @@ impl PolicyEnforcer {
                 .map_err(|denial| denial.to_string())?;
                 Ok(elevated(entry.allowed_domains.is_none()))
             }
+            super::code::CODE_EXECUTE => self.check_code(entry, arguments),
             git if git.starts_with("Git.") => {
                 // The repository folder (`path`, else the workspace root) and every file a
                 // commit stages (`files`, relative to that folder) obey the entry's paths.
