@@ -26,6 +26,15 @@ pub const TOOL_CAPABILITIES: &[(&str, &str)] = &[
     ("FetchUrl", "Network.Http"),
     ("ExecuteCode", "Code.Execute"),
     ("WebSearch", "Search.Web"),
+    // The coding file tools of INTEROP.md §11, judged like ReadFile and WriteFile.
+    ("EditFile", "File.Write"),
+    ("MultiEdit", "File.Write"),
+    ("ListDirectory", "File.Read"),
+    ("FindFiles", "File.Read"),
+    ("GrepFiles", "File.Read"),
+    ("CreateDirectory", "File.Write"),
+    ("MoveFile", "File.Write"),
+    ("ViewImage", "File.Read"),
 ];
 
 /// The capability of a tool: from the table, or `Mcp.Invoke` for an MCP tool

@@ -698,6 +698,7 @@ fn tool_request() -> ToolRequest {
             ..Default::default()
         },
         granted_paths: None,
+        blocked_paths: None,
         sandbox: Some(agent_protocol::sandbox::SandboxGrant {
             write_paths: vec!["/work/demo".into()],
             hidden_paths: vec!["/work/demo/.env".into()],
@@ -1639,7 +1640,10 @@ fn every_schema_is_mapped_to_a_rust_type_or_listed_as_unmapped() {
     for name in agent_schemas::names() {
         let covered = mapped.contains(name)
             || unmapped.contains(name)
-            || name.starts_with("events/payloads/");
+            || name.starts_with("events/payloads/")
+            // A tool's arguments have no Rust type: the tool runtime's tests hold each
+            // schema equal to the tool's offered inputSchema.
+            || name.starts_with("tool/arguments/");
         assert!(
             covered,
             "{name}: map it to a Rust type in MAPPED, or list it in UNMAPPED"

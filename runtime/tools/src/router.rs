@@ -106,6 +106,7 @@ impl LocalToolRouter {
             Some(Err(error)) => tracing::warn!(%error, "WebSearch is not offered"),
             None => {}
         }
+        tools.extend(coding_file_tools(&options));
         Self {
             mcp: McpClient::new(mcp),
             backend: BackendTools::new(options.backend_tool_service_url.clone()),
@@ -113,6 +114,25 @@ impl LocalToolRouter {
             tools,
         }
     }
+}
+
+/// The coding file tools of INTEROP.md §11, after the built-in ones.
+fn coding_file_tools(options: &ToolOptions) -> Vec<Box<dyn Tool>> {
+    use crate::file::{edit, folders, listing, moves};
+    let max_bytes = options
+        .max_read_bytes
+        .unwrap_or(crate::file::read::DEFAULT_MAX_READ_BYTES);
+    vec![
+        Box::new(edit::EditFile { max_bytes }),
+        Box::new(edit::MultiEdit { max_bytes }),
+        Box::new(listing::ListDirectory),
+        Box::new(crate::file::search::find::FindFiles),
+        Box::new(crate::file::search::grep::GrepFiles {
+            max_file_bytes: max_bytes,
+        }),
+        Box::new(folders::CreateDirectory),
+        Box::new(moves::MoveFile),
+    ]
 }
 
 impl Default for LocalToolRouter {
@@ -185,8 +205,9 @@ mod tests {
             .iter()
             .map(|d| (d.tool_name.as_str(), d.description.as_str()))
             .collect();
+        // The design documents' tools first; the INTEROP.md §11 tools follow them.
         assert_eq!(
-            described,
+            described[..11],
             [
                 ("ReadFile", "Read the contents of a file at the given path"),
                 (

@@ -93,6 +93,7 @@ impl TaskRun {
                         },
                     },
                     granted_paths: entry.and_then(|entry| policy.granted_paths(entry)),
+                    blocked_paths: entry.and_then(|entry| policy.blocked_paths(entry)),
                     // What a started process may reach follows the tool (a git tool
                     // judged as a file tool still runs git).
                     sandbox: capability

@@ -152,6 +152,9 @@ fn action_summary(request: &ToolRequest) -> String {
         "ReadFile" => format!("Read file: {}", arg("path")),
         "WriteFile" => format!("Write file: {}", arg("path")),
         "DeleteFile" => format!("Delete file: {}", arg("path")),
+        "EditFile" | "MultiEdit" => format!("Edit file: {}", arg("path")),
+        "CreateDirectory" => format!("Create folder: {}", arg("path")),
+        "MoveFile" => format!("Move: {} -> {}", arg("source"), arg("destination")),
         "HttpRequest" => format!(
             "{} {}",
             request

@@ -148,7 +148,7 @@ fn harmless(os: Os, target: &str) -> bool {
 
 /// The arguments of file tools that name a path (the tools define `path`; the rest are
 /// judged whenever a tool sends them).
-const PATH_ARGUMENTS: &[&str] = &["path", "source", "destination", "cwd"];
+const PATH_ARGUMENTS: &[&str] = &["path", "source", "destination", "cwd", "directory"];
 
 fn elevated(high: bool) -> RiskLevel {
     if high {
