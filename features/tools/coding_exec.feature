@@ -67,7 +67,8 @@ Feature: FetchUrl, ExecuteCode and WebSearch, the Python runtime's network, exec
 
   @REQ-TOOL-263
   Scenario: ExecuteCode runs Python under the real default grant
-    Given the policy grants Code.Execute as the real Policy Service does
+    Given the runtime's machine has a Python interpreter
+    And the policy grants Code.Execute as the real Policy Service does
     And a running session
     And the model will call ExecuteCode with:
       """
@@ -93,7 +94,8 @@ Feature: FetchUrl, ExecuteCode and WebSearch, the Python runtime's network, exec
 
   @REQ-TOOL-265
   Scenario: ExecuteCode ends code running past maxExecutionTimeSeconds
-    Given the policy grants Code.Execute with at most 1 second of execution
+    Given the runtime's machine has a Python interpreter
+    And the policy grants Code.Execute with at most 1 second of execution
     And a running session
     And the model will call ExecuteCode with:
       """
@@ -105,7 +107,8 @@ Feature: FetchUrl, ExecuteCode and WebSearch, the Python runtime's network, exec
 
   @REQ-TOOL-266
   Scenario: code reaches no server when allowCodeNetwork is false
-    Given the policy grants Code.Execute as the real Policy Service does
+    Given the runtime's machine has a Python interpreter
+    And the policy grants Code.Execute as the real Policy Service does
     And a web server on loopback
     And a running session
     And the model will call ExecuteCode with:

@@ -243,6 +243,20 @@ mod tests {
                 ),
             ]
         );
+        // WebSearch only with a search endpoint; then the §11 file tools.
+        let rest: Vec<&str> = described[11..].iter().map(|(name, _)| *name).collect();
+        assert_eq!(
+            rest,
+            [
+                "EditFile",
+                "MultiEdit",
+                "ListDirectory",
+                "FindFiles",
+                "GrepFiles",
+                "CreateDirectory",
+                "MoveFile"
+            ]
+        );
         for definition in &definitions {
             let schema = &definition.input_schema;
             assert_eq!(schema["type"], "object", "{}", definition.tool_name);

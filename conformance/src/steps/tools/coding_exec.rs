@@ -30,6 +30,14 @@ async fn code_as_served(world: &mut ConformanceWorld) -> StepResult {
     Ok(())
 }
 
+/// The ExecuteCode scenarios that run Python need an interpreter on the runtime's machine;
+/// without one (the manifest says so) they are not applicable, not failed.
+#[given("the runtime's machine has a Python interpreter")]
+async fn python_on_the_machine(world: &mut ConformanceWorld) -> StepResult {
+    world.require_python()?;
+    Ok(())
+}
+
 #[given(expr = "the policy grants Code.Execute for {string} only")]
 async fn code_for_language(world: &mut ConformanceWorld, language: String) -> StepResult {
     grant(
