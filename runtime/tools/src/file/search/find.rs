@@ -140,6 +140,11 @@ mod tests {
         }
     }
 
+    /// `text` with the platform's separator: results spell paths as the platform does.
+    fn native(text: &str) -> String {
+        text.replace('/', std::path::MAIN_SEPARATOR_STR)
+    }
+
     #[tokio::test]
     async fn finds_by_name_at_any_depth_honouring_gitignore() {
         let dir = tempfile::tempdir().unwrap();
@@ -148,10 +153,13 @@ mod tests {
         assert_eq!(result.status, ToolStatus::Succeeded, "{result:?}");
         assert_eq!(
             result.output_text.as_deref(),
-            Some("src/deep/lib.rs\nsrc/main.rs\n")
+            Some(native("src/deep/lib.rs\nsrc/main.rs\n").as_str())
         );
         let anchored = run(dir.path(), json!({"directory": ".", "pattern": "src/*.rs"})).await;
-        assert_eq!(anchored.output_text.as_deref(), Some("src/main.rs\n"));
+        assert_eq!(
+            anchored.output_text.as_deref(),
+            Some(native("src/main.rs\n").as_str())
+        );
         let none = run(dir.path(), json!({"directory": "src", "pattern": "*.py"})).await;
         assert!(none.output_text.unwrap().starts_with("No files matching"));
     }

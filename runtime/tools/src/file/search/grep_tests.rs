@@ -20,6 +20,11 @@ fn write(dir: &Path, path: &str, text: &str) {
     fs::write(path, text).unwrap();
 }
 
+/// `text` with the platform's separator: results spell paths as the platform does.
+fn native(text: &str) -> String {
+    text.replace('/', std::path::MAIN_SEPARATOR_STR)
+}
+
 #[tokio::test]
 async fn matching_lines_come_as_path_line_text_honouring_gitignore() {
     let dir = tempfile::tempdir().unwrap();
@@ -31,7 +36,7 @@ async fn matching_lines_come_as_path_line_text_honouring_gitignore() {
     assert_eq!(result.status, ToolStatus::Succeeded, "{result:?}");
     assert_eq!(
         result.output_text.as_deref(),
-        Some("src/a.rs:2:    todo!()\nsrc/b.py:1:# todo: later\n")
+        Some(native("src/a.rs:2:    todo!()\nsrc/b.py:1:# todo: later\n").as_str())
     );
     let only_rs = run(
         dir.path(),
@@ -40,7 +45,7 @@ async fn matching_lines_come_as_path_line_text_honouring_gitignore() {
     .await;
     assert_eq!(
         only_rs.output_text.as_deref(),
-        Some("src/a.rs-1-fn main() {\nsrc/a.rs:2:    todo!()\nsrc/a.rs-3-}\n")
+        Some(native("src/a.rs-1-fn main() {\nsrc/a.rs:2:    todo!()\nsrc/a.rs-3-}\n").as_str())
     );
     let none = run(
         dir.path(),
