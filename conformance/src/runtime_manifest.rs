@@ -10,6 +10,7 @@
 //! os = "windows"                        # the runtime's OS: "unix" (default) or "windows"
 //! git = false                           # whether `git` runs on the runtime's machine (default: true)
 //! home = false                          # whether the kit's HOME/USERPROFILE reaches it (default: true)
+//! python = false                        # whether a Python interpreter runs on its machine (default: true)
 //!
 //! [knobs.APPROVAL_TIMEOUT_SECONDS]      # the kit's knob name (the reference runtime's variable)
 //! env = "APPROVAL_TIMEOUT"              # the variable this runtime reads (default: the same)
@@ -44,6 +45,7 @@ pub const KNOBS: &[&str] = &[
     "LLM_RETRY_BASE_DELAY",
     "LLM_RETRY_MAX_DELAY",
     "BACKEND_TOOL_SERVICE_URL",
+    "AGENT_RUNTIME_WEB_SEARCH_URL",
     "AGENT_RUNTIME_AUDIT_FLUSH_INTERVAL_SECONDS",
     "AGENT_RUNTIME_AUDIT_RETRY_DELAY_SECONDS",
     "AGENT_RUNTIME_AUDIT_SHUTDOWN_FLUSH_SECONDS",
@@ -113,6 +115,8 @@ struct File {
     git: Option<bool>,
     #[serde(default)]
     home: Option<bool>,
+    #[serde(default)]
+    python: Option<bool>,
 }
 
 /// The OS family the runtime runs on: scenario commands, path comparisons and the graceful
@@ -166,6 +170,9 @@ pub struct RuntimeManifest {
     /// Whether the home folder the kit gives the runtime (`HOME`, `USERPROFILE`) is the one it
     /// uses; Wine sets `USERPROFILE` itself. The home-folder scenarios need it.
     pub home: bool,
+    /// Whether a Python interpreter runs on the runtime's machine; the ExecuteCode
+    /// scenarios that run code (Python, the language the real Policy Service grants) need it.
+    pub python: bool,
 }
 
 impl Default for RuntimeManifest {
@@ -182,6 +189,7 @@ impl Default for RuntimeManifest {
             os: RuntimeOs::Unix,
             git: true,
             home: true,
+            python: true,
         }
     }
 }
@@ -242,6 +250,7 @@ impl RuntimeManifest {
             os,
             git: file.git.unwrap_or(defaults.git),
             home: file.home.unwrap_or(defaults.home),
+            python: file.python.unwrap_or(defaults.python),
         })
     }
 
@@ -317,12 +326,15 @@ mod tests {
     fn the_os_and_git_default_to_unix_with_git_and_unknown_oses_are_refused() {
         let manifest = RuntimeManifest::parse("", "t").unwrap();
         assert_eq!((manifest.os, manifest.git), (RuntimeOs::Unix, true));
-        assert!(manifest.home);
-        let windows =
-            RuntimeManifest::parse("os = \"windows\"\ngit = false\nhome = false\n", "t").unwrap();
+        assert!(manifest.home && manifest.python);
+        let windows = RuntimeManifest::parse(
+            "os = \"windows\"\ngit = false\nhome = false\npython = false\n",
+            "t",
+        )
+        .unwrap();
         assert_eq!(
-            (windows.os, windows.git, windows.home),
-            (RuntimeOs::Windows, false, false)
+            (windows.os, windows.git, windows.home, windows.python),
+            (RuntimeOs::Windows, false, false, false)
         );
         assert!(RuntimeManifest::parse("os = \"plan9\"\n", "t").is_err());
     }

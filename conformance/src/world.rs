@@ -292,6 +292,22 @@ impl ConformanceWorld {
         Ok(())
     }
 
+    /// Fails the step as not applicable when the runtime's machine has no Python interpreter
+    /// (the manifest's `python = false`): code the scenario runs could not run there.
+    pub fn require_python(&self) -> anyhow::Result<()> {
+        if self
+            .config
+            .as_ref()
+            .is_some_and(|config| !config.manifest.python)
+        {
+            bail!(
+                "{} the runtime's manifest declares that its machine has no Python interpreter, and the scenario runs Python code",
+                crate::runtime_manifest::NOT_APPLICABLE
+            );
+        }
+        Ok(())
+    }
+
     /// Fails the step as not applicable when the runtime does not use the home folder the
     /// kit gives it (the manifest's `home = false`).
     pub fn require_home(&self) -> anyhow::Result<()> {

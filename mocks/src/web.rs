@@ -14,6 +14,12 @@
 //!   `Content-Length`, so a client can only stop it by counting.
 //! - `/never`: headers never come; the request hangs until the client gives up.
 //! - `/status/{code}`: that status with the body `status {code}`.
+//! - `/page`: `200`, `text/html`: [`WebFake::PAGE_HTML`], a page with a heading, a link, a
+//!   list, a script and a style, for FetchUrl's Markdown (INTEROP.md §11).
+//! - `/search?q=…&format=json`: a search endpoint speaking SearxNG's JSON API for WebSearch
+//!   (INTEROP.md §11): `{"query", "results": [{title, url, content}]}`, seven results
+//!   `Result N for {q}` (`https://example.com/result/N`, `Snippet N about {q}.`), none for
+//!   the query `nothing`.
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -45,6 +51,16 @@ impl WebFake {
     /// The body of `/plain`.
     pub const PLAIN_BODY: &'static str = "Hello from the web fake.\n";
 
+    /// The body of `/page`.
+    pub const PAGE_HTML: &'static str = "<!doctype html><html><head><title>Fake page</title>\
+        <style>h1 { color: red }</style></head><body><h1>Release notes</h1>\
+        <script>document.write('scripted')</script>\
+        <p>Read <a href=\"https://example.com/docs\">the guide</a> first.</p>\
+        <ul><li>faster builds</li><li>safer defaults</li></ul></body></html>";
+
+    /// How many results `/search` answers.
+    pub const SEARCH_RESULTS: usize = 7;
+
     pub async fn start() -> anyhow::Result<Self> {
         let recorded: Recorded = Arc::default();
         let router = Router::new()
@@ -56,6 +72,8 @@ impl WebFake {
             .route("/huge/{bytes}", any(huge))
             .route("/never", any(never))
             .route("/status/{code}", any(status))
+            .route("/page", any(page))
+            .route("/search", any(search))
             .fallback(|| async { (StatusCode::NOT_FOUND, "no such route in the web fake") })
             .layer(axum::middleware::from_fn_with_state(
                 Arc::clone(&recorded),
@@ -192,6 +210,39 @@ async fn huge(Path(bytes): Path<usize>) -> Response {
 async fn never() -> Response {
     std::future::pending::<()>().await;
     text("unreachable")
+}
+
+async fn page() -> Response {
+    (
+        [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
+        WebFake::PAGE_HTML,
+    )
+        .into_response()
+}
+
+async fn search(
+    axum::extract::Query(query): axum::extract::Query<std::collections::HashMap<String, String>>,
+) -> Response {
+    let asked = query.get("q").cloned().unwrap_or_default();
+    let results: Vec<Value> = if asked == "nothing" {
+        Vec::new()
+    } else {
+        (1..=WebFake::SEARCH_RESULTS)
+            .map(|n| {
+                json!({
+                    "title": format!("Result {n} for {asked}"),
+                    "url": format!("https://example.com/result/{n}"),
+                    "content": format!("Snippet {n} about {asked}."),
+                    "engine": "fake",
+                })
+            })
+            .collect()
+    };
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        json!({"query": asked, "results": results}).to_string(),
+    )
+        .into_response()
 }
 
 async fn status(Path(code): Path<u16>) -> Response {

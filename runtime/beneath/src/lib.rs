@@ -225,8 +225,37 @@ mod imp {
 
     pub(super) fn open_plain(path: &Path, access: Access) -> io::Result<File> {
         match access {
-            Access::Read | Access::Directory => File::open(path),
+            Access::Read => File::open(path),
+            Access::Directory => open_directory(path),
         }
+    }
+
+    /// `FILE_FLAG_BACKUP_SEMANTICS`: the flag without which Windows opens no folder (the
+    /// plain open is refused as access denied).
+    #[cfg(windows)]
+    const FILE_FLAG_BACKUP_SEMANTICS: u32 = 0x0200_0000;
+
+    /// A folder handle; a file is refused as not a folder, as `O_DIRECTORY` refuses it.
+    #[cfg(windows)]
+    fn open_directory(path: &Path) -> io::Result<File> {
+        use std::os::windows::fs::OpenOptionsExt;
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(FILE_FLAG_BACKUP_SEMANTICS)
+            .open(path)?;
+        if !file.metadata()?.is_dir() {
+            return Err(io::ErrorKind::NotADirectory.into());
+        }
+        Ok(file)
+    }
+
+    #[cfg(not(windows))]
+    fn open_directory(path: &Path) -> io::Result<File> {
+        let file = File::open(path)?;
+        if !file.metadata()?.is_dir() {
+            return Err(io::ErrorKind::NotADirectory.into());
+        }
+        Ok(file)
     }
 }
 

@@ -142,6 +142,10 @@ pub struct Cli {
     /// Base URL of the Backend Tool Service (BackendTool.Invoke tools); none offered when unset.
     #[arg(long, env = "BACKEND_TOOL_SERVICE_URL")]
     backend_tool_service_url: Option<String>,
+    /// Search endpoint of WebSearch (SearxNG's JSON API: `GET URL?q=…&format=json`); the
+    /// tool is not offered when unset.
+    #[arg(long, env = "AGENT_RUNTIME_WEB_SEARCH_URL")]
+    web_search_url: Option<String>,
     /// Seconds each MCP server may take to initialize and list its tools at session start.
     #[arg(
         long,
@@ -279,7 +283,7 @@ impl Cli {
             startup_timeout: self.mcp_startup_timeout_seconds.0,
             ..Default::default()
         };
-        Ok(agent_tools::ToolOptions {
+        let options = agent_tools::ToolOptions {
             allow_loopback_http: self.allow_loopback_http,
             kill_grace: Some(self.kill_grace_seconds.0),
             max_read_bytes: Some(self.max_read_bytes),
@@ -287,8 +291,16 @@ impl Cli {
                 .backend_tool_service_url
                 .clone()
                 .filter(|url| !url.trim().is_empty()),
+            web_search_url: self
+                .web_search_url
+                .clone()
+                .filter(|url| !url.trim().is_empty()),
             mcp,
-        })
+        };
+        options
+            .validate()
+            .map_err(|error| anyhow::anyhow!("AGENT_RUNTIME_WEB_SEARCH_URL: {error}"))?;
+        Ok(options)
     }
 
     pub fn to_host_config(&self) -> anyhow::Result<HostConfig> {

@@ -58,16 +58,17 @@ impl Budget {
     }
 }
 
-/// Heap allocations per step of a 20-call task (the fakes' share included).
+/// Heap allocations per step of a 20-call task (the fakes' share included). Every step
+/// offers the granted tools' definitions, the INTEROP.md §11 coding tools among them.
 const ALLOCATIONS_PER_STEP: Budget = Budget {
     name: "allocations per step",
-    recorded: 3_665.0,
+    recorded: 4_295.0,
     tolerance: 0.10,
 };
 /// Bytes allocated per step (not held: what the allocator was asked for).
 const BYTES_PER_STEP: Budget = Budget {
     name: "bytes allocated per step",
-    recorded: 843_000.0,
+    recorded: 946_500.0,
     tolerance: 0.10,
 };
 /// Checkpoint `write` calls reaching the file per step (a 64 KiB buffer in front of it;
@@ -88,7 +89,7 @@ const FSYNCS_PER_STEP: Budget = Budget {
 /// the fakes' state included).
 const HEAP_AFTER_CREATE: Budget = Budget {
     name: "heap bytes held after CreateSession",
-    recorded: 545_000.0,
+    recorded: 581_500.0,
     tolerance: 0.10,
 };
 

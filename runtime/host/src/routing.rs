@@ -22,6 +22,19 @@ pub const TOOL_CAPABILITIES: &[(&str, &str)] = &[
     ("GitCommit", "Git.Commit"),
     ("GitPush", "Git.Push"),
     ("UploadArtifact", "Workspace.Upload"),
+    // INTEROP.md §11: the Python runtime's network, execution and search tools.
+    ("FetchUrl", "Network.Http"),
+    ("ExecuteCode", "Code.Execute"),
+    ("WebSearch", "Search.Web"),
+    // The coding file tools of INTEROP.md §11, judged like ReadFile and WriteFile.
+    ("EditFile", "File.Write"),
+    ("MultiEdit", "File.Write"),
+    ("ListDirectory", "File.Read"),
+    ("FindFiles", "File.Read"),
+    ("GrepFiles", "File.Read"),
+    ("CreateDirectory", "File.Write"),
+    ("MoveFile", "File.Write"),
+    ("ViewImage", "File.Read"),
 ];
 
 /// The capability of a tool: from the table, or `Mcp.Invoke` for an MCP tool
@@ -73,6 +86,9 @@ pub fn offered_tools(all: Vec<ToolDefinition>, policy: &PolicyEnforcer) -> Vec<T
         .collect()
 }
 
+/// ExecuteCode's timeout when the call names none (INTEROP.md §11).
+const CODE_DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+
 /// How long a call may run (local-agent-host.md §7.4): by category, except that a command
 /// given its own `timeout` gets that. The host's limit sits a little above the tool's own,
 /// so the tool runtime's timeout — which kills the whole process tree — fires first.
@@ -89,8 +105,16 @@ pub fn tool_timeout(
             .filter(|seconds| seconds.is_finite() && *seconds > 0.0)
             .and_then(|seconds| Duration::try_from_secs_f64(seconds).ok())
             .unwrap_or(timeouts.shell),
+        // ExecuteCode's own timeout (INTEROP.md §11: default 120 s), the bundle's
+        // `maxExecutionTimeSeconds` applied by the caller.
+        "Code.Execute" => arguments
+            .get("timeout_seconds")
+            .and_then(Value::as_f64)
+            .filter(|seconds| seconds.is_finite() && *seconds > 0.0)
+            .and_then(|seconds| Duration::try_from_secs_f64(seconds).ok())
+            .unwrap_or(CODE_DEFAULT_TIMEOUT),
         // A push talks to a remote: a network request, not local file work.
-        "Network.Http" | "Git.Push" => timeouts.network,
+        "Network.Http" | "Git.Push" | "Search.Web" => timeouts.network,
         "BackendTool.Invoke" | "Mcp.Invoke" => timeouts.remote,
         _ => timeouts.file,
     };
@@ -165,5 +189,46 @@ mod tests {
         let (tool, host) = tool_timeout("Shell.Exec", &own, &timeouts);
         assert_eq!(tool, seconds(5));
         assert!(host > tool);
+        // INTEROP.md §11: ExecuteCode's own `timeout_seconds`, 120 s without one; a search
+        // and a page fetch are network requests.
+        assert_eq!(
+            tool_timeout("Code.Execute", &none, &timeouts).0,
+            seconds(120)
+        );
+        let own = json!({"timeout_seconds": 7}).as_object().cloned().unwrap();
+        assert_eq!(tool_timeout("Code.Execute", &own, &timeouts).0, seconds(7));
+        assert_eq!(tool_timeout("Search.Web", &none, &timeouts).0, seconds(3));
+    }
+
+    /// INTEROP.md §11: each tool under its capability, offered only when it is granted.
+    #[test]
+    fn the_network_execution_and_search_tools_are_offered_under_their_capabilities() {
+        assert_eq!(capability_for("FetchUrl"), Some("Network.Http"));
+        assert_eq!(capability_for("ExecuteCode"), Some("Code.Execute"));
+        assert_eq!(capability_for("WebSearch"), Some("Search.Web"));
+        let tools = ["FetchUrl", "ExecuteCode", "WebSearch"]
+            .map(|name| ToolDefinition {
+                tool_name: name.to_owned(),
+                description: String::new(),
+                input_schema: json!({}),
+            })
+            .to_vec();
+        let offered = |capabilities| -> Vec<String> {
+            offered_tools(tools.clone(), &policy(capabilities))
+                .into_iter()
+                .map(|tool| tool.tool_name)
+                .collect()
+        };
+        assert_eq!(
+            offered(json!([{"name": "File.Read"}])),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            offered(
+                json!([{"name": "Code.Execute", "allowedLanguages": ["python"]}, {"name": "Search.Web"}])
+            ),
+            ["ExecuteCode", "WebSearch"]
+        );
+        assert_eq!(offered(json!([{"name": "Network.Http"}])), ["FetchUrl"]);
     }
 }

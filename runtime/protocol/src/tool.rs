@@ -79,6 +79,12 @@ pub struct ToolRequest {
     /// For what a tool reaches beyond its arguments' paths (a push destination).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub granted_paths: Option<Vec<String>>,
+    /// The capability entry's `blockedPaths` as the enforcer judges them: prefixes absolute
+    /// and resolved, glob patterns as written (a relative one anchored at the project
+    /// folder); `None` when it names none. For what a tool finds beyond the paths its
+    /// arguments name (a search's results, a folder's listing), which must never show them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blocked_paths: Option<Vec<String>>,
     /// What a process started for this call may reach; absent for tools that
     /// start none. A process-starting tool given none confines to the workspace root.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -12,8 +12,11 @@ use crate::file::write::WriteFile;
 use crate::git::{GitCommit, GitDiff, GitPush, GitStatus};
 use crate::mcp::{McpClient, McpOptions};
 use crate::network::HttpRequest;
+use crate::network::fetch_url::FetchUrl;
+use crate::network::search::WebSearch;
 use crate::platform::ssrf::AddressPolicy;
 use crate::shell::RunCommand;
+use crate::shell::code::ExecuteCode;
 use crate::tool::Tool;
 
 /// How the built-in tools are set up; `Default` is the production setting.
@@ -37,6 +40,19 @@ pub struct ToolOptions {
     /// The most ReadFile holds of one file, whatever the bundle allows;
     /// `None` is [`crate::file::read::DEFAULT_MAX_READ_BYTES`].
     pub max_read_bytes: Option<u64>,
+    /// `AGENT_RUNTIME_WEB_SEARCH_URL`: the search endpoint WebSearch asks; the tool is not
+    /// offered without one (INTEROP.md §11).
+    pub web_search_url: Option<String>,
+}
+
+impl ToolOptions {
+    /// Whether the settings are usable; `Err` names the one that is not, for start-up.
+    pub fn validate(&self) -> Result<(), String> {
+        if let Some(url) = &self.web_search_url {
+            WebSearch::new(url)?;
+        }
+        Ok(())
+    }
 }
 
 pub struct LocalToolRouter {
@@ -63,7 +79,11 @@ impl LocalToolRouter {
             allow_loopback_http: options.allow_loopback_http,
             ..options.mcp
         };
-        let tools: Vec<Box<dyn Tool>> = vec![
+        let run_command = match options.kill_grace {
+            Some(grace) => RunCommand::new().with_kill_grace(grace),
+            None => RunCommand::new(),
+        };
+        let mut tools: Vec<Box<dyn Tool>> = vec![
             Box::new(ReadFile {
                 max_bytes: options
                     .max_read_bytes
@@ -71,16 +91,22 @@ impl LocalToolRouter {
             }),
             Box::new(WriteFile),
             Box::new(DeleteFile),
-            Box::new(match options.kill_grace {
-                Some(grace) => RunCommand::new().with_kill_grace(grace),
-                None => RunCommand::new(),
-            }),
+            Box::new(run_command.clone()),
             Box::new(HttpRequest::new(policy)),
             Box::new(GitStatus::default()),
             Box::new(GitDiff::default()),
             Box::new(GitCommit::default()),
             Box::new(GitPush::default()),
+            // INTEROP.md §11: the network and execution tools of the Python runtime.
+            Box::new(FetchUrl::new(HttpRequest::new(policy))),
+            Box::new(ExecuteCode::new(run_command.settings())),
         ];
+        match options.web_search_url.as_deref().map(WebSearch::new) {
+            Some(Ok(search)) => tools.push(Box::new(search)),
+            Some(Err(error)) => tracing::warn!(%error, "WebSearch is not offered"),
+            None => {}
+        }
+        tools.extend(coding_file_tools(&options));
         Self {
             mcp: McpClient::new(mcp),
             backend: BackendTools::new(options.backend_tool_service_url.clone()),
@@ -88,6 +114,25 @@ impl LocalToolRouter {
             tools,
         }
     }
+}
+
+/// The coding file tools of INTEROP.md §11, after the built-in ones.
+fn coding_file_tools(options: &ToolOptions) -> Vec<Box<dyn Tool>> {
+    use crate::file::{edit, folders, listing, moves};
+    let max_bytes = options
+        .max_read_bytes
+        .unwrap_or(crate::file::read::DEFAULT_MAX_READ_BYTES);
+    vec![
+        Box::new(edit::EditFile { max_bytes }),
+        Box::new(edit::MultiEdit { max_bytes }),
+        Box::new(listing::ListDirectory),
+        Box::new(crate::file::search::find::FindFiles),
+        Box::new(crate::file::search::grep::GrepFiles {
+            max_file_bytes: max_bytes,
+        }),
+        Box::new(folders::CreateDirectory),
+        Box::new(moves::MoveFile),
+    ]
 }
 
 impl Default for LocalToolRouter {
@@ -160,8 +205,9 @@ mod tests {
             .iter()
             .map(|d| (d.tool_name.as_str(), d.description.as_str()))
             .collect();
+        // The design documents' tools first; the INTEROP.md §11 tools follow them.
         assert_eq!(
-            described,
+            described[..11],
             [
                 ("ReadFile", "Read the contents of a file at the given path"),
                 (
@@ -187,6 +233,28 @@ mod tests {
                 ),
                 ("GitCommit", "Create a git commit of the staged changes"),
                 ("GitPush", "Push commits of a git repository to its remote"),
+                (
+                    "FetchUrl",
+                    "Fetch a web page and return its content as Markdown"
+                ),
+                (
+                    "ExecuteCode",
+                    "Execute a code snippet in a sandbox and return its output"
+                ),
+            ]
+        );
+        // WebSearch only with a search endpoint; then the §11 file tools.
+        let rest: Vec<&str> = described[11..].iter().map(|(name, _)| *name).collect();
+        assert_eq!(
+            rest,
+            [
+                "EditFile",
+                "MultiEdit",
+                "ListDirectory",
+                "FindFiles",
+                "GrepFiles",
+                "CreateDirectory",
+                "MoveFile"
             ]
         );
         for definition in &definitions {
@@ -206,6 +274,50 @@ mod tests {
         assert_eq!(write["required"], json!(["path", "content"]));
         assert_eq!(write["properties"]["createDirectories"]["type"], "boolean");
         assert_eq!(definitions[2].input_schema["required"], json!(["path"]));
+    }
+
+    /// Tool arguments cross a boundary (the model's): each INTEROP.md §11 tool offers
+    /// exactly the schema `schemas/tool/arguments/<tool>.json` states, its document's own
+    /// keywords (`$schema`, `$id`, `title`) and the descriptions, written for people there
+    /// and for the model here, aside.
+    #[test]
+    fn the_interop_tools_offer_the_argument_schemas_of_schemas_tool_arguments() {
+        let router = LocalToolRouter::with_options(ToolOptions {
+            web_search_url: Some("https://search.example/search".to_owned()),
+            ..ToolOptions::default()
+        });
+        let folder =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../schemas/tool/arguments");
+        for name in ["FetchUrl", "ExecuteCode", "WebSearch"] {
+            let text = std::fs::read_to_string(folder.join(format!("{name}.json"))).unwrap();
+            let mut schema: Value = serde_json::from_str(&text).unwrap();
+            for keyword in ["$schema", "$id", "title"] {
+                schema.as_object_mut().unwrap().remove(keyword);
+            }
+            let mut offered = router
+                .available_tools()
+                .into_iter()
+                .find(|tool| tool.tool_name == name)
+                .unwrap()
+                .input_schema;
+            without_descriptions(&mut schema);
+            without_descriptions(&mut offered);
+            assert_eq!(offered, schema, "{name}");
+        }
+    }
+
+    fn without_descriptions(value: &mut Value) {
+        match value {
+            Value::Object(map) => {
+                // A description is a string; ExecuteCode's `description` argument is not one.
+                if map.get("description").is_some_and(Value::is_string) {
+                    map.remove("description");
+                }
+                map.values_mut().for_each(without_descriptions);
+            }
+            Value::Array(items) => items.iter_mut().for_each(without_descriptions),
+            _ => {}
+        }
     }
 
     #[tokio::test]

@@ -21,6 +21,7 @@ pub(crate) fn request(tool: &str, dir: &Path, args: Value) -> ToolRequest {
         workspace_root: Some(dir.display().to_string()),
         limits: Default::default(),
         granted_paths: None,
+        blocked_paths: None,
         sandbox: None,
     }
 }

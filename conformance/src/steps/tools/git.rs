@@ -148,12 +148,21 @@ fn preview_file(world: &mut ConformanceWorld, name: &str) -> anyhow::Result<Valu
         .get("files")
         .and_then(Value::as_array)
         .with_context(|| format!("the preview has no files array: {}", show(result)))?;
-    // The file may be named by its absolute path or relative to the workspace.
+    // The file may be named by its absolute path or relative to the workspace; a Windows
+    // runtime spells a relative one with `\`.
+    let windows = world.runtime_os() == crate::runtime_manifest::RuntimeOs::Windows;
     files
         .iter()
         .find(|f| {
             str_at(f, &["filePath"]).is_some_and(|p| {
-                Path::new(p) == path || p == name || p.trim_start_matches("./") == name
+                let relative = if windows {
+                    p.replace('\\', "/")
+                } else {
+                    p.to_owned()
+                };
+                Path::new(p) == path
+                    || relative == name
+                    || relative.trim_start_matches("./") == name
             })
         })
         .cloned()

@@ -3,6 +3,8 @@
 //! reported (tool_completed), what the model was told and which tools it was offered.
 
 pub mod artifacts;
+pub mod coding;
+pub mod coding_exec;
 pub mod everyday;
 pub mod files;
 pub mod git;

@@ -56,6 +56,14 @@ impl TaskRun {
                     &arguments,
                     &self.config.tools,
                 );
+                // Code.Execute's `maxExecutionTimeSeconds` bounds the call (INTEROP.md §11).
+                let tool_timeout = match capability {
+                    Some(crate::policy::code::CODE_EXECUTE) => {
+                        crate::policy::code::max_execution_time(entry)
+                            .map_or(tool_timeout, |most| tool_timeout.min(most))
+                    }
+                    _ => tool_timeout,
+                };
                 let request = ToolRequest {
                     tool_name: call.name.clone(),
                     arguments,
@@ -85,6 +93,7 @@ impl TaskRun {
                         },
                     },
                     granted_paths: entry.and_then(|entry| policy.granted_paths(entry)),
+                    blocked_paths: entry.and_then(|entry| policy.blocked_paths(entry)),
                     // What a started process may reach follows the tool (a git tool
                     // judged as a file tool still runs git).
                     sandbox: capability

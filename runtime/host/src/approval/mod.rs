@@ -152,6 +152,9 @@ fn action_summary(request: &ToolRequest) -> String {
         "ReadFile" => format!("Read file: {}", arg("path")),
         "WriteFile" => format!("Write file: {}", arg("path")),
         "DeleteFile" => format!("Delete file: {}", arg("path")),
+        "EditFile" | "MultiEdit" => format!("Edit file: {}", arg("path")),
+        "CreateDirectory" => format!("Create folder: {}", arg("path")),
+        "MoveFile" => format!("Move: {} -> {}", arg("source"), arg("destination")),
         "HttpRequest" => format!(
             "{} {}",
             request
@@ -161,6 +164,62 @@ fn action_summary(request: &ToolRequest) -> String {
                 .unwrap_or("GET"),
             arg("url")
         ),
+        // INTEROP.md §11: the person sees the whole code that would run.
+        "FetchUrl" => format!("Fetch: {}", arg("url")),
+        "WebSearch" => format!("Search the web: {}", arg("query")),
+        "ExecuteCode" => {
+            let language = match arg("language") {
+                "" => crate::policy::code::DEFAULT_LANGUAGE,
+                language => language,
+            };
+            match arg("description") {
+                "" => format!("Run {language} code:\n{}", arg("code")),
+                why => format!("Run {language} code ({why}):\n{}", arg("code")),
+            }
+        }
         other => format!("{other} {}", Value::Object(request.arguments.clone())),
+    }
+}
+
+#[cfg(test)]
+mod summary_tests {
+    use super::*;
+    use serde_json::json;
+
+    fn summary(tool: &str, arguments: Value) -> String {
+        // Built from its JSON form, so fields the request gains later need no edit here.
+        let request: ToolRequest = serde_json::from_value(json!({
+            "toolName": tool, "arguments": arguments,
+            "sessionId": "s", "taskId": "t", "stepId": "step_001"
+        }))
+        .unwrap();
+        action_summary(&request)
+    }
+
+    /// INTEROP.md §11: a person approving ExecuteCode reads the whole code and its language.
+    #[test]
+    fn the_network_execution_and_search_tools_are_summarised_for_a_person() {
+        assert_eq!(
+            summary("FetchUrl", json!({"url": "https://example.com/"})),
+            "Fetch: https://example.com/"
+        );
+        assert_eq!(
+            summary("WebSearch", json!({"query": "tokio"})),
+            "Search the web: tokio"
+        );
+        assert_eq!(
+            summary(
+                "ExecuteCode",
+                json!({"code": "print(1)\nprint(2)", "description": "Count"})
+            ),
+            "Run python code (Count):\nprint(1)\nprint(2)"
+        );
+        assert_eq!(
+            summary(
+                "ExecuteCode",
+                json!({"code": "console.log(1)", "language": "javascript"})
+            ),
+            "Run javascript code:\nconsole.log(1)"
+        );
     }
 }

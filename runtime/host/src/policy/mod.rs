@@ -19,12 +19,15 @@
 //!   (`path`, or the workspace root) and each of a commit's `files` must pass them.
 //! - `Network.Http`: the host of `url` is judged by [`domain`]; a missing or non-string `url`
 //!   is denied ("HttpRequest needs a url string").
+//! - `Code.Execute`: the language against `allowedLanguages`, the folder the code runs in
+//!   against the entry's paths ([`code`]).
 //!
 //! Risk (§8.5), for the approval request: `Shell.Exec` is high unless `allowedCommands` is
 //! set (a command that passed it is known), else medium; `Network.Http` is high unless
 //! `allowedDomains` is set, else medium; `File.Write` is high when a path lies outside the
 //! workspace root (or no root is known); the rest keep [`default_risk`].
 
+pub mod code;
 pub mod command;
 pub mod domain;
 mod extensions;

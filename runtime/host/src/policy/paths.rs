@@ -97,6 +97,25 @@ impl PolicyEnforcer {
         )
     }
 
+    /// The entry's `blockedPaths` as the tool runtime is told them (`ToolRequest.blockedPaths`):
+    /// prefixes absolute and resolved like every judged path, glob patterns as written (the
+    /// tool matches them as [`Self::check_path`] does); `None` when the entry names none.
+    pub fn blocked_paths(&self, entry: &CapabilityEntry) -> Option<Vec<String>> {
+        let blocked = entry.blocked_paths.as_ref()?;
+        Some(
+            blocked
+                .iter()
+                .filter_map(|prefix| {
+                    if glob::is_glob(prefix) {
+                        return Some(prefix.clone());
+                    }
+                    self.absolute(prefix)
+                        .map(|path| resolve(&path).display().to_string())
+                })
+                .collect(),
+        )
+    }
+
     pub(super) fn inside_workspace(&self, path: &Path) -> bool {
         self.workspace_root.as_deref().is_some_and(|root| {
             is_within(

@@ -13,7 +13,8 @@
 //!   the files git would run code from later, outside the sandbox (config, hooks, the
 //!   pointer to another repository's config) — objects, refs, the index and logs stay
 //!   writable so `git add` and `git commit` work where the policy lets `.git` be written;
-//! - network: `Network.Http` granted and not switched off by `taskOptions.allowNetwork`;
+//! - network: `Network.Http` granted (for ExecuteCode, `Code.Execute`'s `allowCodeNetwork`)
+//!   and not switched off by `taskOptions.allowNetwork`;
 //!   for GitPush, a remote allowlist (the Git.Push entry's `allowedDomains`) instead of
 //!   `Network.Http`, reached through the egress proxy like any command's network (so over
 //!   HTTP(S): the tool runtime refuses an ssh remote while it confines processes). A push to a folder
@@ -33,7 +34,9 @@ use super::paths::resolve;
 
 /// Capabilities whose tools start processes.
 fn starts_processes(capability: &str) -> bool {
-    capability == "Shell.Exec" || capability.starts_with("Git.")
+    capability == "Shell.Exec"
+        || capability == super::code::CODE_EXECUTE
+        || capability.starts_with("Git.")
 }
 
 /// Tools of these capabilities write the repository's own files.
@@ -125,6 +128,9 @@ impl PolicyEnforcer {
         let pushes_to_servers = capability == "Git.Push" && push_reaches_servers(entry);
         let network = if capability == "Git.Push" {
             pushes_to_servers
+        } else if capability == super::code::CODE_EXECUTE {
+            // ExecuteCode's own switch, whatever Network.Http says (INTEROP.md §11).
+            super::code::allows_network(entry)
         } else {
             self.grants("Network.Http")
         } && options.allow_network != Some(false);
@@ -183,6 +189,50 @@ mod tests {
         assert_eq!(
             policy.sandbox_grant("File.Read", &TaskOptions::default()),
             None
+        );
+    }
+
+    /// ExecuteCode's process reaches the network only under `allowCodeNetwork`, whatever
+    /// Network.Http says, and writes where a command would (INTEROP.md §11).
+    #[test]
+    fn code_gets_the_network_only_when_allow_code_network_is_true() {
+        let root = root();
+        let grant = |code: serde_json::Value, options: &TaskOptions| {
+            enforcer(&root, json!([{"name": "Network.Http"}, code]))
+                .sandbox_grant("Code.Execute", options)
+                .unwrap()
+        };
+        let default = TaskOptions::default();
+        let closed = grant(
+            json!({"name": "Code.Execute", "allowedLanguages": ["python"], "allowCodeNetwork": false}),
+            &default,
+        );
+        assert!(!closed.network);
+        assert_eq!(closed.write_paths, [root.display().to_string()]);
+        assert!(
+            !grant(
+                json!({"name": "Code.Execute", "allowCodeNetwork": null}),
+                &default
+            )
+            .network
+        );
+        assert!(
+            grant(
+                json!({"name": "Code.Execute", "allowCodeNetwork": true}),
+                &default
+            )
+            .network
+        );
+        let offline = TaskOptions {
+            allow_network: Some(false),
+            ..TaskOptions::default()
+        };
+        assert!(
+            !grant(
+                json!({"name": "Code.Execute", "allowCodeNetwork": true}),
+                &offline
+            )
+            .network
         );
     }
 

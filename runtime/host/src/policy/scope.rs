@@ -53,6 +53,7 @@ impl PolicyEnforcer {
                 .map_err(|denial| denial.to_string())?;
                 Ok(elevated(entry.allowed_domains.is_none()))
             }
+            super::code::CODE_EXECUTE => self.check_code(entry, arguments),
             git if git.starts_with("Git.") => {
                 // The repository folder (`path`, else the workspace root) and every file a
                 // commit stages (`files`, relative to that folder) obey the entry's paths.
@@ -147,7 +148,7 @@ fn harmless(os: Os, target: &str) -> bool {
 
 /// The arguments of file tools that name a path (the tools define `path`; the rest are
 /// judged whenever a tool sends them).
-const PATH_ARGUMENTS: &[&str] = &["path", "source", "destination", "cwd"];
+const PATH_ARGUMENTS: &[&str] = &["path", "source", "destination", "cwd", "directory"];
 
 fn elevated(high: bool) -> RiskLevel {
     if high {

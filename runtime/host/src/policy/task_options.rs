@@ -11,7 +11,8 @@
 //!     denied instead (CAPABILITY_DENIED, saying so); `requiresApproval` cannot be switched
 //!     off by a task option.
 //! - `allowNetwork` (default `true`): `false` withholds the `Network.Http` tools
-//!   (`HttpRequest`) from the model for this task, and a call to one anyway is denied.
+//!   (`HttpRequest`, `FetchUrl`) and WebSearch (`Search.Web`) from the model for this task,
+//!   and a call to one anyway is denied; ExecuteCode's process gets no network then.
 //!   Shell commands are judged by the bundle's command rules alone (`curl` is a command).
 //!
 //! A denial by the bundle stays a denial whatever the options say.
@@ -23,7 +24,7 @@ use super::{PolicyEnforcer, Verdict};
 
 /// Whether a tool of `capability` is offered to the model under `options`.
 pub fn offers(options: &TaskOptions, capability: &str) -> bool {
-    !(capability == "Network.Http" && options.allow_network == Some(false))
+    !(matches!(capability, "Network.Http" | "Search.Web") && options.allow_network == Some(false))
 }
 
 impl PolicyEnforcer {
@@ -163,5 +164,10 @@ mod tests {
         assert!(offers(&options(None, None), "Network.Http"));
         assert!(!offers(&options(None, Some(false)), "Network.Http"));
         assert!(offers(&options(None, Some(false)), "File.Read"));
+        // WebSearch reaches the web too (INTEROP.md §11); ExecuteCode's own network is
+        // its sandbox grant's.
+        assert!(offers(&options(None, None), "Search.Web"));
+        assert!(!offers(&options(None, Some(false)), "Search.Web"));
+        assert!(offers(&options(None, Some(false)), "Code.Execute"));
     }
 }

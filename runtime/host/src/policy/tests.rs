@@ -457,3 +457,57 @@ fn on_windows_commands_are_read_as_cmd_exe_reads_them() {
         Verdict::Denied(_)
     ));
 }
+
+/// INTEROP.md §11: the searches' `directory` and MoveFile's two ends are judged like a file
+/// tool's `path`, and the tool runtime is told the entry's blocked paths (prefixes resolved,
+/// globs as written) to leave them out of what a search finds.
+#[test]
+fn coding_tools_have_every_path_argument_judged_and_are_told_the_blocked_paths() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = resolve(dir.path());
+    std::fs::create_dir(root.join("secrets")).unwrap();
+    let policy = enforcer(
+        &root,
+        json!([
+            {"name": "File.Read", "allowedPaths": ["."], "blockedPaths": ["secrets", "*.pem"]},
+            {"name": "File.Write", "allowedPaths": ["."], "blockedPaths": [".git/"]}
+        ]),
+    );
+    let call = |capability: &str, arguments: Value| {
+        policy.check_tool(capability, arguments.as_object().unwrap())
+    };
+    let denied =
+        |verdict: Verdict| matches!(verdict, Verdict::Denied(reason) if reason.contains("blocked"));
+    assert!(denied(call(
+        "File.Read",
+        json!({"directory": "secrets", "pattern": "*"})
+    )));
+    assert_eq!(
+        call("File.Read", json!({"directory": ".", "pattern": "*"})),
+        Verdict::Allowed
+    );
+    assert!(matches!(
+        call("File.Read", json!({"directory": "/", "pattern": "*"})),
+        Verdict::Denied(reason) if reason.contains("not in allowed")
+    ));
+    assert!(denied(call(
+        "File.Write",
+        json!({"source": "a.txt", "destination": ".git/hooks/pre-commit"})
+    )));
+    assert!(denied(call(
+        "File.Write",
+        json!({"source": ".git/config", "destination": "config"})
+    )));
+    let read = policy.capability("File.Read").unwrap();
+    assert_eq!(
+        policy.blocked_paths(read),
+        Some(vec![
+            root.join("secrets").display().to_string(),
+            "*.pem".to_owned()
+        ])
+    );
+    assert_eq!(
+        policy.blocked_paths(&agent_protocol::policy::CapabilityEntry::default()),
+        None
+    );
+}

@@ -1,8 +1,16 @@
-//! File tools (local-tool-runtime.md §4.1–§4.3).
+//! File tools (local-tool-runtime.md §4.1–§4.3) and the coding file tools of INTEROP.md §11
+//! (edits, folders, moves, listings, and the searches in [`search`]).
 
+pub(crate) mod blocked;
+mod change;
 pub mod delete;
 mod diff;
+pub mod edit;
+pub mod folders;
+pub mod listing;
+pub mod moves;
 pub mod read;
+pub mod search;
 pub mod write;
 
 use std::io::ErrorKind;
@@ -110,3 +118,6 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod schema_tests;

@@ -295,6 +295,7 @@ mod tests {
             workspace_root: Some(dir.display().to_string()),
             limits: Default::default(),
             granted_paths: None,
+            blocked_paths: None,
             sandbox: None,
         }
     }

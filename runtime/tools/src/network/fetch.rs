@@ -26,6 +26,8 @@ pub(crate) struct Outgoing {
 /// The final response, its body read whole (at most the cap).
 #[derive(Debug)]
 pub(crate) struct Incoming {
+    /// Where the body came from: the last hop's URL.
+    pub url: Url,
     pub status: StatusCode,
     pub content_type: Option<String>,
     pub body: Vec<u8>,
@@ -265,6 +267,7 @@ async fn read_body(
         body.extend_from_slice(&chunk);
     }
     Ok(Incoming {
+        url: url.clone(),
         status,
         content_type,
         body,

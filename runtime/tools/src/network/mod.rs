@@ -34,6 +34,8 @@
 //! listen on `127.0.0.1`).
 
 pub mod fetch;
+pub mod fetch_url;
+pub mod search;
 
 use std::sync::OnceLock;
 use std::time::Duration;

@@ -151,6 +151,19 @@ impl Folder {
     pub fn replace(&self, name: &OsStr, bytes: &[u8], mode: Option<Mode>) -> io::Result<()> {
         imp::replace(self, name, bytes, mode)
     }
+
+    /// Renames `name` in this folder to `to_name` in `to` (MoveFile), the link itself if it is
+    /// one. Without `overwrite` an existing destination fails with `AlreadyExists`, atomically
+    /// where the kernel can (Linux `RENAME_NOREPLACE`).
+    pub fn rename(
+        &self,
+        name: &OsStr,
+        to: &Folder,
+        to_name: &OsStr,
+        overwrite: bool,
+    ) -> io::Result<()> {
+        imp::rename(self, name, to, to_name, overwrite)
+    }
 }
 
 /// A temporary name beside `name`, unlikely to be taken (creation refuses one that is).
@@ -224,6 +237,45 @@ mod imp {
         Ok(file)
     }
 
+    pub(super) fn rename(
+        from: &Folder,
+        name: &OsStr,
+        to: &Folder,
+        to_name: &OsStr,
+        overwrite: bool,
+    ) -> io::Result<()> {
+        #[cfg(target_os = "linux")]
+        if !overwrite {
+            use nix::fcntl::{RenameFlags, renameat2};
+            return match renameat2(
+                &from.dir,
+                name,
+                &to.dir,
+                to_name,
+                RenameFlags::RENAME_NOREPLACE,
+            ) {
+                Ok(()) => Ok(()),
+                Err(Errno::EEXIST) => Err(io::ErrorKind::AlreadyExists.into()),
+                // A file system without the flag: check, then rename.
+                Err(Errno::EINVAL) => checked_rename(from, name, to, to_name),
+                Err(errno) => Err(errno.into()),
+            };
+        }
+        if overwrite {
+            renameat(&from.dir, name, &to.dir, to_name)?;
+            return Ok(());
+        }
+        checked_rename(from, name, to, to_name)
+    }
+
+    fn checked_rename(from: &Folder, name: &OsStr, to: &Folder, to_name: &OsStr) -> io::Result<()> {
+        if find(to, to_name)? != Found::Absent {
+            return Err(io::ErrorKind::AlreadyExists.into());
+        }
+        renameat(&from.dir, name, &to.dir, to_name)?;
+        Ok(())
+    }
+
     pub(super) fn replace(
         folder: &Folder,
         name: &OsStr,
@@ -294,6 +346,20 @@ mod imp {
 
     pub(super) fn open_regular(folder: &Folder, name: &OsStr) -> io::Result<File> {
         File::open(folder.path.join(name))
+    }
+
+    pub(super) fn rename(
+        from: &Folder,
+        name: &OsStr,
+        to: &Folder,
+        to_name: &OsStr,
+        overwrite: bool,
+    ) -> io::Result<()> {
+        let destination = to.path.join(to_name);
+        if !overwrite && fs::symlink_metadata(&destination).is_ok() {
+            return Err(ErrorKind::AlreadyExists.into());
+        }
+        fs::rename(from.path.join(name), destination)
     }
 
     pub(super) fn replace(

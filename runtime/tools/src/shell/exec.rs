@@ -1,6 +1,8 @@
-//! Running one command (local-tool-runtime.md §4.4): the platform shell, confined to what
-//! the request grants, run as a process tree of its own by [`crate::platform::run`].
+//! Running one command (local-tool-runtime.md §4.4): the platform shell — or, for
+//! ExecuteCode, an interpreter —, confined to what the request grants, run as a process
+//! tree of its own by [`crate::platform::run`].
 
+use std::ffi::OsStr;
 use std::path::Path;
 use std::time::Duration;
 
@@ -31,27 +33,56 @@ pub(crate) async fn run(
     timeout: Duration,
     settings: Settings,
 ) -> std::io::Result<Outcome> {
-    let confined = crate::sandbox::command(shell.program().as_os_str(), request)
+    let arguments = shell_arguments(shell, command);
+    let raw = matches!(shell, Shell::Cmd(_));
+    let add_arguments = |builder: &mut tokio::process::Command| {
+        #[cfg(windows)]
+        if raw {
+            for argument in &arguments {
+                builder.raw_arg(argument);
+            }
+            return;
+        }
+        #[cfg(not(windows))]
+        let _ = raw;
+        builder.args(&arguments);
+    };
+    run_program(
+        request,
+        shell.program().as_os_str(),
+        add_arguments,
+        cwd,
+        stdin,
+        timeout,
+        settings,
+    )
+    .await
+}
+
+/// Runs `program` (its arguments added by `add_arguments`) to its end or its timeout,
+/// confined to what `request` grants: the launch path of RunCommand and ExecuteCode. `Err`
+/// only when the program cannot be started (or the sandbox, being required, is
+/// unavailable).
+pub(crate) async fn run_program(
+    request: &ToolRequest,
+    program: &OsStr,
+    add_arguments: impl FnOnce(&mut tokio::process::Command),
+    cwd: &Path,
+    stdin: Option<&str>,
+    timeout: Duration,
+    settings: Settings,
+) -> std::io::Result<Outcome> {
+    let confined = crate::sandbox::command(program, request)
         .map_err(|message| std::io::Error::new(std::io::ErrorKind::PermissionDenied, message))?;
-    // The proxy lives until the command has ended.
+    // The proxy lives until the program has ended.
     let crate::sandbox::Confined {
         command: mut builder,
         egress: _egress,
         after,
     } = confined;
-    let arguments = shell_arguments(shell, command);
-    #[cfg(windows)]
-    if matches!(shell, Shell::Cmd(_)) {
-        for argument in &arguments {
-            builder.raw_arg(argument);
-        }
-    } else {
-        builder.args(&arguments);
-    }
-    #[cfg(not(windows))]
-    builder.args(&arguments);
+    add_arguments(&mut builder);
     let outcome = run_prepared(builder, cwd, stdin, timeout, settings).await;
-    // Whatever the command made at a path it may not create goes, ended normally or not.
+    // Whatever the program made at a path it may not create goes, ended normally or not.
     let Ok(mut outcome) = outcome else {
         after.settle(cwd, "");
         return outcome;

@@ -14,6 +14,7 @@
 //! the code: the command ran, and the model reads the failure from the output (§4.4 step 7).
 //! A command killed by a signal shows `128 + n` as shells do, with the signal named.
 
+pub(crate) mod code;
 pub(crate) mod exec;
 
 use std::path::{Path, PathBuf};
@@ -49,6 +50,11 @@ impl RunCommand {
                 drain: DEFAULT_DRAIN,
             },
         }
+    }
+
+    /// How its process trees are handled, for ExecuteCode to launch the same way.
+    pub fn settings(&self) -> Settings {
+        self.settings
     }
 
     /// Time between `SIGTERM` and `SIGKILL` when ending a tree (§6.2: 5 s).
@@ -166,21 +172,7 @@ impl RunCommand {
     fn result(&self, request: &ToolRequest, outcome: &Outcome, timeout: Duration) -> ToolResult {
         let max_output = output::max_output_bytes(request.limits.max_output_bytes)
             .min(self.settings.capture_bytes);
-        let mut text = format_output(
-            outcome.exit,
-            &outcome.stdout.to_clipped(),
-            &outcome.stderr.to_clipped(),
-            max_output,
-        );
-        // What the sandbox refused or undid: the model and the user see why, not a bare
-        // "Permission denied" (INTEROP.md §10).
-        if !outcome.notes.is_empty() {
-            text.push_str("--- sandbox ---\n");
-            for note in &outcome.notes {
-                text.push_str(note);
-                text.push('\n');
-            }
-        }
+        let text = layout(outcome, max_output);
         let mut result = match outcome.exit {
             Exit::TimedOut => {
                 // The message is the spec's (§7.3); what was printed before the kill is kept
@@ -203,6 +195,25 @@ impl RunCommand {
         }
         result
     }
+}
+
+/// The §4.4 layout of a finished process, followed by what the sandbox refused or undid:
+/// the model and the user see why, not a bare "Permission denied" (INTEROP.md §10).
+fn layout(outcome: &Outcome, max_output: usize) -> String {
+    let mut text = format_output(
+        outcome.exit,
+        &outcome.stdout.to_clipped(),
+        &outcome.stderr.to_clipped(),
+        max_output,
+    );
+    if !outcome.notes.is_empty() {
+        text.push_str("--- sandbox ---\n");
+        for note in &outcome.notes {
+            text.push_str(note);
+            text.push('\n');
+        }
+    }
+    text
 }
 
 /// §8.2: non-empty, no NUL bytes (an OS argument cannot carry one).
