@@ -5,8 +5,10 @@
 //! clients while the model's commands may plant links in it. So a path inside the folder is
 //! opened relative to a handle of that folder, and the kernel refuses any step of the
 //! resolution that leaves it (Linux: `openat2` with `RESOLVE_BENEATH |
-//! RESOLVE_NO_MAGICLINKS`; elsewhere, and on kernels without `openat2`, a walk one name at a
-//! time that follows no link at all). Symlinks that stay inside still work under `openat2`.
+//! RESOLVE_NO_MAGICLINKS`; other Unixes, and kernels without `openat2`, a walk one name at
+//! a time that follows no link at all). Symlinks that stay inside still work under `openat2`.
+//! Windows has no such resolution here: paths are joined to the folder and opened plainly,
+//! so a link or junction inside the folder is followed (README, "Windows").
 //! A path outside the folder (granted by the policy by its absolute name) keeps the plain
 //! open. [`write`] creates and replaces files beneath a folder, never following a link in
 //! the last step (a link there is replaced); [`listing`] walks a folder by handles.
