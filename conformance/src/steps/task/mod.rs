@@ -14,7 +14,7 @@ use crate::steps::support::model::{
     model_requests, push_model_reply, push_model_stream, release_model,
 };
 use crate::steps::support::task::{
-    TASK_TERMINAL_EVENTS, event_types, first_of_type, only_terminal, require_nested_task,
+    TASK_TERMINAL_EVENTS, barrier, event_types, first_of_type, only_terminal, require_nested_task,
     task_answer, task_events, this_task_events, wait_task_event,
 };
 use crate::steps::support::{StepResult, at, declares_reference, expect_result, show, str_at};
@@ -345,6 +345,8 @@ async fn reports_task_started(world: &mut ConformanceWorld) -> StepResult {
 
 #[then(expr = "the text_chunk events of the task spell {string}")]
 async fn chunks_spell(world: &mut ConformanceWorld, expected: String) -> StepResult {
+    // A chunk written after the terminal event is read before the barrier's answer.
+    barrier(world).await?;
     let events = this_task_events(world)?;
     let chunks: Vec<&str> = events
         .iter()
