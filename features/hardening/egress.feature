@@ -16,7 +16,7 @@ Feature: Commands reach the network only through the runtime's egress proxy
     When the client starts the task "Fetch it."
     Then the loopback listener was never connected to
 
-  @REQ-HARD-070
+  @REQ-HARD-070 @posix-shell
   Scenario: the egress proxy refuses a request whose Host header names another host than the one judged
     Given the runtime is started with AGENT_RUNTIME_ALLOW_LOOPBACK_HTTP set to "true"
     And the policy grants Shell.Exec for the command "curl" only
