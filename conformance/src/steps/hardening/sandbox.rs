@@ -124,19 +124,24 @@ async fn still_reads(world: &mut ConformanceWorld, name: String, want: String) -
     Ok(())
 }
 
-#[then("the loopback listener was never connected to")]
-async fn never_connected(world: &mut ConformanceWorld) -> StepResult {
-    wait_task_end(world).await?;
+/// The scenario's loopback listener, taken out of the registry to be judged once.
+fn take_listener(world: &ConformanceWorld) -> anyhow::Result<TcpListener> {
     let index = *world
         .marks
         .get(LISTENER)
         .context("no listener in this scenario (\"a TCP listener on loopback\")")?;
-    let listener = LISTENERS
+    LISTENERS
         .lock()
         .map_err(|_| anyhow::anyhow!("the listener registry is poisoned"))?
         .get_mut(index - 1)
         .and_then(Option::take)
-        .context("the scenario's listener was already judged")?;
+        .context("the scenario's listener was already judged")
+}
+
+#[then("the loopback listener was never connected to")]
+async fn never_connected(world: &mut ConformanceWorld) -> StepResult {
+    wait_task_end(world).await?;
+    let listener = take_listener(world)?;
     match listener.accept() {
         Ok((_, peer)) => fail!("a command connected to the loopback listener (from {peer})"),
         Err(error) if error.kind() == std::io::ErrorKind::WouldBlock => Ok(()),
@@ -150,16 +155,7 @@ async fn never_connected(world: &mut ConformanceWorld) -> StepResult {
 async fn one_request_for(world: &mut ConformanceWorld, path: String) -> StepResult {
     use std::io::Read as _;
     wait_task_end(world).await?;
-    let index = *world
-        .marks
-        .get(LISTENER)
-        .context("no listener in this scenario (\"a TCP listener on loopback\")")?;
-    let listener = LISTENERS
-        .lock()
-        .map_err(|_| anyhow::anyhow!("the listener registry is poisoned"))?
-        .get_mut(index - 1)
-        .and_then(Option::take)
-        .context("the scenario's listener was already judged")?;
+    let listener = take_listener(world)?;
     let mut lines = Vec::new();
     loop {
         let mut stream = match listener.accept() {
