@@ -16,6 +16,8 @@
 //!   rendered in the terminal; approvals answered with y/n.
 //! - `bench-sandbox [--launcher PATH] [--runs N]`: what the command sandbox adds to starting
 //!   a command.
+//! - `bench-search [--files N] [--quick]`: GrepFiles and FindFiles against `rg` and `fd` on one
+//!   generated tree, with the ratios.
 //! - `mutants [--area NAME] [--file GLOB] [--shard I/N] [--tags EXPR] [--in-place] [--iterate]`:
 //!   behaviour mutants of the runtime with cargo-mutants, the kit as the test; results in
 //!   `target/mutants/`.
@@ -51,7 +53,7 @@ use clap::{Parser, Subcommand};
 #[derive(Parser)]
 #[command(
     name = "xtask",
-    about = "Project chores: certify, coverage, lint, steps, new-scenario, bench, bench-sandbox, crash, demo, hot-symbols, mutants"
+    about = "Project chores: certify, coverage, lint, steps, new-scenario, bench, bench-sandbox, bench-search, crash, demo, hot-symbols, mutants"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -74,6 +76,8 @@ enum Command {
     Bench(bench::Args),
     /// What the command sandbox adds to a command's spawn → exit, A/B.
     BenchSandbox(bench::sandbox::Args),
+    /// GrepFiles and FindFiles against rg and fd on one generated tree, with the ratios.
+    BenchSearch(bench::search::Args),
     /// Crash campaign: SIGKILL at random moments of a task, resume in a new process, check.
     Crash(crash::Args),
     /// Try the reference runtime by hand against mock-services with a scripted model.
@@ -118,6 +122,7 @@ fn main() -> ExitCode {
         Command::Lint(args) => lint::run(args),
         Command::Bench(args) => bench::run(args),
         Command::BenchSandbox(args) => bench::sandbox::run(args),
+        Command::BenchSearch(args) => bench::search::run(args),
         Command::Crash(args) => crash::run(args),
         Command::Demo(args) => demo::run(args),
         Command::HotSymbols(args) => hot_symbols::run(args),

@@ -11,11 +11,14 @@ use anyhow::Context;
 
 pub const TARGET: &str = "x86_64-pc-windows-gnu";
 
-/// What runs under Wine: the pure path rules, the host and the tool runtime, and the
-/// runtime's stdio test binary (stdio, the named pipe transport, the path rules' agreement).
+/// What runs under Wine: the pure path rules, the resolution beneath a folder, the host and
+/// the tool runtime, and the runtime's stdio test binary (stdio, the named pipe transport,
+/// the path rules' agreement).
 const TESTED: &[&str] = &[
     "-p",
     "agent-path-rules",
+    "-p",
+    "agent-beneath",
     "-p",
     "agent-tools",
     "-p",

@@ -6,9 +6,9 @@
 //! opened relative to a handle of that folder, and the kernel refuses any step of the
 //! resolution that leaves it (Linux: `openat2` with `RESOLVE_BENEATH |
 //! RESOLVE_NO_MAGICLINKS`; other Unixes, and kernels without `openat2`, a walk one name at
-//! a time that follows no link at all). Symlinks that stay inside still work under `openat2`.
-//! Windows has no such resolution here: paths are joined to the folder and opened plainly,
-//! so a link or junction inside the folder is followed (README, "Windows").
+//! a time that follows no link at all; Windows, a walk that opens each name as itself and
+//! refuses links and junctions, holding the folders on the way so none can be swapped).
+//! Symlinks that stay inside still work under `openat2`.
 //! A path outside the folder (granted by the policy by its absolute name) keeps the plain
 //! open. [`write`] creates and replaces files beneath a folder, never following a link in
 //! the last step (a link there is replaced); [`listing`] walks a folder by handles.
@@ -210,56 +210,10 @@ mod imp {
     }
 }
 
-#[cfg(not(unix))]
-mod imp {
-    use super::Access;
-    use std::fs::File;
-    use std::io;
-    use std::path::Path;
-
-    pub(super) fn open_beneath(root: &Path, relative: &Path, access: Access) -> io::Result<File> {
-        open_plain(&root.join(relative), access)
-    }
-
-    pub(super) fn remove_beneath(root: &Path, folder: &Path, name: &Path) -> io::Result<()> {
-        std::fs::remove_file(root.join(folder).join(name))
-    }
-
-    pub(super) fn open_plain(path: &Path, access: Access) -> io::Result<File> {
-        match access {
-            Access::Read => File::open(path),
-            Access::Directory => open_directory(path),
-        }
-    }
-
-    /// `FILE_FLAG_BACKUP_SEMANTICS`: the flag without which Windows opens no folder (the
-    /// plain open is refused as access denied).
-    #[cfg(windows)]
-    const FILE_FLAG_BACKUP_SEMANTICS: u32 = 0x0200_0000;
-
-    /// A folder handle; a file is refused as not a folder, as `O_DIRECTORY` refuses it.
-    #[cfg(windows)]
-    fn open_directory(path: &Path) -> io::Result<File> {
-        use std::os::windows::fs::OpenOptionsExt;
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(FILE_FLAG_BACKUP_SEMANTICS)
-            .open(path)?;
-        if !file.metadata()?.is_dir() {
-            return Err(io::ErrorKind::NotADirectory.into());
-        }
-        Ok(file)
-    }
-
-    #[cfg(not(windows))]
-    fn open_directory(path: &Path) -> io::Result<File> {
-        let file = File::open(path)?;
-        if !file.metadata()?.is_dir() {
-            return Err(io::ErrorKind::NotADirectory.into());
-        }
-        Ok(file)
-    }
-}
+#[cfg(windows)]
+mod windows;
+#[cfg(windows)]
+use windows as imp;
 
 #[cfg(unix)]
 mod walk;

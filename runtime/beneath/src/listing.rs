@@ -89,9 +89,14 @@ mod imp {
     use std::path::Path;
 
     pub(super) fn entries(root: &Path, folder: &Path) -> io::Result<Vec<(OsString, Kind)>> {
+        // Resolved beneath the root and held while it is read: the folder cannot be swapped
+        // for a link under the listing.
+        let _held = crate::open_beneath(root, folder, crate::Access::Directory)?;
         let mut out = Vec::new();
         for entry in std::fs::read_dir(root.join(folder))? {
             let entry = entry?;
+            // A link or junction is neither a folder nor a file here (`FileType` says so
+            // from the entry's reparse tag), so it is neither entered nor listed.
             let kind = entry.file_type()?;
             let kind = if kind.is_dir() {
                 Kind::Folder

@@ -18,6 +18,7 @@ mod process;
 mod process_figures;
 mod report;
 pub mod sandbox;
+pub mod search;
 mod stats;
 
 use std::process::ExitCode;
