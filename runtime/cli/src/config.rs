@@ -146,6 +146,11 @@ pub struct Cli {
     /// tool is not offered when unset.
     #[arg(long, env = "AGENT_RUNTIME_WEB_SEARCH_URL")]
     web_search_url: Option<String>,
+    /// The LLM gateway takes `image_url` content parts (OpenAI's multimodal messages): offer
+    /// ViewImage, whose images go to the model that way. Off by default, since the real
+    /// gateway refuses any message content that is not a string.
+    #[arg(long, env = "AGENT_RUNTIME_LLM_IMAGE_PARTS", default_value_t = false)]
+    llm_image_parts: bool,
     /// Seconds each MCP server may take to initialize and list its tools at session start.
     #[arg(
         long,
@@ -295,6 +300,7 @@ impl Cli {
                 .web_search_url
                 .clone()
                 .filter(|url| !url.trim().is_empty()),
+            image_parts: self.llm_image_parts,
             mcp,
         };
         options

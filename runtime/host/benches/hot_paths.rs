@@ -35,6 +35,7 @@ fn thread(len: usize) -> Vec<ConversationMessage> {
                 tool_calls: Vec::new(),
                 tool_call_id: None,
                 tool_name: None,
+                image_urls: Vec::new(),
             };
             if role == Role::Assistant {
                 message.tool_calls = vec![MessageToolCall {

@@ -21,6 +21,7 @@ pub fn message(id: &str, role: Role, content: &str) -> ConversationMessage {
         tool_calls: Vec::new(),
         tool_call_id: None,
         tool_name: None,
+        image_urls: Vec::new(),
     }
 }
 

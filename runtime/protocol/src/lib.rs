@@ -28,5 +28,6 @@ mod serde_util;
 
 pub use error::{ErrorCode, ErrorShape};
 pub use tool::{
-    FileChange, ToolDefinition, ToolRequest, ToolResult, ToolRouter, ToolStatus, UrlCheck,
+    FileChange, ImagePart, ToolDefinition, ToolRequest, ToolResult, ToolRouter, ToolStatus,
+    UrlCheck,
 };

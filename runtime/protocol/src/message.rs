@@ -46,4 +46,9 @@ pub struct ConversationMessage {
     /// Tool messages: the tool that produced it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_name: Option<String>,
+    /// Tool messages: images the model sees with `content`, as `data:` URIs (ViewImage,
+    /// INTEROP.md §11). Kept for the model's requests and the checkpoint; the history
+    /// upload leaves them out.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub image_urls: Vec<String>,
 }

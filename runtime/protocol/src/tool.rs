@@ -145,6 +145,26 @@ pub struct ToolResult {
     /// `GetPatchPreview` (INTEROP.md §1) without watching the file system.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub file_changes: Vec<FileChange>,
+    /// Images for the model to see with the result (ViewImage, INTEROP.md §11): they go to
+    /// the gateway as `image_url` parts of the tool message, never into events or history.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<ImagePart>,
+}
+
+/// An image a tool result carries to the model.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ImagePart {
+    /// `image/png`, `image/jpeg`, `image/gif`, `image/webp` or `image/bmp`.
+    pub media_type: String,
+    pub data_base64: String,
+}
+
+impl ImagePart {
+    /// The `data:` URI the gateway's `image_url` part carries.
+    pub fn data_uri(&self) -> String {
+        format!("data:{};base64,{}", self.media_type, self.data_base64)
+    }
 }
 
 /// One file a tool added, modified or deleted: the raw material of a patch preview entry
@@ -174,6 +194,7 @@ impl ToolResult {
             tool_call_id: request.tool_call_id.clone(),
             artifacts: Vec::new(),
             file_changes: Vec::new(),
+            images: Vec::new(),
         }
     }
 

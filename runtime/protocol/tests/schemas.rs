@@ -280,6 +280,7 @@ fn message(role: Role) -> ConversationMessage {
         },
         tool_call_id: (role == Role::Tool).then(|| "call_1".into()),
         tool_name: (role == Role::Tool).then(|| "ReadFile".into()),
+        image_urls: Vec::new(),
     }
 }
 

@@ -43,6 +43,10 @@ pub struct ToolOptions {
     /// `AGENT_RUNTIME_WEB_SEARCH_URL`: the search endpoint WebSearch asks; the tool is not
     /// offered without one (INTEROP.md §11).
     pub web_search_url: Option<String>,
+    /// `AGENT_RUNTIME_LLM_IMAGE_PARTS`: the LLM gateway takes `image_url` content parts, so
+    /// ViewImage is offered. Off by default: the real gateway refuses any content that is not
+    /// a string (INTEROP.md §2), and one image would fail the whole request.
+    pub image_parts: bool,
 }
 
 impl ToolOptions {
@@ -122,7 +126,7 @@ fn coding_file_tools(options: &ToolOptions) -> Vec<Box<dyn Tool>> {
     let max_bytes = options
         .max_read_bytes
         .unwrap_or(crate::file::read::DEFAULT_MAX_READ_BYTES);
-    vec![
+    let mut tools: Vec<Box<dyn Tool>> = vec![
         Box::new(edit::EditFile { max_bytes }),
         Box::new(edit::MultiEdit { max_bytes }),
         Box::new(listing::ListDirectory),
@@ -132,7 +136,11 @@ fn coding_file_tools(options: &ToolOptions) -> Vec<Box<dyn Tool>> {
         }),
         Box::new(folders::CreateDirectory),
         Box::new(moves::MoveFile),
-    ]
+    ];
+    if options.image_parts {
+        tools.push(Box::new(crate::file::image::ViewImage));
+    }
+    tools
 }
 
 impl Default for LocalToolRouter {
@@ -284,11 +292,12 @@ mod tests {
     fn the_interop_tools_offer_the_argument_schemas_of_schemas_tool_arguments() {
         let router = LocalToolRouter::with_options(ToolOptions {
             web_search_url: Some("https://search.example/search".to_owned()),
+            image_parts: true,
             ..ToolOptions::default()
         });
         let folder =
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../schemas/tool/arguments");
-        for name in ["FetchUrl", "ExecuteCode", "WebSearch"] {
+        for name in ["FetchUrl", "ExecuteCode", "WebSearch", "ViewImage"] {
             let text = std::fs::read_to_string(folder.join(format!("{name}.json"))).unwrap();
             let mut schema: Value = serde_json::from_str(&text).unwrap();
             for keyword in ["$schema", "$id", "title"] {

@@ -177,6 +177,7 @@ mod tests {
                 tool_calls: Vec::new(),
                 tool_call_id: None,
                 tool_name: None,
+                image_urls: Vec::new(),
             })
             .collect();
         let request = |messages: Vec<ConversationMessage>| ArtifactUploadRequest {

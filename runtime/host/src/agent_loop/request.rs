@@ -42,6 +42,7 @@ impl TaskRun {
                     tool_calls: Vec::new(),
                     tool_call_id: None,
                     tool_name: None,
+                    image_urls: Vec::new(),
                 }
             });
             let meta = thread.meta();

@@ -9,7 +9,7 @@ use agent_protocol::events::{EventBody, ToolCompleted, ToolRequested, Warning};
 use agent_protocol::services::ArtifactUploadRequest;
 use agent_protocol::state::TaskStatus;
 use agent_protocol::tool::ToolLimits;
-use agent_protocol::{ErrorCode, ToolRequest, ToolResult, ToolStatus};
+use agent_protocol::{ErrorCode, ImagePart, ToolRequest, ToolResult, ToolStatus};
 use serde_json::{Map, Value, json};
 
 use super::{TaskRun, millis};
@@ -17,6 +17,7 @@ use crate::events::Scope;
 use crate::llm::ToolCall;
 use crate::policy::Verdict;
 use crate::routing::capability_in;
+use crate::thread::ToolReply;
 
 struct Planned<'a> {
     call: &'a ToolCall,
@@ -25,8 +26,8 @@ struct Planned<'a> {
 }
 
 impl TaskRun {
-    /// Returns, per call and in call order, the text the model will read.
-    pub(super) async fn run_tools(&self, step_id: &str, calls: &[ToolCall]) -> Vec<String> {
+    /// Returns, per call and in call order, what the model will read (and see).
+    pub(super) async fn run_tools(&self, step_id: &str, calls: &[ToolCall]) -> Vec<ToolReply> {
         let scope = Scope::step(&self.task_id, step_id);
         let policy = self.session.policy();
         let planned: Vec<Planned<'_>> = calls
@@ -151,7 +152,7 @@ impl TaskRun {
         futures::future::join_all(runs).await
     }
 
-    async fn run_one(&self, plan: Planned<'_>, scope: &Scope, waiting: &AtomicUsize) -> String {
+    async fn run_one(&self, plan: Planned<'_>, scope: &Scope, waiting: &AtomicUsize) -> ToolReply {
         let started = Instant::now();
         let result = match plan.verdict {
             Err(result) => result,
@@ -204,7 +205,10 @@ impl TaskRun {
                 artifact_uris: result.artifact_uris.clone(),
             }),
         );
-        text
+        ToolReply {
+            text,
+            image_urls: result.images.iter().map(ImagePart::data_uri).collect(),
+        }
     }
 
     /// The policy judged the call before the user was asked; while they decided, a path it

@@ -80,7 +80,7 @@ impl WireCache {
             .as_ref()
             .is_none_or(|(text, _)| text != system_prompt)
         {
-            let system = wire(redactor, Role::System, system_prompt, None, &[])?;
+            let system = wire(redactor, Role::System, system_prompt, None, &[], &[])?;
             self.system = Some((system_prompt.to_owned(), system));
         }
         // The cache is filled first, so the body can then borrow from it. Synthetic
@@ -164,6 +164,7 @@ fn wire_of(redactor: &Redactor, message: &ConversationMessage) -> Result<Wire, s
         &message.content,
         tool_call_id,
         &message.tool_calls,
+        &message.image_urls,
     )
 }
 
@@ -175,6 +176,7 @@ fn wire(
     content: &str,
     tool_call_id: Option<&str>,
     calls: &[agent_protocol::message::MessageToolCall],
+    image_urls: &[String],
 ) -> Result<Wire, serde_json::Error> {
     let content = redactor.redact(content);
     let mut redacted = matches!(content, Cow::Owned(_)) || content.contains(MARKER);
@@ -205,7 +207,19 @@ fn wire(
             Role::Tool => "tool",
         },
         tool_call_id,
-        content: &content,
+        // Plain text unless the message shows images: the real gateway refuses any other
+        // content (INTEROP.md §2), so parts go only where ViewImage was offered.
+        content: if image_urls.is_empty() {
+            WireContent::Text(&content)
+        } else {
+            WireContent::Parts(
+                std::iter::once(WirePart::Text { text: &content })
+                    .chain(image_urls.iter().map(|url| WirePart::ImageUrl {
+                        image_url: WireImageUrl { url },
+                    }))
+                    .collect(),
+            )
+        },
         tool_calls,
     };
     Ok(Wire {
@@ -237,9 +251,29 @@ struct WireMessage<'a> {
     role: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     tool_call_id: Option<&'a str>,
-    content: &'a str,
+    content: WireContent<'a>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tool_calls: Vec<WireCall<'a>>,
+}
+
+/// A message's content: a string, or OpenAI's content parts when it shows images.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum WireContent<'a> {
+    Text(&'a str),
+    Parts(Vec<WirePart<'a>>),
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum WirePart<'a> {
+    Text { text: &'a str },
+    ImageUrl { image_url: WireImageUrl<'a> },
+}
+
+#[derive(Serialize)]
+struct WireImageUrl<'a> {
+    url: &'a str,
 }
 
 #[derive(Serialize)]

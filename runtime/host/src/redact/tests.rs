@@ -168,6 +168,7 @@ fn tool_results_are_redacted_in_text_error_hunks_and_artifacts() {
             status: FileChangeStatus::Modified,
             hunks: format!("@@ -1 +1 @@\n-{secret}\n+x\n"),
         }],
+        images: Vec::new(),
     };
     assert!(apply::tool_result(&Redactor::with_defaults(), &mut result));
     let all = serde_json::to_string(&result).unwrap_or_default();

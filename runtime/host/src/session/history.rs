@@ -272,6 +272,7 @@ fn common_fields(value: &Value, index: usize, session_id: &str) -> ConversationM
         tool_calls: Vec::new(),
         tool_call_id: None,
         tool_name: None,
+        image_urls: Vec::new(),
     }
 }
 

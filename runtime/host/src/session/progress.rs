@@ -6,7 +6,7 @@ use agent_protocol::message::MessageToolCall;
 
 use super::Session;
 use crate::llm::{LlmResponse, ToolCall};
-use crate::thread::{Origin, Thread};
+use crate::thread::{Origin, Thread, ToolReply};
 
 impl Session {
     /// The model's answer into the thread (its tool calls with it) and `tokens` onto the
@@ -35,14 +35,14 @@ impl Session {
     pub fn record_tool_results(
         &self,
         calls: &[ToolCall],
-        results: Vec<String>,
+        results: Vec<ToolReply>,
         origin: Origin<'_>,
     ) {
         let mut inner = self.lock();
-        for (call, text) in calls.iter().zip(results) {
+        for (call, reply) in calls.iter().zip(results) {
             inner
                 .thread
-                .add_tool_result(&call.id, &call.name, text, origin);
+                .add_tool_result(&call.id, &call.name, reply, origin);
         }
     }
 

@@ -53,6 +53,34 @@ pub struct Thread {
     next_id: u64,
 }
 
+/// What a tool call answers the model: the result's text, and the images it shows with it
+/// (`data:` URIs).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ToolReply {
+    pub text: String,
+    pub image_urls: Vec<String>,
+}
+
+impl From<String> for ToolReply {
+    fn from(text: String) -> Self {
+        Self {
+            text,
+            image_urls: Vec::new(),
+        }
+    }
+}
+
+impl From<&str> for ToolReply {
+    fn from(text: &str) -> Self {
+        text.to_owned().into()
+    }
+}
+
+/// The local estimate of an image's tokens: the Python runtime's figure, near what OpenAI
+/// charges for a 1024×1024 image in high detail (765). Estimated, since the gateway's
+/// usage report is the real count.
+pub const IMAGE_TOKENS: u64 = 1000;
+
 /// Where a new message comes from in the ID chain.
 #[derive(Debug, Clone, Copy)]
 pub struct Origin<'a> {
@@ -161,6 +189,7 @@ impl Thread {
             tool_calls: Vec::new(),
             tool_call_id: None,
             tool_name: None,
+            image_urls: Vec::new(),
         };
         self.next_id += 1;
         message
@@ -223,12 +252,17 @@ impl Thread {
         &mut self,
         tool_call_id: &str,
         tool_name: &str,
-        content: String,
+        reply: ToolReply,
         origin: Origin<'_>,
     ) {
-        let mut message = self.message_from(Role::Tool, content, origin);
+        let mut message = self.message_from(Role::Tool, reply.text, origin);
         message.tool_call_id = Some(tool_call_id.to_owned());
         message.tool_name = Some(tool_name.to_owned());
+        if !reply.image_urls.is_empty() {
+            let images = IMAGE_TOKENS.saturating_mul(reply.image_urls.len() as u64);
+            message.token_count = message.token_count.map(|text| text.saturating_add(images));
+            message.image_urls = reply.image_urls;
+        }
         self.add(&message);
     }
 

@@ -62,7 +62,12 @@ fn checked_messages_go_to_the_spill_file_and_read_back_the_same() {
     let redactor = Arc::new(Redactor::with_defaults());
     for round in 0..3 {
         spilled.add_user(&format!("round {round} \"quoted\"\n"), origin());
-        spilled.add_tool_result("c1", "ReadFile", format!("{round} \u{1F600}"), origin());
+        spilled.add_tool_result(
+            "c1",
+            "ReadFile",
+            format!("{round} \u{1F600}").into(),
+            origin(),
+        );
         let items = spilled.stored(&redactor);
         assert!(
             items.joined().is_some() && items.each().is_empty(),
@@ -153,6 +158,7 @@ fn a_tool_result_joins_only_the_call_it_answers() {
             tool_calls: Vec::new(),
             tool_call_id: None,
             tool_name: None,
+            image_urls: Vec::new(),
         };
         message.tool_calls = ids
             .iter()
@@ -288,4 +294,19 @@ fn messages_get_sequential_ids_and_their_origin() {
     assert_eq!(all[2].tool_call_id.as_deref(), Some("c1"));
     assert_eq!(all[0].step_id, None);
     assert!(thread.has_task("t") && !thread.has_task("u"));
+}
+
+#[test]
+fn images_of_a_tool_result_are_kept_and_counted() {
+    let mut thread = Thread::new("s");
+    let reply = ToolReply {
+        text: "Image: a.png (67 B)".into(),
+        image_urls: vec!["data:image/png;base64,AAAA".into()],
+    };
+    thread.add_tool_result("c1", "ViewImage", reply, origin());
+    let message = thread.message(0).unwrap().into_owned();
+    assert_eq!(message.image_urls, ["data:image/png;base64,AAAA"]);
+    let text = estimate_tokens("Image: a.png (67 B)");
+    assert_eq!(message.token_count, Some(text + IMAGE_TOKENS));
+    assert_eq!(thread.token_count(), text + IMAGE_TOKENS);
 }

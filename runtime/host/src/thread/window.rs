@@ -150,6 +150,7 @@ mod tests {
             tool_calls: vec![],
             tool_call_id: None,
             tool_name: None,
+            image_urls: Vec::new(),
         }
     }
 

@@ -7,6 +7,7 @@ pub mod delete;
 mod diff;
 pub mod edit;
 pub mod folders;
+pub mod image;
 pub mod listing;
 pub mod moves;
 pub mod read;

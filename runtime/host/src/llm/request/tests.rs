@@ -332,3 +332,29 @@ fn contents_are_redacted_by_the_rules_and_flagged() {
     let body = plain(&mut WireCache::default(), &redactor, &hello, &all(&hello));
     assert!(!body.redaction_applied);
 }
+
+#[test]
+fn a_tool_message_with_images_goes_as_text_and_image_url_parts() {
+    let redactor = Arc::new(Redactor::with_defaults());
+    let mut shown = message("m2", Role::Tool, "Image: /p/a.png (67 B)");
+    shown.tool_call_id = Some("call_1".into());
+    shown.image_urls = vec!["data:image/png;base64,iVBORw0KGgo=".into()];
+    let mut text_only = message("m3", Role::Tool, "plain");
+    text_only.tool_call_id = Some("call_2".into());
+    let thread = vec![shown, text_only];
+    let body = plain(&mut WireCache::default(), &redactor, &thread, &all(&thread));
+    let messages = &parsed(&body)["messages"];
+    assert_eq!(
+        messages[1],
+        json!({
+            "role": "tool",
+            "tool_call_id": "call_1",
+            "content": [
+                {"type": "text", "text": "Image: /p/a.png (67 B)"},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}},
+            ],
+        })
+    );
+    // Without images the content stays a string: the real gateway takes nothing else.
+    assert_eq!(messages[2]["content"], json!("plain"));
+}
