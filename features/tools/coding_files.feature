@@ -210,3 +210,46 @@ Feature: The coding file tools of the real app's users
       | ListDirectory | {"path": "${WORKSPACE}/missing"}                                              |
       | GrepFiles     | {"directory": "${WORKSPACE}/missing", "pattern": "a"}                         |
       | MoveFile      | {"source": "${WORKSPACE}/missing.txt", "destination": "${WORKSPACE}/b.txt"}   |
+
+  @REQ-TOOL-242
+  Scenario: ViewImage shows the model the image as an image_url data URI part of the tool result
+    Given the gateway takes image parts
+    And the workspace file "chart.png" holds the bytes "89 50 4E 47 0D 0A 1A 0A 00 00 00 0D 49 48 44 52 00 00 00 01"
+    And a running session
+    And the model will call ViewImage with:
+      """
+      {"path": "${WORKSPACE}/chart.png"}
+      """
+    And the model will then answer "A chart."
+    When the client starts the task "What does chart.png show?"
+    Then every tool call of the task succeeds
+    And the model sees the workspace file "chart.png" as a "image/png" image
+
+  @REQ-TOOL-243
+  Scenario: ViewImage refuses a file that is not an image, and shows the model nothing
+    Given the gateway takes image parts
+    And the workspace file "notes.txt" contains "plain text, not an image"
+    And a running session
+    And the model will call ViewImage with:
+      """
+      {"path": "${WORKSPACE}/notes.txt"}
+      """
+    And the model will then answer "That is not an image."
+    When the client starts the task "Show me notes.txt."
+    Then the tool call fails with errorCode "INVALID_REQUEST"
+    And the model is shown no image
+
+  @REQ-TOOL-244
+  Scenario: ViewImage refuses an image larger than maxFileSizeBytes, and shows the model nothing
+    Given the gateway takes image parts
+    And the policy limits File.Read to files of at most 16 bytes
+    And the workspace file "big.png" holds the bytes "89 50 4E 47 0D 0A 1A 0A 00 00 00 0D 49 48 44 52 00 00 00 01"
+    And a running session
+    And the model will call ViewImage with:
+      """
+      {"path": "${WORKSPACE}/big.png"}
+      """
+    And the model will then answer "Too large."
+    When the client starts the task "Show me big.png."
+    Then the tool call is refused as too large
+    And the model is shown no image
