@@ -202,6 +202,24 @@ Feature: Sessions across app restarts
     Then the task ended with task_completed
     And the history saved last keeps the ids the earlier history gave its messages
 
+  @REQ-RST-018
+  Scenario Outline: a history another client wrote in the <form> form, one message per call, keeps every id when read back and saved again
+    Given the model will answer "The launch code is 4-8-15-16."
+    And the client has run the task "What is the launch code in notes.txt?" to its end
+    And the client has shut the session down
+    And the Workspace Service holds the session's history in the <form> form, two calls in one turn
+    And the model will answer "You asked what the project holds."
+    When the client continues the conversation of the session
+    Then the conversation continues in the same session
+    When the client starts the task "What did I ask before?"
+    Then the task ended with task_completed
+    And the history saved last begins with the ids of the history the Workspace Service held
+
+    Examples:
+      | form   |
+      | app    |
+      | Python |
+
   @REQ-RST-019
   Scenario: after a crash, requests naming the ended session are answered for the session that continues it
     Given the model will answer "The launch code is 4-8-15-16."

@@ -294,3 +294,15 @@ Feature: The Sandbox Agent Host behind the Session Service
     And the web app starts the task "Read log.txt sixteen times." without a sessionId
     And the task finishes
     Then the stalled reader, reading again, is told of the gap and then gets the later events in order
+
+  @REQ-SBX-037
+  Scenario: a reader that fell further behind the live events than the backlog is dropped and misses nothing by reconnecting
+    Given the runtime is started with AGENT_RUNTIME_SANDBOX_READER_BACKLOG set to "2"
+    And the runtime is started with AGENT_RUNTIME_EVENT_RING_SIZE set to "10000"
+    And the runtime is started with AGENT_RUNTIME_SANDBOX_SEND_BUFFER_BYTES set to "8192"
+    And a sandbox registered with the Session Service
+    And the model will say 4 KiB beside each of 8 ReadFile calls on "log.txt", then answer "Read it all."
+    When a reader with a 4 KiB receive buffer opens the event stream and stops reading
+    And the web app starts the task "Read log.txt sixteen times." without a sessionId
+    And the task finishes
+    Then the stalled reader, reading again, is dropped and, reconnecting from the last event it got, misses no event

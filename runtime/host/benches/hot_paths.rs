@@ -42,6 +42,7 @@ fn thread(len: usize) -> Vec<ConversationMessage> {
                     id: format!("call_{i}"),
                     name: "ReadFile".into(),
                     arguments: r#"{"path":"src/main.rs"}"#.into(),
+                    message_id: None,
                 }];
             }
             if role == Role::Tool {

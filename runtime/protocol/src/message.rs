@@ -21,6 +21,12 @@ pub struct MessageToolCall {
     pub name: String,
     /// The arguments exactly as the model produced them (a JSON text, possibly invalid).
     pub arguments: String,
+    /// The id of the history message that carried this call, when the thread was read back
+    /// from a history written one message per call (INTEROP.md §8): uploading the history
+    /// again gives the call that id back, so ids stay stable across read-backs. Absent for
+    /// a call the model made here (and in checkpoints written before it existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message_id: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -274,6 +274,7 @@ fn message(role: Role) -> ConversationMessage {
                 id: "call_1".into(),
                 name: "ReadFile".into(),
                 arguments: "{\"path\":\"a.txt\"}".into(),
+                message_id: Some("msg_read_back_call".into()),
             }]
         } else {
             Vec::new()
@@ -1174,6 +1175,9 @@ fn conversation_messages_satisfy_their_schema() {
         bare.task_id = None;
         bare.step_id = None;
         bare.token_count = None;
+        for call in &mut bare.tool_calls {
+            call.message_id = None;
+        }
         check("message/ConversationMessage", &bare);
     }
 }

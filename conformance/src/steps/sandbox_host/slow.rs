@@ -225,15 +225,24 @@ async fn stalled_reader(world: &mut ConformanceWorld, kib: u32) -> StepResult {
     Ok(())
 }
 
-#[then(
-    "the stalled reader, reading again, is told of the gap and then gets the later events in order"
-)]
-async fn stalled_reader_told(world: &mut ConformanceWorld) -> StepResult {
+/// What the stalled reader got once it read again, through the task's last event.
+struct ReadAgain {
+    frames: Vec<Frame>,
+    /// Times the sandbox closed the stream before that event (the reader reconnected).
+    closes: usize,
+    /// The stream open at the end, and its parser.
+    stream: TcpStream,
+    parser: FrameReader,
+}
+
+/// Reads the stalled reader again until it has the task's last event, reconnecting with
+/// `Last-Event-ID` whenever the sandbox closes its stream; with every event id the runtime
+/// sent in this session (as the kit's own reader saw them).
+async fn read_again(world: &mut ConformanceWorld) -> anyhow::Result<(ReadAgain, BTreeSet<u64>)> {
     wait_task_end(world).await?;
     let last = *task_event_ids(world)?
         .last()
         .context("the task has no events")?;
-    // Every event id the runtime sent in this session, as the kit's own reader saw them.
     let sent: BTreeSet<u64> = world
         .started_runtime()?
         .events()
@@ -249,7 +258,7 @@ async fn stalled_reader_told(world: &mut ConformanceWorld) -> StepResult {
     let mut parser = FrameReader::default();
     let mut frames: Vec<Frame> = parser.push(&rest);
     let mut chunk = vec![0u8; 16 * 1024];
-    let mut reconnects = 0;
+    let mut closes = 0;
     while !frames.iter().any(|f| frame_id(f) == Some(last)) {
         let read = tokio::time::timeout_at(deadline, stream.read(&mut chunk))
             .await
@@ -262,8 +271,8 @@ async fn stalled_reader_told(world: &mut ConformanceWorld) -> StepResult {
             Ok(n) if n > 0 => frames.extend(parser.push(&chunk[..n])),
             _ => {
                 // The sandbox closed the stream: reconnect from the last event received.
-                reconnects += 1;
-                check!(reconnects <= 8, "the stream kept closing without progress");
+                closes += 1;
+                check!(closes <= 8, "the stream kept closing without progress");
                 let resume = frames.iter().rev().find_map(frame_id);
                 let (again, rest) = open_events(world, None, resume).await?;
                 stream = again;
@@ -272,10 +281,22 @@ async fn stalled_reader_told(world: &mut ConformanceWorld) -> StepResult {
             }
         }
     }
+    let read = ReadAgain {
+        frames,
+        closes,
+        stream,
+        parser,
+    };
+    Ok((read, sent))
+}
+
+/// Checks the events are in order and none of `sent` was skipped without a gap before it;
+/// the number of gaps told after some event had been received.
+fn in_order(frames: &[Frame], sent: &BTreeSet<u64>) -> anyhow::Result<usize> {
     let mut previous: Option<u64> = None;
     let mut gap_pending = false;
     let mut gaps_after_events = 0;
-    for frame in &frames {
+    for frame in frames {
         match frame.event.as_deref() {
             Some("gap") => {
                 gap_pending = true;
@@ -303,13 +324,60 @@ async fn stalled_reader_told(world: &mut ConformanceWorld) -> StepResult {
             _ => {}
         }
     }
+    Ok(gaps_after_events)
+}
+
+#[then(
+    "the stalled reader, reading again, is told of the gap and then gets the later events in order"
+)]
+async fn stalled_reader_told(world: &mut ConformanceWorld) -> StepResult {
+    let (read, sent) = read_again(world).await?;
+    let gaps_after_events = in_order(&read.frames, &sent)?;
     check!(
         gaps_after_events > 0,
         "the reader that stopped reading was never told of a gap (events received: {}), although the replay buffer kept fewer events than it missed: the sandbox's buffers took every event, or the gap was not sent",
-        frames
+        read.frames
             .iter()
             .filter(|f| f.event.as_deref() == Some("session_event"))
             .count()
+    );
+    Ok(())
+}
+
+#[then(
+    "the stalled reader, reading again, is dropped and, reconnecting from the last event it got, misses no event"
+)]
+async fn stalled_reader_dropped(world: &mut ConformanceWorld) -> StepResult {
+    let (mut read, sent) = read_again(world).await?;
+    if read.closes == 0 {
+        // Not dropped while it caught up: it must be once it has what the ring held for it.
+        let deadline = Instant::now() + world.timeout();
+        let mut chunk = vec![0u8; 16 * 1024];
+        loop {
+            let got = tokio::time::timeout_at(deadline, read.stream.read(&mut chunk))
+                .await
+                .map_err(|_| {
+                    anyhow::anyhow!(
+                        "the reader that fell further behind the live events than the backlog (AGENT_RUNTIME_SANDBOX_READER_BACKLOG) was not dropped: its stream stayed open after it had read every event of the task"
+                    )
+                })?;
+            match got {
+                Ok(n) if n > 0 => read.frames.extend(read.parser.push(&chunk[..n])),
+                _ => break,
+            }
+        }
+    }
+    let gaps = in_order(&read.frames, &sent)?;
+    let told: Vec<String> = read
+        .frames
+        .iter()
+        .filter(|f| f.event.as_deref() == Some("gap"))
+        .map(|f| f.data.join("\n"))
+        .collect();
+    check!(
+        gaps == 0,
+        "the dropped reader was told of a gap, although the replay buffer still held every event it missed (reconnected {} time(s)): {told:?}",
+        read.closes
     );
     Ok(())
 }

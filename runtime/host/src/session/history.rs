@@ -55,11 +55,12 @@ pub fn to_app_form(message: &ConversationMessage) -> Vec<Value> {
                     "toolName": call.name,
                     "arguments": arguments,
                 });
-                out.push(base(
-                    format!("{}_call_{}", message.message_id, index + 1),
-                    "tool",
-                    content.to_string(),
-                ));
+                // A call read back from a history keeps the id its own message had there.
+                let message_id = call
+                    .message_id
+                    .clone()
+                    .unwrap_or_else(|| format!("{}_call_{}", message.message_id, index + 1));
+                out.push(base(message_id, "tool", content.to_string()));
             }
             out
         }
@@ -171,6 +172,7 @@ pub fn read_back(stored: Vec<Value>, session_id: &str) -> Result<Vec<Conversatio
                         Some(Value::Null) | None => "{}".to_owned(),
                         Some(other) => other.to_string(),
                     },
+                    message_id: Some(common.message_id.clone()),
                 };
                 let joins = collecting
                     || out.last().is_some_and(|last| {
@@ -187,9 +189,9 @@ pub fn read_back(stored: Vec<Value>, session_id: &str) -> Result<Vec<Conversatio
                         role: Role::Assistant,
                         content: String::new(),
                         tool_calls: vec![call],
-                        // The upload names a call `<message>_call_<n>`; the message it
-                        // came from gets its own id back, so a history read and uploaded
-                        // again keeps every id.
+                        // This runtime's upload names a call `<message>_call_<n>`; the
+                        // message it came from gets its own id back (no text of its own
+                        // is uploaded, so the id is not written twice).
                         message_id: call_owner(&common.message_id),
                         ..common
                     }),
@@ -306,6 +308,7 @@ fn spec_message(value: &Value, common: ConversationMessage) -> Result<Conversati
                         Some(Value::Null) | None => "{}".to_owned(),
                         Some(other) => other.to_string(),
                     },
+                    message_id: text_of(call.get("messageId")),
                 })
                 .collect()
         })

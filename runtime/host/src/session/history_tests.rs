@@ -12,11 +12,13 @@ fn thread() -> Vec<ConversationMessage> {
             id: "call_a".into(),
             name: "ReadFile".into(),
             arguments: r#"{"path":"notes.txt"}"#.into(),
+            message_id: None,
         },
         MessageToolCall {
             id: "call_b".into(),
             name: "ListDirectory".into(),
             arguments: r#"{"path":"."}"#.into(),
+            message_id: None,
         },
     ];
     let mut read = message("msg_3", Role::Tool, "launch code 42");
@@ -34,6 +36,7 @@ fn thread() -> Vec<ConversationMessage> {
         id: "call_c".into(),
         name: "WriteFile".into(),
         arguments: r#"{"path":"summary.md","content":"42"}"#.into(),
+        message_id: None,
     }];
     let mut written = message("msg_6", Role::Tool, "wrote 2 bytes");
     written.tool_call_id = Some("call_c".into());
@@ -234,4 +237,46 @@ fn message_ids_are_the_same_after_every_read_back() {
         };
         assert_eq!(ids(&history), ids(&once));
     }
+}
+
+#[test]
+fn another_producers_call_messages_keep_their_own_ids() {
+    // The Python runtime and the desktop app write one message per call, each with an id
+    // of its own (none of the `<message>_call_<n>` form).
+    let card = |kind: &str, name: &str| {
+        json!({"type": kind, "toolName": name, "arguments": "{}", "output": "ok"}).to_string()
+    };
+    let stored = vec![
+        json!({"messageId": "u1", "role": "user", "content": "go", "timestamp": "t"}),
+        json!({"messageId": "c1", "role": "tool", "content": card("tool_call", "ReadFile"), "timestamp": "t"}),
+        json!({"messageId": "c2", "role": "tool", "content": card("tool_call", "ListDirectory"), "timestamp": "t"}),
+        json!({"messageId": "r1", "role": "tool", "content": card("tool_result", "ReadFile"), "timestamp": "t"}),
+        json!({"messageId": "r2", "role": "tool", "content": card("tool_result", "ListDirectory"), "timestamp": "t"}),
+        json!({"messageId": "a1", "role": "assistant", "content": "done", "timestamp": "t"}),
+    ];
+    let read = read_back(stored, "s1").unwrap();
+    assert_eq!(
+        read[1].tool_calls.len(),
+        2,
+        "a run of calls is one assistant turn"
+    );
+    let again = app_form(&read);
+    let ids: Vec<&str> = again
+        .iter()
+        .map(|message| message["messageId"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(ids, ["u1", "c1", "c2", "r1", "r2", "a1"]);
+    // Stable through a checkpoint too: the ids ride on the calls it serialises.
+    let restored: Vec<ConversationMessage> =
+        serde_json::from_value(serde_json::to_value(&read).unwrap()).unwrap();
+    assert_eq!(app_form(&restored), again);
+}
+
+#[test]
+fn a_call_written_before_calls_kept_their_ids_still_loads() {
+    let old = json!({"messageId": "m2", "sessionId": "s1", "role": "assistant", "content": "",
+        "timestamp": "t", "toolCalls": [{"id": "call_1", "name": "ReadFile", "arguments": "{}"}]});
+    let message: ConversationMessage = serde_json::from_value(old).unwrap();
+    assert_eq!(message.tool_calls[0].message_id, None);
+    assert_eq!(to_app_form(&message)[0]["messageId"], "m2_call_1");
 }

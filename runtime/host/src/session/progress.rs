@@ -19,6 +19,7 @@ impl Session {
                 id: call.id.clone(),
                 name: call.name.clone(),
                 arguments: call.arguments.clone(),
+                message_id: None,
             })
             .collect();
         let mut inner = self.lock();

@@ -367,6 +367,7 @@ mod tests {
                 id: "call_1".into(),
                 name: "ReadFile".into(),
                 arguments: format!(r#"{{"path":"{secret}"}}"#),
+                message_id: None,
             };
             thread.add_assistant("a \"quoted\"\nanswer", vec![call], Some(3), origin);
             thread.add_tool_result("call_1", "ReadFile", "line\tone \u{1F600}".into(), origin);

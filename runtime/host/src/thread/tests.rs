@@ -166,6 +166,7 @@ fn a_tool_result_joins_only_the_call_it_answers() {
                 id: (*id).into(),
                 name: "ReadFile".into(),
                 arguments: "{}".into(),
+                message_id: None,
             })
             .collect();
         message
@@ -281,6 +282,7 @@ fn messages_get_sequential_ids_and_their_origin() {
             id: "c1".into(),
             name: "ReadFile".into(),
             arguments: "{}".into(),
+            message_id: None,
         }],
         Some(7),
         origin,

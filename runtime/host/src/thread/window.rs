@@ -160,6 +160,7 @@ mod tests {
             id: id.into(),
             name: "ReadFile".into(),
             arguments: "{}".into(),
+            message_id: None,
         }];
         m
     }

@@ -72,11 +72,13 @@ fn thread() -> Vec<ConversationMessage> {
             id: "call_1".to_owned(),
             name: "ReadFile".to_owned(),
             arguments: r#"{"path":"a \"quoted\" name\n"}"#.to_owned(),
+            message_id: None,
         },
         MessageToolCall {
             id: "call_2".to_owned(),
             name: "mcp:docs/search".to_owned(),
             arguments: "{}".to_owned(),
+            message_id: None,
         },
     ];
     let mut result = message("msg_3", Role::Tool, "line one\nline \"two\"\t\u{1F600}");
@@ -299,6 +301,7 @@ fn credentials_in_tool_call_arguments_are_replaced_and_the_json_stays_valid() {
         id: "call_1".to_owned(),
         name: "HttpRequest".to_owned(),
         arguments: r#"{"token":"s3cr3t-value-42"}"#.to_owned(),
+        message_id: None,
     }];
     let thread = [answer];
     let body = plain(&mut WireCache::default(), &redactor, &thread, &all(&thread));
