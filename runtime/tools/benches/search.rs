@@ -38,7 +38,7 @@ fn target_dir() -> PathBuf {
 }
 
 /// The tree of `count` files: `dNN/sN/` folders of 100 files of 30–60 lines each, every
-/// `NEEDLE_EVERY`th named `needle_N.rs` and holding `needle_N` in one line.
+/// `NEEDLE_EVERY`th named after the needle and its number, and holding them in one line.
 fn tree(count: usize) -> PathBuf {
     let root = target_dir().join(format!("search-bench-tree-{count}"));
     let done = root.join(".complete");
