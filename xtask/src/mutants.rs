@@ -26,7 +26,7 @@ pub const AREAS: &[(&str, &[&str], &str)] = &[
     (
         "agent loop",
         &["runtime/host/src/agent_loop/*.rs"],
-        "@REQ-TASK-008 or @REQ-LOOP-012 or @REQ-LOOP-015 or @REQ-LOOP-016 or @REQ-LOOP-021 or @REQ-LOOP-023 or @REQ-CAN-003 or @REQ-LOOP-010",
+        "@REQ-TASK-008 or @REQ-LOOP-012 or @REQ-LOOP-015 or @REQ-LOOP-016 or @REQ-LOOP-021 or @REQ-LOOP-023 or @REQ-CAN-003 or @REQ-LOOP-010 or @REQ-TASK-004 or @REQ-TASK-005 or @REQ-TASK-009 or @REQ-LOOP-014 or @REQ-LOOP-019 or @REQ-LOOP-027 or @REQ-LOOP-300 or @REQ-LLM-001 or @REQ-LLM-007 or @REQ-LLM-009 or @REQ-LLM-017 or @REQ-LLM-018 or @REQ-POL-019 or @REQ-POL-101 or @REQ-REC-002 or @REQ-RST-010 or @REQ-RST-018 or @REQ-RED-001 or @REQ-TOOL-265 or @REQ-HARD-005 or @REQ-HARD-006 or @REQ-HARD-009 or @REQ-HARD-010 or @REQ-APR-003",
     ),
     (
         "policy enforcer",
