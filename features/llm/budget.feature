@@ -23,3 +23,27 @@ Feature: The session's token budget
     Then the task fails with error code "LLM_BUDGET_EXCEEDED"
     And the runtime reports tool_completed for ReadFile with a result containing "The launch code is 4-8-15-16."
     And the gateway received exactly 1 request
+
+  @REQ-LLM-018
+  Scenario: the budget counts a response's prompt and completion tokens together
+    Given the policy allows a session budget of 20000 tokens
+    And the gateway reports usage of 15000 prompt tokens and 10000 completion tokens
+    And the workspace file "notes.txt" contains "The launch code is 4-8-15-16."
+    And a running session
+    And the model will call ReadFile on "notes.txt"
+    And the model will then answer "Never asked."
+    When the client starts the task "What is the launch code in notes.txt?"
+    Then the task fails with error code "LLM_BUDGET_EXCEEDED"
+    And the gateway received exactly 1 request
+
+  @REQ-LLM-018
+  Scenario: responses whose usage stays within the budget let the task go on
+    Given the policy allows a session budget of 100000 tokens
+    And the gateway reports usage of 1000 prompt tokens and 1000 completion tokens
+    And the workspace file "notes.txt" contains "The launch code is 4-8-15-16."
+    And a running session
+    And the model will call ReadFile on "notes.txt"
+    And the model will then answer "The launch code is 4-8-15-16."
+    When the client starts the task "What is the launch code in notes.txt?"
+    Then the task ends with exactly one task_completed event
+    And the gateway received exactly 2 requests

@@ -25,6 +25,26 @@ Feature: Cancelling a task while a tool runs
     When the user creates the workspace file "release"
     Then the task ends with exactly one task_completed event
 
+  @REQ-LOOP-027
+  Scenario: GetSessionState reports EXECUTING_TOOLS while an approved tool runs
+    # The state leaves WAITING_FOR_APPROVAL once the last decision of the step is in.
+    Given the policy requires approval for Shell.Exec under the rule "Run a command"
+    And a running session
+    And the model will call RunCommand with:
+      """
+      {"command": "touch started; for i in $(seq 600); do [ -e release ] && break; sleep 0.05; done; echo finished",
+       "command@windows": "type nul > started& (for /L %i in (1,1,30) do @if not exist release ping -n 2 127.0.0.1 >nul)& echo finished"}
+      """
+    And the model will then answer "Done."
+    And the client has started the task "Run the command."
+    When the runtime asks for approval
+    And the user approves the action
+    And the command has written the workspace file "started"
+    And the client asks for the session state
+    Then the session state shows the task as EXECUTING_TOOLS
+    When the user creates the workspace file "release"
+    Then the task ends with exactly one task_completed event
+
   @REQ-CAN-008 @REQ-CAN-003
   Scenario: a task cancelled while a tool runs waits for the tool, then ends cancelled
     Given a running session

@@ -28,3 +28,20 @@ Feature: A policy that expires during a task
     When the client continues the incomplete task
     Then the continued task completes with "I read nothing; the policy expired."
     And no model request contains "4-8-15-16"
+
+  @REQ-POL-019
+  Scenario: a call approved after the policy expired is denied, not run
+    # Expiry is checked again when the user's decision arrives, not only when the call is planned.
+    Given the Session Service serves policies that expire 3 seconds after they are served
+    And the policy requires approval for File.Read under the rule "Read a local file"
+    And the workspace file "notes.txt" contains "The launch code is 4-8-15-16."
+    And a running session
+    And the model will call ReadFile on "notes.txt"
+    And the model will then answer "I read nothing; the policy expired."
+    When the client starts the task "What is the launch code in notes.txt?"
+    And the runtime asks for approval
+    And the policy the session was served has expired
+    And the user approves the action
+    Then the ReadFile call is denied with error code "POLICY_EXPIRED"
+    And the task fails recoverably with error code "POLICY_EXPIRED"
+    And no model request contains "4-8-15-16"

@@ -28,6 +28,15 @@ Feature: Secrets never leave the runtime in clear
     And the last model request contains "visible-after-the-secrets"
     And the last model request contains "deploy target prod uses"
 
+  @REQ-RED-001
+  Scenario: the gateway token in the prompt and in the model's answer stays out of the uploaded history
+    # The thread keeps the answer as the model sent it; the history upload is cleaned on its way out.
+    Given the runtime is started with LLM_GATEWAY_AUTH_TOKEN set to "gw-planted-7a3e1c9d5b2f"
+    And a running session
+    And the model will answer "Deploying with gw-planted-7a3e1c9d5b2f as you asked."
+    When the client starts the task "Deploy with the token gw-planted-7a3e1c9d5b2f please."
+    Then the secret "gw-planted-7a3e1c9d5b2f" appears in none of the runtime's outputs
+
   @REQ-RED-002 @REQ-RED-004
   Scenario Outline: <kind> in a file the model reads is redacted and the request says so
     Given the workspace file "settings.txt" contains "<line>"

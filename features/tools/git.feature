@@ -84,3 +84,33 @@ Feature: The git tools
     And the model will then answer "This folder is not a repository."
     When the client starts the task "What changed?"
     Then the tool call fails with errorCode "TOOL_EXECUTION_FAILED" and a message containing "not a git repository"
+
+  @REQ-POL-022
+  Scenario: under a policy that names no Git capability, GitStatus runs as a read of the project
+    Given the workspace file "notes.txt" contains "first"
+    And the workspace is a git repository with "notes.txt" committed
+    And the workspace file "notes.txt" contains "second"
+    And a running session
+    And the model will call GitStatus with:
+      """
+      {}
+      """
+    And the model will then answer "notes.txt changed."
+    When the client starts the task "What changed?"
+    Then the tool call succeeds with a result containing " M notes.txt"
+
+  @REQ-POL-022
+  Scenario: under a policy that names Git.Status, GitStatus runs without File.Read
+    Given the workspace file "notes.txt" contains "first"
+    And the workspace is a git repository with "notes.txt" committed
+    And the workspace file "notes.txt" contains "second"
+    And the policy does not grant File.Read
+    And the policy also grants Git.Status
+    And a running session
+    And the model will call GitStatus with:
+      """
+      {}
+      """
+    And the model will then answer "notes.txt changed."
+    When the client starts the task "What changed?"
+    Then the tool call succeeds with a result containing " M notes.txt"

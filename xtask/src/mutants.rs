@@ -26,12 +26,12 @@ pub const AREAS: &[(&str, &[&str], &str)] = &[
     (
         "agent loop",
         &["runtime/host/src/agent_loop/*.rs"],
-        "@REQ-TASK-008 or @REQ-LOOP-012 or @REQ-LOOP-015 or @REQ-LOOP-016 or @REQ-LOOP-021 or @REQ-LOOP-023 or @REQ-CAN-003 or @REQ-LOOP-010",
+        "@REQ-TASK-008 or @REQ-LOOP-012 or @REQ-LOOP-015 or @REQ-LOOP-016 or @REQ-LOOP-021 or @REQ-LOOP-023 or @REQ-CAN-003 or @REQ-LOOP-010 or @REQ-TASK-004 or @REQ-TASK-005 or @REQ-TASK-009 or @REQ-LOOP-014 or @REQ-LOOP-019 or @REQ-LOOP-027 or @REQ-LOOP-300 or @REQ-LLM-001 or @REQ-LLM-007 or @REQ-LLM-009 or @REQ-LLM-017 or @REQ-LLM-018 or @REQ-POL-019 or @REQ-POL-101 or @REQ-REC-002 or @REQ-RST-010 or @REQ-RST-018 or @REQ-RED-001 or @REQ-TOOL-265 or @REQ-HARD-005 or @REQ-HARD-006 or @REQ-HARD-009 or @REQ-HARD-010 or @REQ-APR-003",
     ),
     (
         "policy enforcer",
         &["runtime/host/src/policy/*.rs"],
-        "@REQ-POL-001 or @REQ-POL-002 or @REQ-POL-003 or @REQ-POL-004 or @REQ-POL-005 or @REQ-POL-006 or @REQ-POL-008 or @REQ-POL-013 or @REQ-POL-014 or @REQ-POL-018 or @REQ-POL-019 or @REQ-POL-021 or @REQ-POL-103 or @REQ-POL-020",
+        "@REQ-POL-001 or @REQ-POL-002 or @REQ-POL-003 or @REQ-POL-004 or @REQ-POL-005 or @REQ-POL-006 or @REQ-POL-008 or @REQ-POL-013 or @REQ-POL-014 or @REQ-POL-018 or @REQ-POL-019 or @REQ-POL-021 or @REQ-POL-103 or @REQ-POL-020 or @REQ-POL-022 or @REQ-APR-001 or @REQ-TOOL-238 or @REQ-TOOL-265 or @REQ-HARD-010 or @REQ-EXT-006 or @REQ-EXT-001 or @REQ-EXT-003 or @REQ-EXT-204",
     ),
     (
         "command analyser",

@@ -196,7 +196,13 @@ impl Writer {
                 "timestamp": crate::time::now_rfc3339(),
             })),
         };
-        let Ok(mut text) = text else { return };
+        let Ok(text) = text else { return };
+        // The backstop stdout has (`outbound`): the runtime's own credentials never reach
+        // the disk either, even inside a model's answer the thread keeps as it came.
+        let mut text = match crate::redact::global().redact_values(&text) {
+            std::borrow::Cow::Borrowed(_) => text,
+            std::borrow::Cow::Owned(clean) => clean,
+        };
         text.push('\n');
         let size = text.len() as u64;
         if let Some((_, written)) = file
