@@ -23,3 +23,4 @@ Feature: How risky an action is rated
       | a request to an allowlisted host    | Network.Http | {"allowedDomains": ["example.com"]} | the model will fetch "https://example.com/"                        | medium |
       | a request to an unrecognised host   | Network.Http | {}                                 | the model will fetch "https://example.com/"                         | high   |
       | reading a file                      | File.Read    | {"allowedPaths": ["."]}            | the model will call ReadFile on "notes.txt"                         | low    |
+      | deleting a file                     | File.Delete  | {}                                 | the model will call DeleteFile on "notes.txt"                       | high   |

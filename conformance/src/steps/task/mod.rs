@@ -185,16 +185,16 @@ async fn workspace_file(world: &mut ConformanceWorld, name: String, content: Str
     Ok(())
 }
 
-#[given(expr = "the model will call ReadFile on {string}")]
-async fn model_reads(world: &mut ConformanceWorld, name: String) -> StepResult {
-    // ReadFile takes an absolute path (local-tool-runtime.md §4.1).
+#[given(regex = r#"^the model will call (ReadFile|DeleteFile) on "([^"]+)"$"#)]
+async fn model_reads(world: &mut ConformanceWorld, tool: String, name: String) -> StepResult {
+    // The file tools take an absolute path (local-tool-runtime.md §4.1, §4.3).
     let path = world.dirs()?.workspace.join(&name).display().to_string();
     let arguments = json!({"path": path}).to_string();
     push_model_reply(
         world.fakes().await?,
         GatewayReply::ToolCalls {
             text: None,
-            calls: vec![ScriptedToolCall::new(READ_CALL_ID, "ReadFile", arguments)],
+            calls: vec![ScriptedToolCall::new(READ_CALL_ID, &tool, arguments)],
         },
     );
     Ok(())
