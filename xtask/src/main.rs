@@ -22,6 +22,8 @@
 //!   behaviour mutants of the runtime with cargo-mutants, the kit as the test; results in
 //!   `target/mutants/`.
 //! - `hot-symbols`: re-profile which functions release builds link together.
+//! - `workspace-hack [--check]`: regenerate the feature sets that let the kit, the mocks and
+//!   xtask reuse the workspace's compiled dependencies.
 //! - `windows [--install] [--build-only]`: cross-build for `x86_64-pc-windows-gnu` with
 //!   Debian's toolchain, run the agent-tools/agent-host tests and certify the `.exe` under Wine.
 
@@ -41,6 +43,7 @@ mod steps;
 mod vocabulary;
 mod walk;
 mod windows;
+mod workspace_hack;
 
 // The catalogue is the kit's own crate: xtask and the kit read it the same way.
 use conformance_catalogue as catalogue;
@@ -53,7 +56,7 @@ use clap::{Parser, Subcommand};
 #[derive(Parser)]
 #[command(
     name = "xtask",
-    about = "Project chores: certify, coverage, lint, steps, new-scenario, bench, bench-sandbox, bench-search, crash, demo, hot-symbols, mutants"
+    about = "Project chores: certify, coverage, lint, steps, new-scenario, bench, bench-sandbox, bench-search, crash, demo, hot-symbols, mutants, workspace-hack"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -88,6 +91,8 @@ enum Command {
     Windows(windows::Args),
     /// Behaviour mutants of the runtime (cargo-mutants) with the kit as the test; not in CI.
     Mutants(mutants::Args),
+    /// Regenerate conformance/workspace-hack's feature sets (one compilation for every command).
+    WorkspaceHack(workspace_hack::Args),
 }
 
 /// The workspace root (this crate lives in `<root>/xtask`).
@@ -127,6 +132,7 @@ fn main() -> ExitCode {
         Command::Demo(args) => demo::run(args),
         Command::HotSymbols(args) => hot_symbols::run(args),
         Command::Windows(args) => windows::run(args),
+        Command::WorkspaceHack(args) => workspace_hack::run(&args),
         Command::Mutants(args) => mutants::run(args),
     };
     match result {
