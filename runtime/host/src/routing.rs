@@ -146,7 +146,7 @@ mod tests {
             .map(|name| ToolDefinition {
                 tool_name: name.to_owned(),
                 description: String::new(),
-                input_schema: json!({}),
+                input_schema: json!({}).into(),
             })
             .to_vec();
         let offered: Vec<String> = offered_tools(tools, &real)
@@ -210,7 +210,7 @@ mod tests {
             .map(|name| ToolDefinition {
                 tool_name: name.to_owned(),
                 description: String::new(),
-                input_schema: json!({}),
+                input_schema: json!({}).into(),
             })
             .to_vec();
         let offered = |capabilities| -> Vec<String> {

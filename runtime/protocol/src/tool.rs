@@ -242,8 +242,10 @@ impl ToolResult {
 pub struct ToolDefinition {
     pub tool_name: String,
     pub description: String,
-    /// A JSON Schema (type object) of the arguments.
-    pub input_schema: Value,
+    /// A JSON Schema (type object) of the arguments. Shared, not copied: the host asks for
+    /// the offered tools at every step and compares them with the last step's, and a
+    /// shared schema makes both a pointer's work instead of a walk over every schema.
+    pub input_schema: std::sync::Arc<Value>,
 }
 
 /// The sole boundary between agent host and tool runtime (local-agent-host.md §7.1).

@@ -1162,7 +1162,8 @@ fn tool_boundary_types_satisfy_their_schemas() {
             tool_name: "ReadFile".into(),
             description: "Read the contents of a file at the given path".into(),
             input_schema: json!({"type": "object", "required": ["path"],
-                                 "properties": {"path": {"type": "string"}}}),
+                                 "properties": {"path": {"type": "string"}}})
+            .into(),
         },
     );
 }

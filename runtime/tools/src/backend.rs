@@ -77,7 +77,7 @@ impl BackendTools {
             .map(|name| ToolDefinition {
                 description: format!("Run the remote tool {name} on the Backend Tool Service"),
                 tool_name: name,
-                input_schema: json!({"type": "object"}),
+                input_schema: json!({"type": "object"}).into(),
             })
             .collect()
     }

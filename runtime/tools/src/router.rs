@@ -308,7 +308,9 @@ mod tests {
                 .into_iter()
                 .find(|tool| tool.tool_name == name)
                 .unwrap()
-                .input_schema;
+                .input_schema
+                .as_ref()
+                .clone();
             without_descriptions(&mut schema);
             without_descriptions(&mut offered);
             assert_eq!(offered, schema, "{name}");

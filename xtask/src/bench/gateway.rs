@@ -23,7 +23,9 @@ const USAGE: Usage = Usage {
 
 /// What the fake answers.
 pub enum Mode {
-    /// The first `tool_steps` requests get one ReadFile call of `path` each, then text.
+    /// Tasks of `tool_steps` steps: each task's first `tool_steps` requests get one
+    /// ReadFile call of `path` each, its next one a text answer, and so on for the next
+    /// task.
     ToolSteps { tool_steps: usize, path: String },
     /// The first request streams `chunks` one-word text deltas, each written only after
     /// the previous one was seen on the runtime's stdout (an acknowledgement on `acks`), so
@@ -143,7 +145,7 @@ async fn serve_connection(
             .await?;
         match mode {
             Mode::ToolSteps { tool_steps, path } => {
-                let reply = if index < *tool_steps {
+                let reply = if index % (*tool_steps + 1) < *tool_steps {
                     GatewayReply::tool_call(
                         format!("call_{index}"),
                         "ReadFile",

@@ -129,7 +129,12 @@ pub struct StepRun {
     pub thread_bytes: usize,
 }
 
-/// A task of `steps` ReadFile calls (each reading a 2 KiB file) and a final answer.
+/// Steps of one task at most: runtimes may bound `maxSteps` (the Python runtime clamps it
+/// to 200), so a longer session is run as several tasks in one session.
+const MAX_STEPS_PER_TASK: usize = 100;
+
+/// `steps` ReadFile calls (each reading a 2 KiB file) and a final answer, in one task, or in
+/// tasks of [`MAX_STEPS_PER_TASK`] steps when there are more.
 pub async fn tool_steps(
     command: &RuntimeCommand,
     services: &Services,
@@ -143,8 +148,10 @@ pub async fn tool_steps(
         sandbox.workspace().join("data.txt"),
         line.repeat(2048 / line.len()),
     )?;
+    let tasks = steps.div_ceil(MAX_STEPS_PER_TASK).max(1);
+    let per_task = steps / tasks;
     let gateway = BenchGateway::start(Mode::ToolSteps {
-        tool_steps: steps,
+        tool_steps: per_task,
         path: "data.txt".into(),
     })
     .await?;
@@ -159,16 +166,19 @@ pub async fn tool_steps(
     let session = session_id(&created)?;
     runtime.clear_backlog();
     gateway.take_observed();
-    let started = Instant::now();
-    runtime
-        .request(
-            "StartTask",
-            json!({"sessionId": session, "prompt": "Read data.txt again and again.",
-                   "taskOptions": {"maxSteps": steps + 5}}),
-        )
-        .await?;
-    let end = runtime.wait_task_end().await?;
-    let wall = end.at.duration_since(started);
+    let mut wall = Duration::ZERO;
+    for _ in 0..tasks {
+        let started = Instant::now();
+        runtime
+            .request(
+                "StartTask",
+                json!({"sessionId": session, "prompt": "Read data.txt again and again.",
+                       "taskOptions": {"maxSteps": per_task + 5}}),
+            )
+            .await?;
+        let end = runtime.wait_task_end().await?;
+        wall += end.at.duration_since(started);
+    }
     let observed = gateway.take_observed();
     if let Some(error) = observed.error {
         anyhow::bail!("the bench gateway failed: {error}");
@@ -177,15 +187,16 @@ pub async fn tool_steps(
     // Read before Shutdown, which may remove the checkpoint of a finished session.
     let (thread_messages, thread_bytes) = checkpointed_thread(&sandbox.checkpoints())?;
     runtime.stop().await;
-    // One request per tool step and one for the final answer at least, or the task was not
-    // the one measured (a policy refusal). More is a runtime's own extra round trip (the
-    // Python runtime's verification phase asks the model once more after the answer); each
-    // counts as a step.
-    if observed.requests < steps + 1 {
+    // One request per tool step and one for each final answer at least, or the tasks were
+    // not the ones measured (a policy refusal). More is a runtime's own extra round trip
+    // (the Python runtime's verification phase asks the model once more after an answer;
+    // the bench's model answers it with a tool call, so run such a runtime with its
+    // verification off); each counts as a step.
+    let expected = tasks * (per_task + 1);
+    if observed.requests < expected {
         anyhow::bail!(
-            "the task made {} gateway requests, expected at least {}",
-            observed.requests,
-            steps + 1
+            "the tasks made {} gateway requests, expected at least {expected}",
+            observed.requests
         );
     }
     let requests = observed.requests;

@@ -18,7 +18,7 @@ impl TaskRun {
     ) -> Result<(RequestBody, u64, Option<usize>), serde_json::Error> {
         use crate::thread::tokens::count_repeated;
         use crate::thread::window::{Limits, Sent, fit, marker_text};
-        let tools_tokens = serde_json::to_string(tools).map_or(0, |json| count_repeated(&json));
+        let tools_tokens = wires.tools_tokens(tools, count_repeated)?;
         let fixed_tokens = count_repeated(system_prompt) + tools_tokens;
         let limits = Limits {
             max_input_tokens: llm_policy.max_input_tokens,

@@ -43,8 +43,21 @@ pub struct WireCache {
     redactor: Option<Arc<Redactor>>,
     messages: HashMap<usize, Wire>,
     system: Option<(String, Wire)>,
+    tools: Option<ToolsWire>,
     /// Counts requests; a message sent in the current one carries its number.
     request: u64,
+}
+
+/// The offered tools as the last request sent them. The same tools are offered at nearly
+/// every step, and serialising their schemas (for the body and for the token estimate)
+/// was a quarter of a step's instructions; comparing them with the last step's is a
+/// pointer comparison per schema ([`ToolDefinition::input_schema`] is shared).
+struct ToolsWire {
+    offered: Vec<ToolDefinition>,
+    /// `None` when no tool is offered (the body then has no `tools`).
+    json: Option<Box<RawValue>>,
+    /// Counted at the first [`WireCache::tools_tokens`] for these tools.
+    tokens: Option<u64>,
 }
 
 struct Wire {
@@ -54,6 +67,62 @@ struct Wire {
 }
 
 impl WireCache {
+    /// The token estimate of `tools`, from `count` over their JSON; the tools' wire form
+    /// for [`WireCache::body`] is made at the same time. Both are remade only when the
+    /// offered tools differ from the last call's.
+    pub fn tools_tokens(
+        &mut self,
+        tools: &[ToolDefinition],
+        count: impl FnOnce(&str) -> u64,
+    ) -> Result<u64, serde_json::Error> {
+        let cached = self.tools_wire(tools)?;
+        if let Some(tokens) = cached.tokens {
+            return Ok(tokens);
+        }
+        let tokens = serde_json::to_string(tools).map_or(0, |json| count(&json));
+        cached.tokens = Some(tokens);
+        Ok(tokens)
+    }
+
+    fn tools_wire(
+        &mut self,
+        tools: &[ToolDefinition],
+    ) -> Result<&mut ToolsWire, serde_json::Error> {
+        let stale = self
+            .tools
+            .as_ref()
+            .is_none_or(|cached| cached.offered != tools);
+        if stale {
+            let wire: Vec<WireTool<'_>> = tools
+                .iter()
+                .map(|tool| WireTool {
+                    kind: "function",
+                    function: WireFunction {
+                        name: to_wire_name(&tool.tool_name),
+                        description: &tool.description,
+                        parameters: &tool.input_schema,
+                    },
+                })
+                .collect();
+            let json = if wire.is_empty() {
+                None
+            } else {
+                Some(serde_json::value::to_raw_value(&wire)?)
+            };
+            self.tools = Some(ToolsWire {
+                offered: tools.to_vec(),
+                json,
+                tokens: None,
+            });
+        }
+        match &mut self.tools {
+            Some(cached) => Ok(cached),
+            None => Err(<serde_json::Error as serde::ser::Error>::custom(
+                "the offered tools could not be kept for the request",
+            )),
+        }
+    }
+
     /// The body for `messages`: thread messages by their index, each made by `thread`
     /// only when its wire form is not cached; the context marker made afresh each time.
     pub fn body<'t>(
@@ -75,6 +144,7 @@ impl WireCache {
                 ..Self::default()
             };
         }
+        self.tools_wire(tools)?;
         if self
             .system
             .as_ref()
@@ -118,17 +188,10 @@ impl WireCache {
         }
         let redaction_applied = parts.iter().any(|wire| wire.redacted);
         let wires: Vec<&RawValue> = parts.iter().map(|wire| &*wire.json).collect();
-        let tools: Vec<WireTool<'_>> = tools
-            .iter()
-            .map(|tool| WireTool {
-                kind: "function",
-                function: WireFunction {
-                    name: to_wire_name(&tool.tool_name),
-                    description: &tool.description,
-                    parameters: &tool.input_schema,
-                },
-            })
-            .collect();
+        let tools = self
+            .tools
+            .as_ref()
+            .and_then(|cached| cached.json.as_deref());
         let body = Body {
             model: policy.allowed_models.first().map_or("", String::as_str),
             stream: true,
@@ -237,8 +300,8 @@ struct Body<'a> {
     messages: Vec<&'a RawValue>,
     #[serde(skip_serializing_if = "Option::is_none")]
     max_tokens: Option<u64>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    tools: Vec<WireTool<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tools: Option<&'a RawValue>,
 }
 
 #[derive(Serialize)]

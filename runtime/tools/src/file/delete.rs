@@ -31,7 +31,7 @@ impl Tool for DeleteFile {
                 "properties": {
                     "path": { "type": "string", "description": "Absolute file path to delete (relative paths resolve against the project folder). Directories cannot be deleted." }
                 }
-            }),
+            }).into(),
         }
     }
 

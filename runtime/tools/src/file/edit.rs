@@ -67,7 +67,7 @@ impl Tool for EditFile {
                     "old_text": edit["properties"]["old_text"],
                     "new_text": edit["properties"]["new_text"]
                 }
-            }),
+            }).into(),
         }
     }
 
@@ -105,7 +105,7 @@ impl Tool for MultiEdit {
                     "path": { "type": "string", "description": "File to edit (relative paths resolve against the project folder)" },
                     "edits": { "type": "array", "minItems": 1, "items": edit_schema(), "description": "Replacements applied in order; each old_text must occur exactly once when its turn comes" }
                 }
-            }),
+            }).into(),
         }
     }
 

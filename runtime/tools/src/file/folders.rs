@@ -29,7 +29,7 @@ impl Tool for CreateDirectory {
                     "path": { "type": "string", "description": "Directory to create (relative paths resolve against the project folder)" },
                     "create_parents": { "type": "boolean", "default": true, "description": "Create missing parent directories too. Default: true" }
                 }
-            }),
+            }).into(),
         }
     }
 

@@ -48,7 +48,7 @@ impl Tool for ViewImage {
                 "properties": {
                     "path": { "type": "string", "description": "Image file path (relative paths resolve against the project folder)" }
                 }
-            }),
+            }).into(),
         }
     }
 

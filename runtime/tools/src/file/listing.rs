@@ -34,7 +34,7 @@ impl Tool for ListDirectory {
                     "path": { "type": "string", "description": "Directory to list (relative paths resolve against the project folder)" },
                     "include_hidden": { "type": "boolean", "default": false, "description": "Include entries whose name starts with a dot. Default: false" }
                 }
-            }),
+            }).into(),
         }
     }
 

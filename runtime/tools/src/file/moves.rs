@@ -42,7 +42,7 @@ impl Tool for MoveFile {
                     "destination": { "type": "string", "description": "Its new path, including the name" },
                     "overwrite": { "type": "boolean", "default": false, "description": "Replace an existing file at the destination. Default: false" }
                 }
-            }),
+            }).into(),
         }
     }
 

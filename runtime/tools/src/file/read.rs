@@ -48,7 +48,7 @@ impl Tool for ReadFile {
                     "limit": { "type": "integer", "minimum": 1, "description": "Maximum number of lines to return. Default: all" },
                     "encoding": { "type": "string", "description": "File encoding (a standard label such as utf-8, utf-16le, windows-1252, latin-1). Default: utf-8, falling back to the OS default encoding, then latin-1; a byte order mark wins" }
                 }
-            }),
+            }).into(),
         }
     }
 

@@ -34,6 +34,7 @@ fn the_coding_file_tools_offer_the_argument_schemas_of_schemas_tool_arguments() 
             .find(|tool| tool.tool_name == *name)
             .unwrap_or_else(|| panic!("{name} is not offered"))
             .input_schema
+            .as_ref()
             .clone();
         without_descriptions(&mut schema);
         without_descriptions(&mut tool);

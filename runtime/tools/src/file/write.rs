@@ -35,7 +35,7 @@ impl Tool for WriteFile {
                     "content": { "type": "string", "description": "File content to write" },
                     "createDirectories": { "type": "boolean", "default": true, "description": "Create parent directories if they don't exist. Default: true" }
                 }
-            }),
+            }).into(),
         }
     }
 

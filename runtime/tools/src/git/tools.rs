@@ -47,7 +47,8 @@ impl Tool for GitStatus {
             input_schema: schema(
                 &[],
                 json!({ "path": { "type": "string", "description": PATH_PROPERTY } }),
-            ),
+            )
+            .into(),
         }
     }
 
@@ -126,7 +127,7 @@ impl Tool for GitDiff {
                     "ref": { "type": "string", "description": "Compare the working tree with this commit, branch or tag" },
                     "files": { "type": "array", "items": { "type": "string" }, "description": "Only these files (paths relative to the repository)" }
                 }),
-            ),
+            ).into(),
         }
     }
 
@@ -207,7 +208,7 @@ impl Tool for GitCommit {
                     "files": { "type": "array", "items": { "type": "string" }, "description": "Stage these files (paths relative to the repository) before committing" },
                     "all": { "type": "boolean", "default": false, "description": "Stage every modified and deleted tracked file before committing" }
                 }),
-            ),
+            ).into(),
         }
     }
 
@@ -304,7 +305,7 @@ impl Tool for GitPush {
                     "branch": { "type": "string", "description": "Branch to push. Default: the current branch" },
                     "setUpstream": { "type": "boolean", "default": false, "description": "Make the remote branch the upstream of the local one" }
                 }),
-            ),
+            ).into(),
         }
     }
 

@@ -78,7 +78,7 @@ pub fn translate(
         definition: ToolDefinition {
             tool_name: name,
             description: format!("{description} (MCP server \"{server}\")"),
-            input_schema: schema,
+            input_schema: schema.into(),
         },
         remote_name,
         input: Arc::new(input),
@@ -133,7 +133,7 @@ mod tests {
         .unwrap()
         .unwrap();
         assert_eq!(translated.definition.tool_name, "docs/search");
-        assert_eq!(translated.definition.input_schema, schema);
+        assert_eq!(*translated.definition.input_schema, schema);
         assert!(translated.definition.description.starts_with("Find"));
         assert_eq!(translated.remote_name, "search");
     }

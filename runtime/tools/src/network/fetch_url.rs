@@ -93,7 +93,7 @@ impl Tool for FetchUrl {
                         "description": "Timeout in seconds (1-120). Default: 30"
                     }
                 }
-            }),
+            }).into(),
         }
     }
 

@@ -136,7 +136,7 @@ impl Tool for HttpRequest {
                         "description": "Timeout in seconds (1-600). Default: 30"
                     }
                 }
-            }),
+            }).into(),
         }
     }
 

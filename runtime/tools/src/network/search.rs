@@ -125,7 +125,7 @@ impl Tool for WebSearch {
                         "description": "How many results to return (1-10). Default: 5"
                     }
                 }
-            }),
+            }).into(),
         }
     }
 

@@ -171,7 +171,7 @@ impl Tool for ExecuteCode {
                         "description": "Language of the code. Default: python"
                     }
                 }
-            }),
+            }).into(),
         }
     }
 

@@ -108,7 +108,7 @@ impl Tool for RunCommand {
                     },
                     "stdin": { "type": "string", "description": "Standard input to pipe to the command" }
                 }
-            }),
+            }).into(),
         }
     }
 

@@ -197,6 +197,34 @@ fn the_body_means_what_the_reference_builder_builds() {
 }
 
 #[test]
+fn the_tools_token_estimate_follows_the_offered_tools_and_is_counted_once() {
+    let mut cache = WireCache::default();
+    let all = tools();
+    let one = &all[..1];
+    let length = |json: &str| json.len() as u64;
+    let expected = |tools: &[ToolDefinition]| match serde_json::to_string(tools) {
+        Ok(json) => json.len() as u64,
+        Err(error) => panic!("serialisable: {error}"),
+    };
+    let tokens =
+        |cache: &mut WireCache, tools: &[ToolDefinition], count: &dyn Fn(&str) -> u64| match cache
+            .tools_tokens(tools, count)
+        {
+            Ok(tokens) => tokens,
+            Err(error) => panic!("serialisable: {error}"),
+        };
+    assert_eq!(tokens(&mut cache, &all, &length), expected(&all));
+    assert_eq!(tokens(&mut cache, one, &length), expected(one));
+    assert_eq!(
+        tokens(&mut cache, one, &|_| panic!(
+            "the same tools were counted again"
+        )),
+        expected(one)
+    );
+    assert_eq!(tokens(&mut cache, &[], &length), 2);
+}
+
+#[test]
 fn the_cache_keeps_only_the_messages_of_the_last_request() {
     let redactor = Arc::new(Redactor::with_defaults());
     let thread: Vec<_> = (0..6)

@@ -33,7 +33,7 @@ impl Tool for FindFiles {
                     "pattern": { "type": "string", "minLength": 1, "description": "Glob such as *.rs or src/**/test_*.py; a pattern without / matches file names at any depth" },
                     "max_results": { "type": "integer", "minimum": 1, "maximum": MAX_RESULTS, "default": DEFAULT_RESULTS, "description": "Most paths to return. Default: 100" }
                 }
-            }),
+            }).into(),
         }
     }
 

@@ -54,7 +54,7 @@ impl Tool for GrepFiles {
                     "max_results": { "type": "integer", "minimum": 1, "maximum": MAX_RESULTS, "default": DEFAULT_RESULTS, "description": "Most matching lines to return. Default: 50" },
                     "context_lines": { "type": "integer", "minimum": 0, "maximum": MAX_CONTEXT, "default": 0, "description": "Lines of context before and after each match. Default: 0" }
                 }
-            }),
+            }).into(),
         }
     }
 
