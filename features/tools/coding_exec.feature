@@ -195,7 +195,7 @@ Feature: FetchUrl, ExecuteCode and WebSearch, the Python runtime's network, exec
     And the web server received no request for "/search"
     And the workspace has no file "made-by-code.txt"
 
-  @REQ-TOOL-271
+  @REQ-TOOL-273
   Scenario: an image the code writes to COWORK_OUTPUT_DIR goes back to the model like ViewImage's
     Given the runtime's machine has a Python interpreter
     And the gateway takes image parts
@@ -210,7 +210,7 @@ Feature: FetchUrl, ExecuteCode and WebSearch, the Python runtime's network, exec
     Then the tool call succeeds with a result containing "drawn"
     And the model sees a "image/png" image holding the bytes "89 50 4E 47 0D 0A 1A 0A 00 00 00 0D 49 48 44 52 00 00 00 01"
 
-  @REQ-TOOL-272
+  @REQ-TOOL-274
   Scenario: where the gateway takes no image parts, the code's image is named but not sent
     Given the runtime's machine has a Python interpreter
     And the policy grants Code.Execute as the real Policy Service does
