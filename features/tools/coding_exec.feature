@@ -3,7 +3,9 @@ Feature: FetchUrl, ExecuteCode and WebSearch, the Python runtime's network, exec
   with, each judged under its capability like the built-in tools. FetchUrl (Network.Http)
   fetches a page with HttpRequest's rules on every hop and gives it back as Markdown;
   ExecuteCode (Code.Execute) runs code in the command sandbox, scoped by the entry's
-  allowedLanguages, maxExecutionTimeSeconds and allowCodeNetwork; WebSearch (Search.Web) asks
+  allowedLanguages, maxExecutionTimeSeconds and allowCodeNetwork, and the images its code
+  writes to the folder named by COWORK_OUTPUT_DIR go back to the model where the gateway
+  takes image parts; WebSearch (Search.Web) asks
   the search backend the runtime is configured with, and is offered only then. The kit's web
   server listens on loopback, so the FetchUrl scenarios start the runtime with its test-only
   loopback knob; the WebSearch scenarios name the kit's search endpoint through the runtime's
@@ -192,3 +194,32 @@ Feature: FetchUrl, ExecuteCode and WebSearch, the Python runtime's network, exec
     And the web server received no request for "/plain"
     And the web server received no request for "/search"
     And the workspace has no file "made-by-code.txt"
+
+  @REQ-TOOL-273
+  Scenario: an image the code writes to COWORK_OUTPUT_DIR goes back to the model like ViewImage's
+    Given the runtime's machine has a Python interpreter
+    And the gateway takes image parts
+    And the policy grants Code.Execute as the real Policy Service does
+    And a running session
+    And the model will call ExecuteCode with:
+      """
+      {"code": "import os\npath = os.path.join(os.environ['COWORK_OUTPUT_DIR'], 'chart.png')\nopen(path, 'wb').write(bytes.fromhex('89504E470D0A1A0A0000000D4948445200000001'))\nprint('drawn')", "description": "Draw a chart"}
+      """
+    And the model will then answer "A chart."
+    When the client starts the task "Draw a chart."
+    Then the tool call succeeds with a result containing "drawn"
+    And the model sees a "image/png" image holding the bytes "89 50 4E 47 0D 0A 1A 0A 00 00 00 0D 49 48 44 52 00 00 00 01"
+
+  @REQ-TOOL-274
+  Scenario: where the gateway takes no image parts, the code's image is named but not sent
+    Given the runtime's machine has a Python interpreter
+    And the policy grants Code.Execute as the real Policy Service does
+    And a running session
+    And the model will call ExecuteCode with:
+      """
+      {"code": "import os\npath = os.path.join(os.environ['COWORK_OUTPUT_DIR'], 'chart.png')\nopen(path, 'wb').write(bytes.fromhex('89504E470D0A1A0A0000000D4948445200000001'))"}
+      """
+    And the model will then answer "A chart."
+    When the client starts the task "Draw a chart."
+    Then the tool call succeeds with a result containing "chart.png"
+    And the model is shown no image

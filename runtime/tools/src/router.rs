@@ -103,7 +103,9 @@ impl LocalToolRouter {
             Box::new(GitPush::default()),
             // INTEROP.md §11: the network and execution tools of the Python runtime.
             Box::new(FetchUrl::new(HttpRequest::new(policy))),
-            Box::new(ExecuteCode::new(run_command.settings())),
+            Box::new(
+                ExecuteCode::new(run_command.settings()).with_image_parts(options.image_parts),
+            ),
         ];
         match options.web_search_url.as_deref().map(WebSearch::new) {
             Some(Ok(search)) => tools.push(Box::new(search)),

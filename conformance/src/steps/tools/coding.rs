@@ -1,6 +1,6 @@
 //! Steps of the coding file tools (INTEROP.md §11) that the file tools' steps do not already
-//! give: what a tool made in the workspace besides files, and the images ViewImage shows the
-//! model.
+//! give: what a tool made in the workspace besides files, and the images ViewImage (and
+//! ExecuteCode) show the model.
 
 use anyhow::Context;
 use base64::Engine;
@@ -42,7 +42,7 @@ async fn image_parts(world: &mut ConformanceWorld) -> anyhow::Result<Vec<String>
     let requests = task_requests(world).await?;
     let next = requests.get(1).with_context(|| {
         format!(
-            "the model was not asked again after the ViewImage call ({} request(s))",
+            "the model was not asked again after the call ({} request(s))",
             requests.len()
         )
     })?;
@@ -86,12 +86,37 @@ async fn model_sees_image(
     Ok(())
 }
 
+/// An image that is no workspace file (ExecuteCode's, written to its output folder).
+#[then(expr = "the model sees a {string} image holding the bytes {string}")]
+async fn model_sees_bytes(
+    world: &mut ConformanceWorld,
+    media_type: String,
+    hex: String,
+) -> StepResult {
+    let bytes = hex
+        .split_whitespace()
+        .map(|pair| u8::from_str_radix(pair, 16))
+        .collect::<Result<Vec<u8>, _>>()
+        .with_context(|| format!("{hex:?} is not hex bytes like \"89 50 4E 47\""))?;
+    let expected = format!(
+        "data:{media_type};base64,{}",
+        base64::engine::general_purpose::STANDARD.encode(bytes)
+    );
+    let urls = image_parts(world).await?;
+    check!(
+        urls.contains(&expected),
+        "the tool message answering the call must carry the image as an image_url part \
+         ({expected:.60}…); its image_url parts are {urls:.200?}"
+    );
+    Ok(())
+}
+
 #[then("the model is shown no image")]
 async fn no_image(world: &mut ConformanceWorld) -> StepResult {
     let urls = image_parts(world).await?;
     check!(
         urls.is_empty(),
-        "a refused ViewImage call must show the model no image; the tool message carries {urls:.200?}"
+        "the call must show the model no image; the tool message carries {urls:.200?}"
     );
     Ok(())
 }

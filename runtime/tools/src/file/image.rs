@@ -17,19 +17,8 @@ use crate::args::Args;
 use crate::platform::beneath;
 use crate::tool::Tool;
 
-/// The largest image sent when the policy sets no smaller size limit: 5 MiB, the most
-/// the strictest multimodal models take per image.
-pub const MAX_IMAGE_BYTES: u64 = 5 * 1024 * 1024;
-
-/// The formats the models read: extension, media type, and the bytes a file starts with.
-const FORMATS: &[(&str, &str, &[u8])] = &[
-    ("png", "image/png", b"\x89PNG\r\n\x1a\n"),
-    ("jpg", "image/jpeg", b"\xff\xd8\xff"),
-    ("jpeg", "image/jpeg", b"\xff\xd8\xff"),
-    ("gif", "image/gif", b"GIF8"),
-    ("webp", "image/webp", b"RIFF"),
-    ("bmp", "image/bmp", b"BM"),
-];
+pub use crate::platform::image::MAX_IMAGE_BYTES;
+use crate::platform::image::{holds, media_type, size_text};
 
 pub struct ViewImage;
 
@@ -81,9 +70,9 @@ impl Tool for ViewImage {
 fn view(request: &ToolRequest, path: &Path) -> ToolResult {
     let extension = path
         .extension()
-        .map(|extension| extension.to_string_lossy().to_ascii_lowercase())
+        .map(|extension| extension.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let Some((_, media_type, magic)) = FORMATS.iter().find(|(name, ..)| *name == extension) else {
+    let Some(media_type) = media_type(&extension) else {
         return ToolResult::failed(
             request,
             ErrorCode::InvalidRequest,
@@ -140,8 +129,7 @@ fn view(request: &ToolRequest, path: &Path) -> ToolResult {
             ),
         );
     }
-    let webp = *media_type != "image/webp" || bytes.get(8..12) == Some(b"WEBP".as_slice());
-    if !bytes.starts_with(magic) || !webp {
+    if !holds(media_type, &bytes) {
         return ToolResult::failed(
             request,
             ErrorCode::InvalidRequest,
@@ -156,23 +144,10 @@ fn view(request: &ToolRequest, path: &Path) -> ToolResult {
         format!("Image: {} ({})", path.display(), size_text(size)),
     );
     result.images.push(ImagePart {
-        media_type: (*media_type).to_owned(),
+        media_type: media_type.to_owned(),
         data_base64: base64::engine::general_purpose::STANDARD.encode(&bytes),
     });
     result
-}
-
-/// A size as people read it: bytes, KB or MB (1 KB = 1 024 bytes).
-fn size_text(bytes: u64) -> String {
-    const KB: f64 = 1024.0;
-    let size = bytes as f64;
-    if size < KB {
-        format!("{bytes} B")
-    } else if size < KB * KB {
-        format!("{:.1} KB", size / KB)
-    } else {
-        format!("{:.1} MB", size / (KB * KB))
-    }
 }
 
 #[cfg(test)]
@@ -263,12 +238,5 @@ mod tests {
         };
         assert!(!offered(false));
         assert!(offered(true));
-    }
-
-    #[test]
-    fn sizes_read_as_people_say_them() {
-        assert_eq!(size_text(70), "70 B");
-        assert_eq!(size_text(1536), "1.5 KB");
-        assert_eq!(size_text(3 * 1024 * 1024), "3.0 MB");
     }
 }

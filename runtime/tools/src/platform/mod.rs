@@ -1,12 +1,13 @@
 //! OS primitives the tools share (local-tool-runtime.md §6): path resolution here, shell
 //! resolution in [`shell`], running a program as its own bounded process tree in [`run`]
 //! (its output kept by [`capture`], the tree ended by [`process`]), the addresses a
-//! connection may reach in [`ssrf`].
+//! connection may reach in [`ssrf`], the image formats sent to the model in [`image`].
 
 pub(crate) mod beneath;
 pub(crate) mod capture;
 pub mod child_env;
 pub(crate) mod encoding;
+pub(crate) mod image;
 pub(crate) mod paths;
 pub(crate) mod process;
 pub(crate) mod replace;

@@ -16,6 +16,7 @@
 //! git) reaches them without threading them through each tool. Not installed (the tool
 //! runtime as a library, its unit tests), processes run unconfined.
 
+mod call_folder;
 pub(crate) mod egress;
 mod explain;
 #[cfg(target_os = "linux")]
@@ -35,6 +36,7 @@ use agent_protocol::ToolRequest;
 use agent_protocol::sandbox::{SandboxMode, SandboxStatus};
 use tokio::process::Command;
 
+pub(crate) use call_folder::CallFolder;
 pub(crate) use plan::{Machine, Plan};
 use revert::Revert;
 
@@ -162,7 +164,11 @@ fn sweep_orphans(dir: &Path) {
         let name = entry.file_name();
         let owner = name
             .to_str()
-            .and_then(|name| name.strip_prefix(TMP_PREFIX))
+            .and_then(|name| {
+                [TMP_PREFIX, call_folder::PREFIX]
+                    .iter()
+                    .find_map(|prefix| name.strip_prefix(prefix))
+            })
             .and_then(|rest| rest.split_once('-'))
             .and_then(|(pid, _)| pid.parse::<i32>().ok())
             .filter(|pid| *pid > 0);
@@ -179,6 +185,23 @@ fn sweep_orphans(dir: &Path) {
             tracing::debug!(%error, folder = %entry.path().display(), "an orphaned sandbox temporary folder could not be removed");
         }
     }
+}
+
+/// Where the launcher made the mount point of `tree`, a granted tree under `/tmp`, in the
+/// private temporary folder that is `/tmp` in the command's view (`linux::view`); `None`
+/// where commands run in no namespaces of their own.
+fn private_tmp_mount_point(tree: &Path) -> Option<PathBuf> {
+    mount_point_on(&INSTALLED.get()?.machine, tree)
+}
+
+/// [`private_tmp_mount_point`] on `machine`.
+fn mount_point_on(machine: &Machine, tree: &Path) -> Option<PathBuf> {
+    let tmp = machine.tmp.as_ref()?;
+    if !machine.namespaces || tree.starts_with(tmp) {
+        return None;
+    }
+    let inside = tree.strip_prefix("/tmp").ok()?;
+    (!inside.as_os_str().is_empty()).then(|| tmp.join(inside))
 }
 
 /// Only the Linux sandbox makes private temporary folders.
@@ -397,16 +420,47 @@ mod tests {
             .path()
             .join(format!("{TMP_PREFIX}{}-abc", std::process::id()));
         let other = dir.path().join(format!("{TMP_PREFIX}not-a-pid"));
-        for folder in [&orphan, &live, &other] {
+        let call = dir
+            .path()
+            .join(format!("{}{dead}-abc", call_folder::PREFIX));
+        for folder in [&orphan, &live, &other, &call] {
             std::fs::create_dir(folder).unwrap();
         }
         std::fs::write(orphan.join("left.txt"), "x").unwrap();
         sweep_orphans(dir.path());
         assert!(!orphan.exists(), "the dead process's folder stays");
+        assert!(!call.exists(), "the dead process's call folder stays");
         assert!(
             live.exists() && other.exists(),
             "a folder that is not an orphan went"
         );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_granted_tree_under_tmp_has_its_mount_point_in_the_private_tmp_of_namespaces() {
+        let machine = Machine {
+            tmp: Some(PathBuf::from("/tmp/private")),
+            namespaces: true,
+            ..Machine::default()
+        };
+        let tree = Path::new("/tmp/agent-runtime-call-1-x");
+        assert_eq!(
+            mount_point_on(&machine, tree),
+            Some(PathBuf::from("/tmp/private/agent-runtime-call-1-x"))
+        );
+        for (tree, why) in [
+            ("/var/tmp/x", "not under /tmp"),
+            ("/tmp", "/tmp itself"),
+            ("/tmp/private/x", "inside the private folder"),
+        ] {
+            assert_eq!(mount_point_on(&machine, Path::new(tree)), None, "{why}");
+        }
+        let landlock_only = Machine {
+            namespaces: false,
+            ..machine
+        };
+        assert_eq!(mount_point_on(&landlock_only, tree), None);
     }
 
     #[test]

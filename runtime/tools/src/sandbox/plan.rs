@@ -114,17 +114,7 @@ impl Plan {
     /// The request's grant, or — a process-starting call the host sent none for — the
     /// workspace root writable but its `.git`, no network.
     pub fn for_request(request: &ToolRequest, machine: &Machine, required: bool) -> Self {
-        let fallback = || SandboxGrant {
-            write_paths: request.workspace_root.iter().cloned().collect(),
-            blocked_paths: request
-                .workspace_root
-                .iter()
-                .map(|root| Path::new(root).join(".git").display().to_string())
-                .collect(),
-            ..SandboxGrant::default()
-        };
-        let grant = request.sandbox.clone().unwrap_or_else(fallback);
-        Self::from_grant(&grant, machine, required)
+        Self::from_grant(&grant_for(request), machine, required)
     }
 
     pub fn from_grant(grant: &SandboxGrant, machine: &Machine, required: bool) -> Self {
@@ -200,6 +190,20 @@ impl Plan {
         serde_json::from_str(text)
             .map_err(|error| format!("the sandbox plan is malformed: {error}"))
     }
+}
+
+/// The request's grant, or — a process-starting call the host sent none for — the
+/// workspace root writable but its `.git`, no network.
+pub(crate) fn grant_for(request: &ToolRequest) -> SandboxGrant {
+    request.sandbox.clone().unwrap_or_else(|| SandboxGrant {
+        write_paths: request.workspace_root.iter().cloned().collect(),
+        blocked_paths: request
+            .workspace_root
+            .iter()
+            .map(|root| Path::new(root).join(".git").display().to_string())
+            .collect(),
+        ..SandboxGrant::default()
+    })
 }
 
 /// Whether one of the two trees holds the other.

@@ -6,8 +6,9 @@
 //! layout (exit code, stdout, stderr, what the sandbox refused), cut to
 //! `limits.maxOutputBytes`.
 //!
-//! - The code reaches the interpreter on its standard input (`python3 -`, `node -`, `bash
-//!   -s`, …): no file is written, and no argument length limit applies.
+//! - The code reaches the interpreter on its standard input (`node -`, `bash -s`, …; for
+//!   Python a small bootstrap, `python3 -c`, that reads it as `python3 -` does): no file is
+//!   written, and no argument length limit applies.
 //! - The language is `language` (an argument beyond the Python runtime's, default
 //!   `python`); the host has judged it against `allowedLanguages`. Each language names the
 //!   interpreters tried in order on the `PATH`; none found is a readable
@@ -17,6 +18,14 @@
 //!   `maxExecutionTimeSeconds`) and ends the call with `TOOL_EXECUTION_TIMEOUT`.
 //! - `description` says what the code is for; it is shown to the user with the call and
 //!   not used here.
+//! - Each call has an output folder of its own, named to the code by `COWORK_OUTPUT_DIR`
+//!   (the Python runtime's variable, so code written for it runs unchanged): fresh, empty,
+//!   writable inside the sandbox at that same path and removed when the call ends
+//!   ([`CallFolder`]). Python's `pyplot.show()` saves the open figures there ([`python`]).
+//!   The PNG, JPEG, GIF and WebP images left there go to the model with the result, like
+//!   ViewImage's ([`images`]), where the gateway takes image parts
+//!   (`AGENT_RUNTIME_LLM_IMAGE_PARTS`, the switch that offers ViewImage); elsewhere the
+//!   result's text names them as not shown.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -29,7 +38,14 @@ use super::exec;
 use crate::args::Args;
 use crate::output;
 use crate::platform::run::{Exit, Outcome, Settings};
+use crate::sandbox::CallFolder;
 use crate::tool::Tool;
+
+mod images;
+mod python;
+
+/// The variable naming the call's output folder to the code: the Python runtime's name.
+pub const OUTPUT_DIR_VARIABLE: &str = "COWORK_OUTPUT_DIR";
 
 /// INTEROP.md §11: `timeout_seconds (default 120, max 600)`.
 pub const DEFAULT_TIMEOUT_SECONDS: u64 = 120;
@@ -39,44 +55,53 @@ pub const MAX_TIMEOUT_SECONDS: u64 = 600;
 /// The language of a call that names none: the one the Python runtime runs.
 pub const DEFAULT_LANGUAGE: &str = "python";
 
-/// One language: the names it goes by, the interpreters tried in order, and the arguments
-/// that make each read its program from standard input.
+/// One language: the names it goes by, the interpreters tried in order, the arguments
+/// that make each read its program from standard input, and the environment it runs with.
 struct Language {
     names: &'static [&'static str],
     interpreters: &'static [&'static str],
     stdin_arguments: &'static [&'static str],
+    environment: &'static [(&'static str, &'static str)],
 }
 
 const LANGUAGES: &[Language] = &[
     Language {
         names: &["python", "python3", "py"],
         interpreters: &["python3", "python"],
-        stdin_arguments: &["-"],
+        stdin_arguments: &["-c", python::BOOTSTRAP],
+        // No display in the sandbox: matplotlib draws off-screen, whatever the user's
+        // environment names.
+        environment: &[("MPLBACKEND", "Agg")],
     },
     Language {
         names: &["javascript", "js", "node", "nodejs"],
         interpreters: &["node", "nodejs"],
         stdin_arguments: &["-"],
+        environment: &[],
     },
     Language {
         names: &["bash"],
         interpreters: &["bash"],
         stdin_arguments: &["-s"],
+        environment: &[],
     },
     Language {
         names: &["sh", "shell"],
         interpreters: &["sh"],
         stdin_arguments: &["-s"],
+        environment: &[],
     },
     Language {
         names: &["ruby", "rb"],
         interpreters: &["ruby"],
         stdin_arguments: &["-"],
+        environment: &[],
     },
     Language {
         names: &["perl", "pl"],
         interpreters: &["perl"],
         stdin_arguments: &["-"],
+        environment: &[],
     },
 ];
 
@@ -124,6 +149,8 @@ pub struct ExecuteCode {
     settings: Settings,
     /// Where interpreters are looked for instead of the `PATH` (tests).
     search_path: Option<std::ffi::OsString>,
+    /// Whether the images the code writes go to the model (`AGENT_RUNTIME_LLM_IMAGE_PARTS`).
+    image_parts: bool,
 }
 
 impl ExecuteCode {
@@ -132,7 +159,14 @@ impl ExecuteCode {
         Self {
             settings,
             search_path: None,
+            image_parts: false,
         }
+    }
+
+    /// The images the code writes go to the model: the gateway takes image parts.
+    pub fn with_image_parts(mut self, image_parts: bool) -> Self {
+        self.image_parts = image_parts;
+        self
     }
 
     /// Interpreters looked for in `path` instead of the `PATH`.
@@ -147,9 +181,19 @@ impl ExecuteCode {
 impl Tool for ExecuteCode {
     fn definition(&self) -> ToolDefinition {
         let names: Vec<&str> = LANGUAGES.iter().map(|language| language.names[0]).collect();
+        let mut description =
+            "Execute a code snippet in a sandbox and return its output".to_owned();
+        if self.image_parts {
+            description.push_str(&format!(
+                ". PNG, JPEG, GIF and WebP images the code writes to the folder named by the \
+                 {OUTPUT_DIR_VARIABLE} environment variable are shown to you (at most {}); in \
+                 Python, matplotlib's plt.show() saves the open figures there",
+                images::MAX_IMAGES
+            ));
+        }
         ToolDefinition {
             tool_name: "ExecuteCode".to_owned(),
-            description: "Execute a code snippet in a sandbox and return its output".to_owned(),
+            description,
             input_schema: json!({
                 "type": "object",
                 "required": ["code"],
@@ -237,11 +281,21 @@ impl Tool for ExecuteCode {
         };
         let timeout =
             output::effective_timeout(timeout, DEFAULT_TIMEOUT_SECONDS, request.limits.timeout_ms);
+        // Dropped (so removed) when the call ends, however it ends.
+        let folder = CallFolder::create();
+        let confined = match &folder {
+            Ok(folder) => folder.granted(request),
+            Err(_) => request.clone(),
+        };
         let outcome = exec::run_program(
-            request,
+            &confined,
             interpreter.as_os_str(),
             |builder| {
                 builder.args(language.stdin_arguments);
+                builder.envs(language.environment.iter().copied());
+                if let Ok(folder) = &folder {
+                    builder.env(OUTPUT_DIR_VARIABLE, folder.path());
+                }
             },
             &cwd,
             Some(code),
@@ -250,7 +304,25 @@ impl Tool for ExecuteCode {
         )
         .await;
         match outcome {
-            Ok(outcome) => self.result(request, &outcome, timeout),
+            Ok(outcome) => {
+                let images = match &folder {
+                    Ok(folder) => {
+                        let path = folder.path().to_path_buf();
+                        let max_bytes = request.limits.max_file_size_bytes;
+                        tokio::task::spawn_blocking(move || images::collect(&path, max_bytes))
+                            .await
+                            .unwrap_or_else(|error| images::Collected {
+                                unreadable: Some(error.to_string()),
+                                ..Default::default()
+                            })
+                    }
+                    Err(error) => images::Collected {
+                        unreadable: Some(format!("no output folder could be made: {error}")),
+                        ..Default::default()
+                    },
+                };
+                self.result(request, &outcome, timeout, images)
+            }
             Err(error) => {
                 let code = match error.kind() {
                     std::io::ErrorKind::PermissionDenied => ErrorCode::PermissionDenied,
@@ -271,10 +343,17 @@ impl Tool for ExecuteCode {
 }
 
 impl ExecuteCode {
-    fn result(&self, request: &ToolRequest, outcome: &Outcome, timeout: Duration) -> ToolResult {
+    fn result(
+        &self,
+        request: &ToolRequest,
+        outcome: &Outcome,
+        timeout: Duration,
+        images: images::Collected,
+    ) -> ToolResult {
         let max_output = output::max_output_bytes(request.limits.max_output_bytes)
             .min(self.settings.capture_bytes);
-        let text = super::layout(outcome, max_output);
+        let mut text = super::layout(outcome, max_output);
+        text.push_str(&images.section(OUTPUT_DIR_VARIABLE, self.image_parts));
         let mut result = if outcome.exit == Exit::TimedOut {
             let mut failed = ToolResult::failed(
                 request,
@@ -294,6 +373,11 @@ impl ExecuteCode {
                 "stdout.txt",
                 &outcome.stdout.to_bytes(),
             ));
+        }
+        if self.image_parts {
+            result
+                .images
+                .extend(images.images.into_iter().map(|image| image.part));
         }
         result
     }

@@ -8,6 +8,7 @@
 use std::path::Path;
 
 use agent_protocol::ToolStatus;
+use base64::Engine as _;
 use serde_json::{Value, json};
 
 use super::*;
@@ -230,4 +231,228 @@ fn interpreters_are_found_in_path_order_and_languages_by_any_of_their_names() {
     );
     assert_eq!(language(" js ").map(|l| l.interpreters[0]), Some("node"));
     assert!(language("cobol").is_none());
+}
+
+/// The smallest valid PNG: a 1×1 transparent pixel.
+const PIXEL: &[u8] = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89\x00\x00\x00\rIDATx\x9cc\x00\x01\x00\x00\x05\x00\x01\r\n-\xb4\x00\x00\x00\x00IEND\xaeB`\x82";
+
+/// Python that writes `files` (name, bytes) to the output folder, then prints where it is.
+fn writing(files: &[(&str, &[u8])]) -> String {
+    let mut code = String::from("import os\nfolder = os.environ['COWORK_OUTPUT_DIR']\n");
+    for (name, bytes) in files {
+        let hex: String = bytes.iter().map(|byte| format!("{byte:02x}")).collect();
+        code.push_str(&format!(
+            "open(os.path.join(folder, '{name}'), 'wb').write(bytes.fromhex('{hex}'))\n"
+        ));
+    }
+    code.push_str("print('folder', folder)\n");
+    code
+}
+
+/// The folder the code printed as its output folder.
+fn printed_folder(text: &str) -> std::path::PathBuf {
+    let line = text
+        .lines()
+        .find_map(|line| line.strip_prefix("folder "))
+        .unwrap_or_else(|| panic!("no folder printed: {text}"));
+    std::path::PathBuf::from(line)
+}
+
+fn with_images() -> ExecuteCode {
+    tool().with_image_parts(true)
+}
+
+#[tokio::test]
+async fn an_image_the_code_writes_to_its_output_folder_goes_to_the_model_and_the_folder_goes() {
+    if !has_interpreter("python") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let code = writing(&[("chart.png", PIXEL)]);
+    let result = run(&with_images(), request(dir.path(), json!({ "code": code }))).await;
+    let shown = text(&result);
+    assert!(
+        shown.contains(
+            "--- images ---\nWritten to COWORK_OUTPUT_DIR, shown to you with this result: chart.png (67 B)\n"
+        ),
+        "{shown}"
+    );
+    assert_eq!(result.images.len(), 1, "{result:?}");
+    assert_eq!(result.images[0].media_type, "image/png");
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(&result.images[0].data_base64)
+        .unwrap();
+    assert_eq!(bytes, PIXEL);
+    let folder = printed_folder(shown);
+    assert!(folder.is_absolute(), "{}", folder.display());
+    assert!(!folder.exists(), "{} is left", folder.display());
+    assert!(
+        std::fs::read_dir(dir.path()).unwrap().next().is_none(),
+        "the project folder got a file"
+    );
+    // Each call has a folder of its own.
+    let again = run(&with_images(), request(dir.path(), json!({ "code": code }))).await;
+    assert_ne!(printed_folder(text(&again)), folder);
+}
+
+#[tokio::test]
+async fn without_image_parts_the_images_are_named_but_not_sent() {
+    if !has_interpreter("python") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let code = writing(&[("chart.png", PIXEL)]);
+    let result = run(&tool(), request(dir.path(), json!({ "code": code }))).await;
+    let shown = text(&result);
+    assert!(result.images.is_empty(), "{result:?}");
+    assert!(
+        shown.contains("Written to COWORK_OUTPUT_DIR, not shown to you: this runtime's model gateway takes no images: chart.png (67 B)"),
+        "{shown}"
+    );
+    assert!(
+        !tool()
+            .definition()
+            .description
+            .contains("COWORK_OUTPUT_DIR")
+    );
+    assert!(
+        with_images()
+            .definition()
+            .description
+            .contains("COWORK_OUTPUT_DIR")
+    );
+}
+
+#[tokio::test]
+async fn oversize_impostor_and_surplus_files_are_left_out_and_named() {
+    if !has_interpreter("python") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let big: Vec<u8> = PIXEL.iter().copied().chain([0u8; 100]).collect();
+    let code = writing(&[
+        ("a.png", PIXEL),
+        ("b.png", &big),
+        ("c.png", b"not a png"),
+        ("d.csv", b"x,y\n"),
+        ("e.gif", b"GIF89a"),
+        ("f.jpg", b"\xff\xd8\xff\xe0"),
+        ("g.webp", b"RIFF\0\0\0\0WEBPVP8 "),
+        ("h.png", PIXEL),
+    ]);
+    let mut call = request(dir.path(), json!({ "code": code }));
+    // The size limit of the entry lowers ViewImage's bound.
+    call.limits.max_file_size_bytes = Some(100);
+    let result = run(&with_images(), call).await;
+    let shown = text(&result);
+    let kinds: Vec<&str> = result
+        .images
+        .iter()
+        .map(|image| image.media_type.as_str())
+        .collect();
+    assert_eq!(
+        kinds,
+        ["image/png", "image/gif", "image/jpeg", "image/webp"],
+        "{shown}"
+    );
+    for left in [
+        "b.png (167 B, more than the 100 B an image may have)",
+        "c.png (named as image/png but its content is not one)",
+        "d.csv (not a PNG, JPEG, GIF or WebP image)",
+        "h.png (more than 4 images)",
+    ] {
+        assert!(shown.contains(left), "{left} not in {shown}");
+    }
+    assert!(!printed_folder(shown).exists());
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn a_link_to_an_image_elsewhere_is_not_sent() {
+    if !has_interpreter("python") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let secret = outside.path().join("secret.png");
+    std::fs::write(&secret, PIXEL).unwrap();
+    let code = format!(
+        "import os\nfolder = os.environ['COWORK_OUTPUT_DIR']\n\
+         os.symlink({secret:?}, os.path.join(folder, 'soft.png'))\n\
+         os.link({secret:?}, os.path.join(folder, 'hard.png'))\n"
+    );
+    let result = run(&with_images(), request(dir.path(), json!({ "code": code }))).await;
+    let shown = text(&result);
+    assert!(result.images.is_empty(), "{shown}");
+    assert!(
+        shown.contains("hard.png (a link to another file)"),
+        "{shown}"
+    );
+    assert!(shown.contains("soft.png (not a regular file)"), "{shown}");
+    assert!(secret.exists());
+}
+
+/// The bootstrap hooks pyplot's `show` once the code imports it, and the code's line
+/// numbers and `from __future__` imports are as with `python3 -`. A stand-in matplotlib in
+/// the project folder (first on the code's import path) plays the real one, whose `show`
+/// would print.
+#[tokio::test]
+async fn pyplot_show_saves_the_figures_and_tracebacks_keep_the_code_s_line_numbers() {
+    if !has_interpreter("python") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let package = dir.path().join("matplotlib");
+    std::fs::create_dir(&package).unwrap();
+    std::fs::write(package.join("__init__.py"), "").unwrap();
+    let hex: String = PIXEL.iter().map(|byte| format!("{byte:02x}")).collect();
+    std::fs::write(
+        package.join("pyplot.py"),
+        format!(
+            "_figures = {{}}\n\
+             class _Figure(object):\n    def savefig(self, path, **kwargs):\n        open(path, 'wb').write(bytes.fromhex('{hex}'))\n\
+             def plot(*args):\n    _figures[len(_figures) + 1] = _Figure()\n\
+             def figure(number=None):\n    return _figures[number]\n\
+             def get_fignums():\n    return sorted(_figures)\n\
+             def close(which=None):\n    _figures.clear()\n\
+             def show(*args, **kwargs):\n    print('a window opened')\n"
+        ),
+    )
+    .unwrap();
+    let code = "from __future__ import annotations\nimport os\nimport matplotlib.pyplot as plt\n\
+                plt.plot(1)\nplt.plot(2)\nplt.show()\nplt.plot(3)\nplt.show()\n\
+                print('backend', os.environ.get('MPLBACKEND'))\n\nraise ValueError('boom')\n";
+    let result = run(&with_images(), request(dir.path(), json!({ "code": code }))).await;
+    let shown = text(&result);
+    assert!(!shown.contains("a window opened"), "{shown}");
+    assert!(shown.contains("backend Agg"), "{shown}");
+    assert!(
+        shown.contains("shown to you with this result: figure_000.png (67 B), figure_001.png (67 B), figure_002.png (67 B)"),
+        "{shown}"
+    );
+    assert_eq!(result.images.len(), 3);
+    assert!(
+        shown.contains(
+            "Exit code: 1\n--- stdout ---\nbackend Agg\n--- stderr ---\nTraceback (most recent call last):\n  File \"<stdin>\", line 11, in <module>\nValueError: boom\n"
+        ),
+        "{shown}"
+    );
+    // Nothing of the bootstrap is left in the code's namespace; stdin was the code.
+    let clean = "print(sorted(name for name in globals() if not name.startswith('__')))\n\
+                 import sys\nprint(sys.argv, repr(sys.stdin.read()))\nx = = 1\n";
+    let result = run(&tool(), request(dir.path(), json!({ "code": clean }))).await;
+    let shown = text(&result);
+    assert!(
+        shown.starts_with(
+            "Exit code: 1\n--- stdout ---\n--- stderr ---\n  File \"<stdin>\", line 4\n"
+        ),
+        "{shown}"
+    );
+    let fine = "print(sorted(name for name in globals() if not name.startswith('__')))\n\
+                import sys\nprint(sys.argv, repr(sys.stdin.read()))\n";
+    let result = run(&tool(), request(dir.path(), json!({ "code": fine }))).await;
+    assert!(
+        text(&result).contains("--- stdout ---\n[]\n['-'] ''\n"),
+        "{result:?}"
+    );
 }
