@@ -15,7 +15,10 @@
 //!
 //! The check compares cargo's unit graphs (`--unit-graph`, read with `RUSTC_BOOTSTRAP=1`
 //! because the flag is unstable; nothing is built): every registry unit a member's own
-//! build needs must be one the workspace's test build compiles.
+//! build needs must be one the workspace's test build compiles. A unit's side (compiled for
+//! the target, or for build scripts and proc-macros, with their own feature resolution)
+//! comes from the graph's edges. Regeneration starts from empty tables, so an entry no
+//! longer needed drops out.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -49,28 +52,76 @@ pub struct Args {
 }
 
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
+    if !cfg!(target_os = "linux") {
+        bail!("the tables are Linux's: run `cargo xtask workspace-hack` on Linux");
+    }
     let root = crate::workspace_root();
     let path = root.join(MANIFEST);
-    let manifest = std::fs::read_to_string(&path)
-        .with_context(|| format!("cannot read {}", path.display()))?;
-    let wanted = wanted_dependencies(&root, &manifest)?;
-    let updated = with_generated_section(&manifest, &render(&wanted))?;
-    if updated == manifest {
-        println!("xtask: {MANIFEST} is current");
-        return Ok(ExitCode::SUCCESS);
-    }
+    let read = || {
+        std::fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))
+    };
+    let write = |text: &str| {
+        std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))
+    };
+    let manifest = read()?;
     if args.check {
-        println!("xtask: {MANIFEST} is stale; run `cargo xtask workspace-hack`");
+        let problems = problems(&root, &manifest)?;
+        if problems.is_empty() {
+            println!("xtask: {MANIFEST} is current");
+            return Ok(ExitCode::SUCCESS);
+        }
+        println!("xtask: {MANIFEST} is stale; run `cargo xtask workspace-hack`:");
+        for problem in problems {
+            println!("  {problem}");
+        }
         return Ok(ExitCode::FAILURE);
     }
-    std::fs::write(&path, updated).with_context(|| format!("cannot write {}", path.display()))?;
-    println!("xtask: wrote {MANIFEST}; run it again until it says current");
-    Ok(ExitCode::SUCCESS)
+    // From an empty section, so an entry no longer needed drops out; each round reads the
+    // graphs with the last round's tables in place, until they stop changing.
+    let mut current = with_generated_section(&manifest, "")?;
+    write(&current)?;
+    for _ in 0..8 {
+        let wanted = wanted_dependencies(&root, &current, false)?;
+        let next = with_generated_section(&current, &render(&wanted))?;
+        if next == current {
+            let left = misaligned_units(&root, false)?;
+            if !left.is_empty() {
+                bail!(
+                    "{MANIFEST} is written, but these units still compile apart: {}",
+                    left.join(", ")
+                );
+            }
+            println!("xtask: {MANIFEST} is current ({} entries)", wanted.len());
+            return Ok(ExitCode::SUCCESS);
+        }
+        write(&next)?;
+        current = next;
+    }
+    bail!("{MANIFEST} did not settle after 8 rounds; see its last tables")
+}
+
+/// What makes the manifest stale: units the aligned members would compile apart from the
+/// test build, or declared features that differ from the workspace's.
+pub fn problems(root: &Path, manifest: &str) -> anyhow::Result<Vec<String>> {
+    let mut problems: Vec<String> = misaligned_units(root, true)?
+        .into_iter()
+        .map(|unit| format!("compiled apart: {unit}"))
+        .collect();
+    let updated = with_generated_section(
+        manifest,
+        &render(&wanted_dependencies(root, manifest, true)?),
+    )?;
+    if updated != manifest {
+        problems.push("declared features differ from the test build's".to_owned());
+    }
+    Ok(problems)
 }
 
 #[derive(Deserialize)]
 struct UnitGraph {
+    version: u32,
     units: Vec<Unit>,
+    roots: Vec<usize>,
 }
 
 #[derive(Deserialize)]
@@ -80,6 +131,95 @@ struct Unit {
     profile: Profile,
     mode: String,
     features: Vec<String>,
+    dependencies: Vec<Dependency>,
+}
+
+#[derive(Deserialize)]
+struct Dependency {
+    index: usize,
+}
+
+/// A unit graph with the sides each unit is compiled for.
+struct Graph {
+    units: Vec<Unit>,
+    /// Per unit: (reached as a normal dependency, reached by a build script or proc-macro).
+    sides: Vec<(bool, bool)>,
+}
+
+impl Graph {
+    fn read(root: &Path, args: &[&str], locked: bool) -> anyhow::Result<Self> {
+        let graph = unit_graph(root, args, locked)?;
+        if graph.version != 1 {
+            bail!(
+                "cargo's unit graph is version {}, not the 1 this reads",
+                graph.version
+            );
+        }
+        let sides = sides(&graph);
+        Ok(Self {
+            units: graph.units,
+            sides,
+        })
+    }
+
+    /// The registry libraries and proc-macros with the sides they are compiled for.
+    fn libraries(&self) -> impl Iterator<Item = (&Unit, String, String, Vec<Side>)> {
+        self.units
+            .iter()
+            .zip(&self.sides)
+            .filter(|(unit, _)| !is_build_script(unit))
+            .filter_map(|(unit, (normal, build))| {
+                let (name, version) = registry_package(&unit.pkg_id)?;
+                let mut sides = Vec::new();
+                if *normal {
+                    sides.push(Side::Normal);
+                }
+                if *build {
+                    sides.push(Side::Build);
+                }
+                Some((unit, name, version, sides))
+            })
+    }
+}
+
+fn is_build_script(unit: &Unit) -> bool {
+    unit.target.kind.iter().any(|kind| kind == "custom-build")
+}
+
+fn is_proc_macro(unit: &Unit) -> bool {
+    unit.target.kind.iter().any(|kind| kind == "proc-macro")
+}
+
+/// The sides by the graph's edges: what a build script or a proc-macro uses is compiled for
+/// the build (with its own feature resolution), everything the roots reach otherwise for
+/// the target. A unit both reach is compiled once for both.
+fn sides(graph: &UnitGraph) -> Vec<(bool, bool)> {
+    let mut sides = vec![(false, false); graph.units.len()];
+    let mut normal: Vec<usize> = graph.roots.clone();
+    let mut build: Vec<usize> = Vec::new();
+    while let Some(index) = normal.pop() {
+        let Some(unit) = graph.units.get(index) else {
+            continue;
+        };
+        if is_proc_macro(unit) || (is_build_script(unit) && unit.mode == "build") {
+            build.push(index);
+            continue;
+        }
+        if std::mem::replace(&mut sides[index].0, true) {
+            continue;
+        }
+        normal.extend(unit.dependencies.iter().map(|dependency| dependency.index));
+    }
+    while let Some(index) = build.pop() {
+        let Some(unit) = graph.units.get(index) else {
+            continue;
+        };
+        if std::mem::replace(&mut sides[index].1, true) {
+            continue;
+        }
+        build.extend(unit.dependencies.iter().map(|dependency| dependency.index));
+    }
+    sides
 }
 
 #[derive(Deserialize)]
@@ -138,12 +278,15 @@ fn debuginfo_text(profile: &Profile) -> String {
         .unwrap_or_default()
 }
 
-fn unit_graph(root: &Path, args: &[&str]) -> anyhow::Result<Vec<Unit>> {
+fn unit_graph(root: &Path, args: &[&str], locked: bool) -> anyhow::Result<UnitGraph> {
     let mut command: Command = cargo();
     let output = command
         .current_dir(root)
         .args(args)
-        .args(["--locked", "--unit-graph", "-Z", "unstable-options"])
+        // Regenerating the tables changes the hack's entries in Cargo.lock (never a new
+        // package: `--offline`); checking them must find the lock file as committed.
+        .arg(if locked { "--locked" } else { "--offline" })
+        .args(["--unit-graph", "-Z", "unstable-options"])
         .env("RUSTC_BOOTSTRAP", "1")
         .output()
         .context("cannot run cargo")?;
@@ -154,9 +297,7 @@ fn unit_graph(root: &Path, args: &[&str]) -> anyhow::Result<Vec<Unit>> {
             String::from_utf8_lossy(&output.stderr)
         );
     }
-    let graph: UnitGraph =
-        serde_json::from_slice(&output.stdout).context("cargo's unit graph is not JSON")?;
-    Ok(graph.units)
+    serde_json::from_slice(&output.stdout).context("cargo's unit graph is not the JSON expected")
 }
 
 /// `registry+…#name@version` → (name, version); `None` for workspace members and paths.
@@ -167,39 +308,61 @@ fn registry_package(pkg_id: &str) -> Option<(String, String)> {
     Some((name.to_owned(), version.to_owned()))
 }
 
+/// The registry units the aligned members' own builds need that the workspace's test build
+/// does not compile (by package, target, mode, profile and features).
+pub fn misaligned_units(root: &Path, locked: bool) -> anyhow::Result<Vec<String>> {
+    let workspace = Graph::read(root, &["test", "--workspace", "--no-run"], locked)?;
+    let built: BTreeSet<UnitKey> = workspace.units.iter().map(key).collect();
+    let mut misaligned = BTreeSet::new();
+    for member in ALIGNED_MEMBERS {
+        let graph = Graph::read(root, &["build", "-p", member], locked)?;
+        for unit in &graph.units {
+            if let Some((name, version)) = registry_package(&unit.pkg_id)
+                && !built.contains(&key(unit))
+            {
+                misaligned.insert(format!(
+                    "{name} {version} ({}, for {member})",
+                    unit.target.name
+                ));
+            }
+        }
+    }
+    Ok(misaligned.into_iter().collect())
+}
+
 /// The dependencies the hack must declare so that every aligned member's own build needs no
 /// unit the workspace's test build does not compile: the packages it declares already (the
 /// graphs are read with the hack in place, so an entry that does its job looks aligned) and
 /// the ones still misaligned, each with the workspace's features on its side.
-pub fn wanted_dependencies(root: &Path, manifest: &str) -> anyhow::Result<BTreeSet<Wanted>> {
-    let workspace = unit_graph(root, &["test", "--workspace", "--no-run"])?;
-    let built: BTreeSet<UnitKey> = workspace.iter().map(key).collect();
+pub fn wanted_dependencies(
+    root: &Path,
+    manifest: &str,
+    locked: bool,
+) -> anyhow::Result<BTreeSet<Wanted>> {
+    let workspace = Graph::read(root, &["test", "--workspace", "--no-run"], locked)?;
+    let built: BTreeSet<UnitKey> = workspace.units.iter().map(key).collect();
     let mut needed: BTreeSet<(String, Side)> = declared(manifest);
     for member in ALIGNED_MEMBERS {
-        for unit in unit_graph(root, &["build", "-p", member])? {
-            if let Some((name, _)) = registry_package(&unit.pkg_id)
-                && let Some(side) = side_of(&unit)
-                && !built.contains(&key(&unit))
-            {
-                needed.insert((name, side));
+        let graph = Graph::read(root, &["build", "-p", member], locked)?;
+        for (unit, name, _, sides) in graph.libraries() {
+            if !built.contains(&key(unit)) {
+                needed.extend(sides.into_iter().map(|side| (name.clone(), side)));
             }
         }
     }
     let mut wanted = BTreeSet::new();
     for (name, side) in needed {
         let mut found: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-        for unit in &workspace {
-            if let Some((unit_name, version)) = registry_package(&unit.pkg_id)
-                && unit_name == name
-                && side_of(unit) == Some(side)
-            {
+        for (unit, unit_name, version, sides) in workspace.libraries() {
+            if unit_name == name && sides.contains(&side) {
                 found
                     .entry(version)
                     .or_default()
                     .extend(unit.features.iter().cloned());
             }
         }
-        // A package the workspace no longer builds on that side drops out.
+        // A package the workspace does not compile on that side is left out; the
+        // invariant check ([`misaligned_units`]) says so if that leaves a unit apart.
         for (version, features) in found {
             wanted.insert(Wanted {
                 name: name.clone(),
@@ -210,22 +373,6 @@ pub fn wanted_dependencies(root: &Path, manifest: &str) -> anyhow::Result<BTreeS
         }
     }
     Ok(wanted)
-}
-
-/// The side of a library or proc-macro unit; `None` for build scripts (their features
-/// follow their library's). Build scripts, proc-macros and what they use are compiled
-/// under the build-override profile, which carries no debug info here; the normal side
-/// carries the dev profile's line tables.
-fn side_of(unit: &Unit) -> Option<Side> {
-    if unit.target.kind.iter().any(|kind| kind == "custom-build") {
-        return None;
-    }
-    let proc_macro = unit.target.kind.iter().any(|kind| kind == "proc-macro");
-    Some(if proc_macro || debuginfo_text(&unit.profile) == "0" {
-        Side::Build
-    } else {
-        Side::Normal
-    })
 }
 
 /// The (package, side) pairs the generated section declares.
@@ -320,21 +467,22 @@ pub fn with_generated_section(manifest: &str, generated: &str) -> anyhow::Result
 mod tests {
     use super::*;
 
-    /// The kit, the mocks and xtask build on the workspace's compiled dependencies. Fails
-    /// when a dependency or a feature changed without `cargo xtask workspace-hack`.
+    /// The kit, the mocks and xtask build on the workspace's compiled dependencies: no unit
+    /// of theirs is compiled apart from the test build, and the declared features are the
+    /// test build's. Fails when a dependency or a feature changed without `cargo xtask
+    /// workspace-hack`.
     #[cfg(target_os = "linux")]
     #[test]
     fn the_kit_builds_on_the_workspace_test_build() {
         let root = crate::workspace_root();
         let manifest = std::fs::read_to_string(root.join(MANIFEST)).unwrap();
-        let wanted = wanted_dependencies(&root, &manifest).unwrap();
-        let updated = with_generated_section(&manifest, &render(&wanted)).unwrap();
+        let problems = problems(&root, &manifest).unwrap();
         assert!(
-            updated == manifest,
+            problems.is_empty(),
             "{MANIFEST} is stale: `cargo run -p conformance` or `cargo xtask` would compile \
              dependencies again after `cargo test --workspace`. Run `cargo xtask \
-             workspace-hack` (until it says current) and commit the file. Wanted:\n{}",
-            render(&wanted)
+             workspace-hack` and commit the file.\n{}",
+            problems.join("\n")
         );
     }
 
