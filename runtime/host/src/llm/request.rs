@@ -88,39 +88,30 @@ impl WireCache {
         &mut self,
         tools: &[ToolDefinition],
     ) -> Result<&mut ToolsWire, serde_json::Error> {
-        let stale = self
-            .tools
-            .as_ref()
-            .is_none_or(|cached| cached.offered != tools);
-        if stale {
-            let wire: Vec<WireTool<'_>> = tools
-                .iter()
-                .map(|tool| WireTool {
-                    kind: "function",
-                    function: WireFunction {
-                        name: to_wire_name(&tool.tool_name),
-                        description: &tool.description,
-                        parameters: &tool.input_schema,
-                    },
-                })
-                .collect();
-            let json = if wire.is_empty() {
-                None
-            } else {
-                Some(serde_json::value::to_raw_value(&wire)?)
-            };
-            self.tools = Some(ToolsWire {
-                offered: tools.to_vec(),
-                json,
-                tokens: None,
-            });
+        if let Some(cached) = self.tools.take_if(|cached| cached.offered == tools) {
+            return Ok(self.tools.insert(cached));
         }
-        match &mut self.tools {
-            Some(cached) => Ok(cached),
-            None => Err(<serde_json::Error as serde::ser::Error>::custom(
-                "the offered tools could not be kept for the request",
-            )),
-        }
+        let wire: Vec<WireTool<'_>> = tools
+            .iter()
+            .map(|tool| WireTool {
+                kind: "function",
+                function: WireFunction {
+                    name: to_wire_name(&tool.tool_name),
+                    description: &tool.description,
+                    parameters: &tool.input_schema,
+                },
+            })
+            .collect();
+        let json = if wire.is_empty() {
+            None
+        } else {
+            Some(serde_json::value::to_raw_value(&wire)?)
+        };
+        Ok(self.tools.insert(ToolsWire {
+            offered: tools.to_vec(),
+            json,
+            tokens: None,
+        }))
     }
 
     /// The body for `messages`: thread messages by their index, each made by `thread`
@@ -139,8 +130,10 @@ impl WireCache {
             .as_ref()
             .is_some_and(|known| Arc::ptr_eq(known, redactor))
         {
+            // Messages are redacted by the redactor; the tools' wire form is not.
             *self = Self {
                 redactor: Some(Arc::clone(redactor)),
+                tools: self.tools.take(),
                 ..Self::default()
             };
         }
