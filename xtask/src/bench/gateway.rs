@@ -4,6 +4,7 @@
 //! itself spent on every request. The conformance fakes (`agent-mocks`) favour scripting
 //! and recording over timing; this one does one thing per mode, with nothing in between.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -23,9 +24,9 @@ const USAGE: Usage = Usage {
 
 /// What the fake answers.
 pub enum Mode {
-    /// Tasks of `tool_steps` steps: each task's first `tool_steps` requests get one
-    /// ReadFile call of `path` each, its next one a text answer, and so on for the next
-    /// task.
+    /// Tasks of `tool_steps` steps: the first `tool_steps` requests since the last
+    /// [`BenchGateway::start_task`] get one ReadFile call of `path` each, every later one a
+    /// text answer (a runtime's own extra round trip after the answer gets text too).
     ToolSteps { tool_steps: usize, path: String },
     /// The first request streams `chunks` one-word text deltas, each written only after
     /// the previous one was seen on the runtime's stdout (an acknowledgement on `acks`), so
@@ -53,6 +54,8 @@ pub struct Observed {
 pub struct BenchGateway {
     url: String,
     observed: Arc<Mutex<Observed>>,
+    /// Set by [`BenchGateway::start_task`]: the next request is a task's first.
+    new_task: Arc<AtomicBool>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -63,9 +66,12 @@ impl BenchGateway {
             .context("cannot bind the bench gateway")?;
         let url = format!("http://{}/v1", listener.local_addr()?);
         let observed = Arc::new(Mutex::new(Observed::default()));
+        let new_task = Arc::new(AtomicBool::new(true));
         let shared = Arc::new(tokio::sync::Mutex::new(State {
             mode,
             served: 0,
+            task_start: 0,
+            new_task: Arc::clone(&new_task),
             observed: Arc::clone(&observed),
         }));
         let task = tokio::spawn(async move {
@@ -83,8 +89,14 @@ impl BenchGateway {
         Ok(Self {
             url,
             observed,
+            new_task,
             task,
         })
+    }
+
+    /// The requests from now on belong to a new task (its steps counted from zero).
+    pub fn start_task(&self) {
+        self.new_task.store(true, Ordering::SeqCst);
     }
 
     /// `LLM_GATEWAY_ENDPOINT` for the runtime (ends in `/v1`).
@@ -109,6 +121,9 @@ impl Drop for BenchGateway {
 struct State {
     mode: Mode,
     served: usize,
+    /// The index of the current task's first request.
+    task_start: usize,
+    new_task: Arc<AtomicBool>,
     observed: Arc<Mutex<Observed>>,
 }
 
@@ -138,6 +153,10 @@ async fn serve_connection(
         // One request at a time: the runtime makes its calls in sequence anyway.
         let mut state = shared.lock().await;
         let index = state.served;
+        if state.new_task.swap(false, Ordering::SeqCst) {
+            state.task_start = index;
+        }
+        let in_task = index - state.task_start;
         state.served += 1;
         let State { mode, observed, .. } = &mut *state;
         stream
@@ -145,7 +164,7 @@ async fn serve_connection(
             .await?;
         match mode {
             Mode::ToolSteps { tool_steps, path } => {
-                let reply = if index % (*tool_steps + 1) < *tool_steps {
+                let reply = if in_task < *tool_steps {
                     GatewayReply::tool_call(
                         format!("call_{index}"),
                         "ReadFile",

@@ -149,6 +149,9 @@ pub async fn tool_steps(
         line.repeat(2048 / line.len()),
     )?;
     let tasks = steps.div_ceil(MAX_STEPS_PER_TASK).max(1);
+    if !steps.is_multiple_of(tasks) {
+        anyhow::bail!("{steps} steps do not split into {tasks} equal tasks");
+    }
     let per_task = steps / tasks;
     let gateway = BenchGateway::start(Mode::ToolSteps {
         tool_steps: per_task,
@@ -168,6 +171,7 @@ pub async fn tool_steps(
     gateway.take_observed();
     let mut wall = Duration::ZERO;
     for _ in 0..tasks {
+        gateway.start_task();
         let started = Instant::now();
         runtime
             .request(
@@ -189,9 +193,8 @@ pub async fn tool_steps(
     runtime.stop().await;
     // One request per tool step and one for each final answer at least, or the tasks were
     // not the ones measured (a policy refusal). More is a runtime's own extra round trip
-    // (the Python runtime's verification phase asks the model once more after an answer;
-    // the bench's model answers it with a tool call, so run such a runtime with its
-    // verification off); each counts as a step.
+    // (the Python runtime's verification phase asks the model once more after an answer,
+    // and gets text); each counts as a step.
     let expected = tasks * (per_task + 1);
     if observed.requests < expected {
         anyhow::bail!(
