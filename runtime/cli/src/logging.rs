@@ -25,7 +25,24 @@ const QUEUED_LINES: usize = 1024;
 /// redaction rules to compile. Nothing is dropped when a worker falls behind (the caller
 /// waits instead); the returned guards flush what is left when they are dropped.
 pub fn init(level: &str, log_dir: Option<&Path>) -> Vec<WorkerGuard> {
-    let log_dir = log_dir.and_then(|dir| std::fs::create_dir_all(dir).ok().map(|()| dir));
+    // The file comes first: whether stderr carries the `session_event` lines depends on
+    // whether the file could be opened (an unwritable LOG_DIR is said on stderr, and the
+    // events stay there).
+    let mut unusable_dir = None;
+    let appender = log_dir.and_then(|dir| {
+        let opened = std::fs::create_dir_all(dir)
+            .map_err(|error| error.to_string())
+            .and_then(|()| {
+                tracing_appender::rolling::RollingFileAppender::builder()
+                    .rotation(tracing_appender::rolling::Rotation::NEVER)
+                    .filename_prefix("agent-runtime.log")
+                    .build(dir)
+                    .map_err(|error| error.to_string())
+            });
+        opened
+            .map_err(|error| unusable_dir = Some((dir.to_path_buf(), error)))
+            .ok()
+    });
     let mut guards = Vec::new();
     let (stderr_writer, guard) = NonBlockingBuilder::default()
         .buffered_lines_limit(QUEUED_LINES)
@@ -36,29 +53,26 @@ pub fn init(level: &str, log_dir: Option<&Path>) -> Vec<WorkerGuard> {
     let stderr = tracing_subscriber::fmt::layer()
         .json()
         .with_writer(stderr_writer)
-        .with_filter(stderr_filter(level, log_dir.is_some()));
-    let file = match log_dir {
-        Some(dir) => {
-            let appender = tracing_appender::rolling::never(dir, "agent-runtime.log");
-            let (writer, guard) = NonBlockingBuilder::default()
-                .buffered_lines_limit(QUEUED_LINES)
-                .lossy(false)
-                .thread_name("log-file")
-                .finish(Redacting(appender));
-            guards.push(guard);
-            Some(
-                tracing_subscriber::fmt::layer()
-                    .json()
-                    .with_writer(writer)
-                    .with_filter(file_filter(level)),
-            )
-        }
-        None => None,
-    };
+        .with_filter(stderr_filter(level, appender.is_some()));
+    let file = appender.map(|appender| {
+        let (writer, guard) = NonBlockingBuilder::default()
+            .buffered_lines_limit(QUEUED_LINES)
+            .lossy(false)
+            .thread_name("log-file")
+            .finish(Redacting(appender));
+        guards.push(guard);
+        tracing_subscriber::fmt::layer()
+            .json()
+            .with_writer(writer)
+            .with_filter(file_filter(level))
+    });
     let _ = tracing_subscriber::registry()
         .with(stderr)
         .with(file)
         .try_init();
+    if let Some((dir, error)) = unusable_dir {
+        tracing::warn!(dir = %dir.display(), %error, "LOG_DIR cannot hold the log file; logging to stderr only");
+    }
     guards
 }
 
