@@ -383,7 +383,7 @@ pub async fn run(name: &str, program: &str, args: &[String]) -> anyhow::Result<i
 /// conformance/README.md.
 pub const BEHAVIOUR_MUTANTS: Option<(&str, usize, usize)> = Some((
     "the state machines, the approval flow, the agent loop, policy/mod.rs, policy/extensions.rs and policy/code.rs (2026-12-07; the rest of the policy enforcer and the command analyser not run yet)",
-    125,
+    129,
     157,
 ));
 
