@@ -134,6 +134,50 @@ Feature: The policy analyser and secret hygiene hold against a hostile model
     And the model is told the RunCommand call was denied because of ".env"
     And the workspace has no file ".env"
 
+  @REQ-HARD-102
+  Scenario: a relative redirection target is judged from the command's working directory
+    Given the policy allows the commands "echo" and blocks the commands ""
+    And the policy allows File.Write under "." but blocks "secrets/"
+    And the workspace folder "secrets" exists
+    And a running session
+    And the model will run "echo x > key.txt" with the working directory "secrets"
+    And the model will then answer "Done."
+    When the client starts the task "Run it there."
+    Then the RunCommand call is denied
+    And no file "key.txt" was made in the folder "secrets"
+
+  @REQ-HARD-102 @posix-shell
+  Scenario: a redirection into the home folder is judged as the home folder from any working directory
+    Given the policy allows the commands "echo" and blocks the commands ""
+    And the workspace folder "src" exists
+    And a running session
+    And the model will run "echo x >> ~/.bashrc" with the working directory "src"
+    And the model will then answer "Done."
+    When the client starts the task "Run it there."
+    Then the RunCommand call is denied
+
+  @REQ-HARD-102 @posix-shell
+  Scenario: a redirection whose target is known only when the line runs is denied under File.Write's paths
+    Given the policy allows the commands "echo" and blocks the commands ""
+    And the policy grants File.Write with blockedPaths "secrets/" only
+    And a running session
+    And the model will run the command "echo x > "secrets/$NAME""
+    And the model will then answer "Done."
+    When the client starts the task "Run it."
+    Then the RunCommand call is denied
+
+  @REQ-HARD-102 @posix-shell
+  Scenario: a file named like a Windows device is judged as a file where the system has no such device
+    Given the policy allows the commands "echo" and blocks the commands ""
+    And the policy allows File.Write under "." but blocks "secrets/"
+    And the workspace folder "secrets" exists
+    And a running session
+    And the model will run the command "echo x > secrets/nul"
+    And the model will then answer "Done."
+    When the client starts the task "Run it."
+    Then the RunCommand call is denied
+    And no file "nul" was made in the folder "secrets"
+
   @REQ-HARD-103
   Scenario: a redirect to a host the policy does not admit is not followed
     Given the runtime is started with AGENT_RUNTIME_ALLOW_LOOPBACK_HTTP set to "true"

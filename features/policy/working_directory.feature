@@ -23,6 +23,16 @@ Feature: RunCommand's working directory obeys the policy
       | a blocked folder              | secrets |
 
   @REQ-POL-021
+  Scenario: blockedPaths alone judge the working directory
+    Given the policy grants Shell.Exec with blockedPaths "secrets/" only
+    And a running session
+    And the model will run "touch ran.txt" with the working directory "secrets"
+    And the model will then answer "Done."
+    When the client starts the task "Run it there."
+    Then the RunCommand call is denied
+    And no file "ran.txt" was made in the folder "secrets"
+
+  @REQ-POL-021
   Scenario: a command whose working directory is an allowed folder runs
     Given a running session
     And the model will run "touch ran.txt" with the working directory "src"

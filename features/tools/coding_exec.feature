@@ -122,6 +122,55 @@ Feature: FetchUrl, ExecuteCode and WebSearch, the Python runtime's network, exec
     Then the tool call result does not contain "Hello from the web fake"
     And the web server received no request for "/plain"
 
+  @REQ-TOOL-266
+  Scenario: code reaches no server when allowCodeNetwork is false, even where the runtime admits loopback
+    Given the runtime is started with AGENT_RUNTIME_ALLOW_LOOPBACK_HTTP set to "true"
+    And the runtime's machine has a Python interpreter
+    And the policy grants Code.Execute as the real Policy Service does
+    And a web server on loopback
+    And a running session
+    And the model will call ExecuteCode with:
+      """
+      {"code": "import urllib.request\ntry:\n    print(urllib.request.urlopen('${WEB}/plain', timeout=5).read().decode())\nexcept Exception as error:\n    print('blocked:', type(error).__name__)"}
+      """
+    And the model will then answer "No network."
+    When the client starts the task "Fetch from code."
+    Then the tool call result does not contain "Hello from the web fake"
+    And the web server received no request for "/plain"
+
+  @REQ-TOOL-271
+  Scenario: code reaches a server the runtime admits when allowCodeNetwork is true
+    Given the runtime is started with AGENT_RUNTIME_ALLOW_LOOPBACK_HTTP set to "true"
+    And the runtime's machine has a Python interpreter
+    And the policy grants Code.Execute as the real Policy Service does, with allowCodeNetwork set to "true"
+    And a web server on loopback
+    And a running session
+    And the model will call ExecuteCode with:
+      """
+      {"code": "import urllib.request\nprint(urllib.request.urlopen('${WEB}/plain', timeout=5).read().decode())"}
+      """
+    And the model will then answer "Fetched."
+    When the client starts the task "Fetch from code."
+    Then the tool call succeeds with a result containing "Hello from the web fake"
+
+  @REQ-TOOL-272
+  Scenario Outline: ExecuteCode is denied when the Code.Execute entry's <field> keep it out of the project folder
+    Given the policy grants Code.Execute as the real Policy Service does, with <field> set to '<paths>'
+    And a running session
+    And the model will call ExecuteCode with:
+      """
+      {"code": "open('made-by-code.txt', 'w').write('x')"}
+      """
+    And the model will then answer "Not allowed."
+    When the client starts the task "Run it."
+    Then the scripted tool call is denied
+    And the workspace has no file "made-by-code.txt"
+
+    Examples:
+      | field        | paths          |
+      | blockedPaths | ["."]          |
+      | allowedPaths | ["elsewhere/"] |
+
   @REQ-TOOL-267
   Scenario: ExecuteCode is not offered without Code.Execute
     Given a running session

@@ -85,6 +85,36 @@ Feature: The git tools
     When the client starts the task "What changed?"
     Then the tool call fails with errorCode "TOOL_EXECUTION_FAILED" and a message containing "not a git repository"
 
+  @REQ-POL-023
+  Scenario: GitCommit staging a file the Git.Commit entry blocks is denied
+    Given the workspace file "notes.txt" contains "first"
+    And the workspace is a git repository with "notes.txt" committed
+    And the workspace file "secrets/key.txt" contains "hunter2"
+    And the policy grants Git.Commit with blockedPaths "secrets/" only
+    And a running session
+    And the model will call GitCommit with:
+      """
+      {"message": "Add the key", "files": ["secrets/key.txt"]}
+      """
+    And the model will then answer "Not allowed."
+    When the client starts the task "Commit the key."
+    Then the scripted tool call is denied
+
+  @REQ-POL-023
+  Scenario: a git tool whose repository folder the Git entry's allowedPaths leave out is denied
+    Given the workspace file "notes.txt" contains "first"
+    And the workspace is a git repository with "notes.txt" committed
+    And the workspace file "notes.txt" contains "second"
+    And the policy grants Git.Status with allowedPaths "docs/" only
+    And a running session
+    And the model will call GitStatus with:
+      """
+      {}
+      """
+    And the model will then answer "Not allowed."
+    When the client starts the task "What changed?"
+    Then the scripted tool call is denied
+
   @REQ-POL-022
   Scenario: under a policy that names no Git capability, GitStatus runs as a read of the project
     Given the workspace file "notes.txt" contains "first"

@@ -31,7 +31,7 @@ pub const AREAS: &[(&str, &[&str], &str)] = &[
     (
         "policy enforcer",
         &["runtime/host/src/policy/*.rs"],
-        "@REQ-POL-001 or @REQ-POL-002 or @REQ-POL-003 or @REQ-POL-004 or @REQ-POL-005 or @REQ-POL-006 or @REQ-POL-008 or @REQ-POL-013 or @REQ-POL-014 or @REQ-POL-018 or @REQ-POL-019 or @REQ-POL-021 or @REQ-POL-103 or @REQ-POL-020 or @REQ-POL-022 or @REQ-APR-001 or @REQ-TOOL-238 or @REQ-TOOL-265 or @REQ-HARD-010 or @REQ-EXT-006 or @REQ-EXT-001 or @REQ-EXT-003 or @REQ-EXT-204",
+        "@REQ-POL-001 or @REQ-POL-002 or @REQ-POL-003 or @REQ-POL-004 or @REQ-POL-005 or @REQ-POL-006 or @REQ-POL-008 or @REQ-POL-013 or @REQ-POL-014 or @REQ-POL-018 or @REQ-POL-019 or @REQ-POL-021 or @REQ-POL-103 or @REQ-POL-020 or @REQ-POL-022 or @REQ-APR-001 or @REQ-TOOL-238 or @REQ-TOOL-265 or @REQ-HARD-010 or @REQ-EXT-006 or @REQ-EXT-001 or @REQ-EXT-003 or @REQ-EXT-204 or @REQ-TOOL-263 or @REQ-TOOL-264 or @REQ-TOOL-266 or @REQ-TOOL-267 or @REQ-TOOL-270 or @REQ-TOOL-271 or @REQ-TOOL-272 or @REQ-POL-023 or @REQ-HARD-102 or @REQ-HARD-050 or @REQ-HARD-052 or @REQ-HARD-053 or @REQ-HARD-056 or @REQ-HARD-060 or @REQ-HARD-061 or @REQ-HARD-062 or @REQ-HARD-063 or @REQ-HARD-069 or @REQ-HARD-005 or @REQ-TOOL-022",
     ),
     (
         "command analyser",

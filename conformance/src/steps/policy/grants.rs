@@ -118,6 +118,31 @@ async fn max_output_tokens(world: &mut ConformanceWorld, tokens: u64) -> StepRes
     Ok(())
 }
 
+/// A capability scoped by one path list alone (`allowedPaths` or `blockedPaths`), no
+/// approval: a scope check must not wait for both lists.
+#[given(expr = "the policy grants {word} with {word} {string} only")]
+async fn grants_one_path_list(
+    world: &mut ConformanceWorld,
+    capability: String,
+    field: String,
+    path: String,
+) -> StepResult {
+    check!(
+        field == "allowedPaths" || field == "blockedPaths",
+        "a path list is allowedPaths or blockedPaths, not {field}"
+    );
+    let mut scope = serde_json::Map::new();
+    scope.insert(field, json!([path]));
+    edit_policy(world, |bundle| {
+        agent_mocks::policy::set_capability(
+            bundle,
+            agent_mocks::policy::capability_entry(&capability, scope.into()),
+        );
+    })
+    .await?;
+    Ok(())
+}
+
 /// A file capability scoped by one allowed and one blocked path, no approval.
 #[given(expr = "the policy grants {word} under {string} but blocks {string}")]
 async fn grants_scoped(

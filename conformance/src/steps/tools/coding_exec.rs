@@ -5,6 +5,7 @@
 //! reads back.
 
 use agent_mocks::WebFake;
+use anyhow::Context;
 use cucumber::{given, then};
 use serde_json::json;
 
@@ -27,6 +28,24 @@ async fn code_as_served(world: &mut ConformanceWorld) -> StepResult {
         json!({"allowedLanguages": ["python"], "maxExecutionTimeSeconds": 30, "allowCodeNetwork": false}),
     )
     .await?;
+    Ok(())
+}
+
+/// The real default entry with one scope field changed, given as JSON (`allowCodeNetwork`
+/// `true`, a path list): the scenario then turns on that field alone.
+#[given(
+    expr = "the policy grants Code.Execute as the real Policy Service does, with {word} set to {string}"
+)]
+async fn code_as_served_but(
+    world: &mut ConformanceWorld,
+    field: String,
+    value: String,
+) -> StepResult {
+    let value: serde_json::Value = serde_json::from_str(&value)
+        .with_context(|| format!("the value of {field} is not JSON: {value}"))?;
+    let mut scope = json!({"allowedLanguages": ["python"], "maxExecutionTimeSeconds": 30, "allowCodeNetwork": false});
+    scope[field.as_str()] = value;
+    grant(world, "Code.Execute", scope).await?;
     Ok(())
 }
 
