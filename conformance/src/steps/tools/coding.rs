@@ -73,6 +73,23 @@ async fn model_sees_image(
     media_type: String,
 ) -> StepResult {
     let bytes = std::fs::read(world.dirs()?.workspace.join(&name))?;
+    sees_image_part(
+        world,
+        &media_type,
+        &bytes,
+        &format!("the ViewImage call must carry {name}"),
+    )
+    .await
+}
+
+/// The model was shown `bytes` as a `media_type` data URI in an image_url part of the tool
+/// message answering the call (`what` says which, for the failure message).
+async fn sees_image_part(
+    world: &mut ConformanceWorld,
+    media_type: &str,
+    bytes: &[u8],
+    what: &str,
+) -> StepResult {
     let expected = format!(
         "data:{media_type};base64,{}",
         base64::engine::general_purpose::STANDARD.encode(bytes)
@@ -80,8 +97,8 @@ async fn model_sees_image(
     let urls = image_parts(world).await?;
     check!(
         urls.contains(&expected),
-        "the tool message answering the ViewImage call must carry {name} as an image_url part \
-         ({expected:.60}…); its image_url parts are {urls:.200?}"
+        "the tool message answering {what} as an image_url part ({expected:.60}…); its \
+         image_url parts are {urls:.200?}"
     );
     Ok(())
 }
@@ -98,17 +115,7 @@ async fn model_sees_bytes(
         .map(|pair| u8::from_str_radix(pair, 16))
         .collect::<Result<Vec<u8>, _>>()
         .with_context(|| format!("{hex:?} is not hex bytes like \"89 50 4E 47\""))?;
-    let expected = format!(
-        "data:{media_type};base64,{}",
-        base64::engine::general_purpose::STANDARD.encode(bytes)
-    );
-    let urls = image_parts(world).await?;
-    check!(
-        urls.contains(&expected),
-        "the tool message answering the call must carry the image as an image_url part \
-         ({expected:.60}…); its image_url parts are {urls:.200?}"
-    );
-    Ok(())
+    sees_image_part(world, &media_type, &bytes, "the call must carry the image").await
 }
 
 #[then("the model is shown no image")]
