@@ -129,7 +129,7 @@ pub fn judged_by_comment(source: &str, step_line: usize) -> Vec<String> {
         ids.extend(
             rest.split_whitespace()
                 .map(|token| token.trim_start_matches('@'))
-                .filter(|token| token.starts_with(super::REQUIREMENT_PREFIX))
+                .filter(|token| token.starts_with(crate::catalogue::REQUIREMENT_PREFIX))
                 .map(str::to_owned),
         );
     }

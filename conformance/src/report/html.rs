@@ -98,6 +98,25 @@ pub fn render(
     slowest: &[super::timing::ScenarioTime],
 ) -> String {
     let mut h = String::new();
+    head(&mut h, catalogue, outcome, context, manifest);
+    manifest_table(&mut h, outcome, manifest);
+    slowest_scenarios(&mut h, slowest);
+    filters(&mut h, catalogue);
+    matrix(&mut h, outcome);
+    not_certified(&mut h, context);
+    failures(&mut h, outcome, context);
+    let _ = write!(h, "<script>{SCRIPT}</script>\n</body></html>\n");
+    h
+}
+
+/// The page's head and title with the verdict, then what to fix first.
+fn head(
+    h: &mut String,
+    catalogue: &Catalogue,
+    outcome: &Outcome,
+    context: &ReportContext,
+    manifest: &Manifest,
+) {
     let (class, verdict) = if outcome.passed {
         ("ok", "CERTIFIED")
     } else {
@@ -118,8 +137,10 @@ pub fn render(
         outcome,
         context.transcripts_dir.is_some(),
     ));
+}
 
-    // Manifest.
+/// What was certified, by what and when, and the totals.
+fn manifest_table(h: &mut String, outcome: &Outcome, manifest: &Manifest) {
     let rows: Vec<(&str, String)> = vec![
         (
             "Runtime command",
@@ -200,7 +221,10 @@ pub fn render(
         outcome.requirements.len(),
         outcome.warnings
     );
+}
 
+/// The slowest scenarios, folded.
+fn slowest_scenarios(h: &mut String, slowest: &[super::timing::ScenarioTime]) {
     if !slowest.is_empty() {
         let _ = write!(
             h,
@@ -219,8 +243,10 @@ pub fn render(
         }
         h.push_str("</tbody></table></details>\n");
     }
+}
 
-    // Filters.
+/// The matrix's filters: area, level, result and text.
+fn filters(h: &mut String, catalogue: &Catalogue) {
     h.push_str(
         "<div class=\"filters\"><label>Area <select id=\"f-area\"><option value=\"\">all</option>",
     );
@@ -252,8 +278,10 @@ pub fn render(
         "</select></label><label>Text <input id=\"f-text\" type=\"search\"></label>\
         <span id=\"f-count\"></span></div>\n",
     );
+}
 
-    // The matrix.
+/// One row per requirement, its scenarios linked to their failures.
+fn matrix(h: &mut String, outcome: &Outcome) {
     h.push_str(
         "<table id=\"matrix\"><colgroup><col class=\"c-id\"><col class=\"c-level\"><col>\
         <col class=\"c-spec\"><col class=\"c-result\"><col class=\"c-scen\"></colgroup><thead><tr><th>Requirement</th><th>Level / profile</th><th>Statement</th>\
@@ -305,7 +333,10 @@ pub fn render(
         h.push_str("</ul></td></tr>\n");
     }
     h.push_str("</tbody></table>\n");
+}
 
+/// The catalogue's requirements the kit leaves out on purpose, with why.
+fn not_certified(h: &mut String, context: &ReportContext) {
     if !context.not_certified.is_empty() {
         let _ = writeln!(
             h,
@@ -325,8 +356,10 @@ pub fn render(
         }
         h.push_str("</tbody></table>\n");
     }
+}
 
-    // Failed scenarios with their stderr.
+/// Each failed scenario with its message and the runtime's stderr.
+fn failures(h: &mut String, outcome: &Outcome, context: &ReportContext) {
     let failures: Vec<&ScenarioResult> = outcome.scenarios.iter().filter(|s| !s.passed).collect();
     if !failures.is_empty() {
         let _ = writeln!(h, "<h2>Failed scenarios ({})</h2>", failures.len());
@@ -362,8 +395,6 @@ pub fn render(
             None => h.push_str("<p><small>(no transcript kept for this scenario)</small></p>\n"),
         }
     }
-    let _ = write!(h, "<script>{SCRIPT}</script>\n</body></html>\n");
-    h
 }
 
 fn failure_anchor(scenario: &ScenarioResult) -> String {

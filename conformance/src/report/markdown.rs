@@ -40,6 +40,27 @@ pub fn render(
     slowest: &[super::timing::ScenarioTime],
 ) -> String {
     let mut md = String::new();
+    header(&mut md, outcome, context);
+    md.push_str(&super::summary::markdown(
+        catalogue,
+        outcome,
+        context.transcripts_dir.is_some(),
+    ));
+    slowest_scenarios(&mut md, slowest);
+    if let Some(baseline) = &outcome.baseline {
+        render_baseline(&mut md, outcome, baseline);
+    }
+    failed_requirements(&mut md, outcome, context);
+    not_judged(&mut md, outcome);
+    matrix(&mut md, catalogue, outcome);
+    gaps(&mut md, catalogue, outcome);
+    not_certified(&mut md, context);
+    scenarios(&mut md, outcome, context);
+    md
+}
+
+/// The title with the verdict, and the table of what ran and how it came out.
+fn header(md: &mut String, outcome: &Outcome, context: &ReportContext) {
     let verdict = if outcome.passed {
         format!("✅ {}", outcome.verdict_line())
     } else {
@@ -126,11 +147,10 @@ pub fn render(
     if total == 0 {
         let _ = writeln!(md, "\n**No scenario ran** — check the tag/name filter.");
     }
-    md.push_str(&super::summary::markdown(
-        catalogue,
-        outcome,
-        context.transcripts_dir.is_some(),
-    ));
+}
+
+/// The slowest scenarios, so a slow runtime or scenario is seen.
+fn slowest_scenarios(md: &mut String, slowest: &[super::timing::ScenarioTime]) {
     if !slowest.is_empty() {
         let _ = writeln!(
             md,
@@ -148,10 +168,10 @@ pub fn render(
             );
         }
     }
-    if let Some(baseline) = &outcome.baseline {
-        render_baseline(&mut md, outcome, baseline);
-    }
+}
 
+/// Each failed requirement with its failing scenarios, their messages and transcripts.
+fn failed_requirements(md: &mut String, outcome: &Outcome, context: &ReportContext) {
     let failed = outcome.failed_requirements();
     if !failed.is_empty() {
         let _ = writeln!(md, "\n## Failed requirements\n");
@@ -221,7 +241,10 @@ pub fn render(
             md.push('\n');
         }
     }
+}
 
+/// The requirements whose scenarios stopped at a failed precondition.
+fn not_judged(md: &mut String, outcome: &Outcome) {
     let blocked: Vec<_> = outcome
         .requirements
         .iter()
@@ -248,7 +271,10 @@ pub fn render(
             );
         }
     }
+}
 
+/// Every requirement of each area with its result and scenarios.
+fn matrix(md: &mut String, catalogue: &Catalogue, outcome: &Outcome) {
     let _ = writeln!(md, "\n## Requirement matrix\n");
     for area in &catalogue.areas {
         let rows: Vec<_> = outcome
@@ -293,7 +319,10 @@ pub fn render(
         }
         md.push('\n');
     }
+}
 
+/// Tags naming no requirement, and MUST requirements no scenario certifies.
+fn gaps(md: &mut String, catalogue: &Catalogue, outcome: &Outcome) {
     if !outcome.unknown_tags.is_empty() {
         let _ = writeln!(
             md,
@@ -325,7 +354,10 @@ pub fn render(
             uncovered_musts.join(", ")
         );
     }
+}
 
+/// The catalogue's requirements the kit leaves out on purpose, with why.
+fn not_certified(md: &mut String, context: &ReportContext) {
     if !context.not_certified.is_empty() {
         let _ = writeln!(
             md,
@@ -345,7 +377,10 @@ pub fn render(
         }
         md.push('\n');
     }
+}
 
+/// Every scenario, failures first, and the kit's footer.
+fn scenarios(md: &mut String, outcome: &Outcome, context: &ReportContext) {
     let _ = writeln!(md, "## Scenarios\n");
     let mut order: Vec<&ScenarioResult> = outcome.scenarios.iter().collect();
     order.sort_by_key(|s| (s.passed, s.uri.clone(), s.line));
@@ -373,7 +408,6 @@ pub fn render(
         "\n---\nKit {} {}: {}",
         context.manifest.kit.name, context.manifest.kit.version, context.manifest.kit.sensitivity
     );
-    md
 }
 
 /// The baseline section: stale entries (they fail the run), new failures, known failures

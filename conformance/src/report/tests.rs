@@ -1,6 +1,10 @@
 //! The verdict's rules: a scenario's results, the report's judge, a run that is incomplete.
 
+use std::collections::BTreeMap;
+
 use super::*;
+use crate::catalogue::ScenarioRef;
+use crate::runtime_manifest::RuntimeManifest;
 
 /// A run of one passing scenario of REQ-A-001, REQ-A-002 (MUST) left without scenario
 /// run, under the context's filter.

@@ -15,7 +15,7 @@ pub struct Backends {
     pub sessions: SessionServiceClient,
     pub workspace: WorkspaceServiceClient,
     pub checkpoints: CheckpointStore,
-    pub approvals: crate::approval::service::ApprovalServiceClient,
+    pub approvals: crate::services::approval::ApprovalServiceClient,
 }
 
 impl Backends {
@@ -48,7 +48,7 @@ impl Backends {
                 retry,
                 timeout,
             )),
-            approvals: crate::approval::service::ApprovalServiceClient::new(
+            approvals: crate::services::approval::ApprovalServiceClient::new(
                 config
                     .services
                     .approval_url

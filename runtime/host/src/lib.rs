@@ -20,7 +20,6 @@ pub(crate) mod policy;
 pub(crate) mod redact;
 pub(crate) mod routing;
 pub(crate) mod rpc;
-pub(crate) mod sandbox;
 pub(crate) mod services;
 pub(crate) mod session;
 pub(crate) mod state;

@@ -1,8 +1,10 @@
-//! Layers point one way. In the agent host, the methods (`host`) and the transports (`rpc`)
-//! sit on the agent loop, which sits on the session, policy, approval, events and service
-//! modules. A lower module that names a higher one (`crate::host`, `crate::rpc`,
-//! `crate::agent_loop`) is an upward arrow: it can no longer be read or tested without
-//! what is built on it.
+//! Layers point one way. The agent host stands on seven floors, outermost first: the
+//! transports (`rpc`), the methods (`host`), the agent loop, the approval flow, the
+//! session, the clients (`llm`, `services`, `backends`), the stores (`state`, `thread`,
+//! `json_splice`) and the leaves. A module may name its own floor and those below it; one
+//! that names a higher floor is an upward arrow: it can no longer be read or tested without
+//! what is built on it. Every top module of the host must have a floor, so a new one is
+//! placed on purpose.
 //!
 //! In the tool runtime (local-tool-runtime.md §2) the router sits on the tools, and each
 //! tool (`file`, `shell`, `git`, `network`, `mcp`, `backend`) sits on the base (`tool`,
@@ -13,48 +15,69 @@ use super::{assert_clean, read, repo_files};
 
 const HOST_SRC: &str = "runtime/host/src/";
 
-/// The higher layers of the host, outermost first; a module may name those after its own.
-const LAYERS: [&str; 3] = ["rpc", "host", "agent_loop"];
+/// The host's floors, outermost first (ARCHITECTURE.md, "arrows point down").
+const FLOORS: [&[&str]; 8] = [
+    &["rpc"],
+    &["host"],
+    &["agent_loop"],
+    &["approval"],
+    &["session"],
+    &["llm", "services", "backends"],
+    &["state", "thread", "json_splice"],
+    &[
+        "policy",
+        "routing",
+        "events",
+        "audit",
+        "redact",
+        "outbound",
+        "config",
+        "error",
+        "time",
+        "workspace_files",
+        "workspace_stream",
+    ],
+];
 
-/// The layer a file of the host belongs to: its top module when that is one of
-/// [`LAYERS`], else the base (everything below the loop).
-fn layer_of(path: &str) -> Option<usize> {
-    let module = path.strip_prefix(HOST_SRC)?;
-    let top = module.split('/').next()?.trim_end_matches(".rs");
-    Some(
-        LAYERS
-            .iter()
-            .position(|layer| *layer == top)
-            .unwrap_or(LAYERS.len()),
-    )
+/// The crate root and the test helpers stand outside the floors.
+const UNFLOORED: [&str; 2] = ["lib", "testing"];
+
+fn floor_of(module: &str) -> Option<usize> {
+    FLOORS.iter().position(|floor| floor.contains(&module))
 }
 
 fn violations(path: &str, text: &str) -> Vec<String> {
-    let Some(own) = layer_of(path) else {
+    let Some(module) = path.strip_prefix(HOST_SRC) else {
         return Vec::new();
     };
-    if path == "runtime/host/src/lib.rs" {
+    if module.ends_with("tests.rs") {
         return Vec::new();
     }
-    LAYERS
+    let top = module
+        .split('/')
+        .next()
+        .unwrap_or_default()
+        .trim_end_matches(".rs");
+    if UNFLOORED.contains(&top) {
+        return Vec::new();
+    }
+    let Some(own) = floor_of(top) else {
+        return vec![format!(
+            "{path}: the module `{top}` has no floor in tidy's FLOORS (layers.rs)"
+        )];
+    };
+    let above: Vec<&str> = FLOORS[..own]
         .iter()
-        .enumerate()
-        .filter(|(index, _)| *index < own)
-        .flat_map(|(_, layer)| {
-            let needle = format!("crate::{layer}");
-            text.lines()
-                .enumerate()
-                .filter(move |(_, line)| {
-                    line.contains(&needle)
-                        && !line.trim_start().starts_with("//")
-                        && line[line.find(&needle).unwrap_or(0) + needle.len()..]
-                            .starts_with([':', ';', ' ', ','])
-                })
-                .map(move |(number, _)| {
-                    format!(
-                        "{path}:{}: names `crate::{layer}`, a layer above it",
-                        number + 1
-                    )
+        .flat_map(|floor| floor.iter().copied())
+        .collect();
+    production_lines(path, text)
+        .into_iter()
+        .flat_map(|(number, line)| {
+            above
+                .iter()
+                .filter(|module| names(&line, module))
+                .map(|module| {
+                    format!("{path}:{number}: `{top}` names `crate::{module}`, a floor above it")
                 })
                 .collect::<Vec<_>>()
         })
@@ -182,14 +205,48 @@ fn the_hosts_lower_modules_never_name_a_higher_layer() {
 #[test]
 fn an_upward_arrow_is_named() {
     let session = "runtime/host/src/session/records.rs";
-    assert!(violations(session, "use crate::thread::Thread;\n").is_empty());
+    assert!(
+        violations(
+            session,
+            "use crate::thread::Thread;\nuse crate::llm::ToolCall;\n"
+        )
+        .is_empty()
+    );
     let found = violations(session, "use crate::agent_loop::Backends;\n");
-    assert_eq!(found.len(), 1, "{found:?}");
-    assert!(found[0].starts_with("runtime/host/src/session/records.rs:1: "));
-    // The loop may name what is below it but not the methods above it.
+    assert_eq!(
+        found,
+        [
+            "runtime/host/src/session/records.rs:1: `session` names `crate::agent_loop`, a floor above it"
+        ]
+    );
+    // The session sits below the approval flow; the clients below the session.
+    assert_eq!(violations(session, "use crate::approval::ask;\n").len(), 1);
+    let services = "runtime/host/src/services/mod.rs";
+    assert_eq!(
+        violations(services, "crate::session::Session::new();\n").len(),
+        1
+    );
+    // One floor's modules may name each other.
+    assert!(violations(services, "use crate::llm::LlmClient;\n").is_empty());
     let looped = "runtime/host/src/agent_loop/tools.rs";
     assert!(violations(looped, "use crate::session::Session;\n").is_empty());
     assert_eq!(violations(looped, "crate::host::Host::new();\n").len(), 1);
-    // A comment that mentions a layer is not an arrow.
+    // A leaf names no store.
+    let leaf = "runtime/host/src/audit/envelope.rs";
+    assert_eq!(violations(leaf, "use crate::thread::Thread;\n").len(), 1);
+    // A comment is no arrow, test code may reach across, and a new module needs a floor.
     assert!(violations(session, "// see crate::host::create\n").is_empty());
+    assert!(
+        violations(
+            "runtime/host/src/session/history_tests.rs",
+            "use crate::host::Host;\n"
+        )
+        .is_empty()
+    );
+    assert_eq!(
+        violations("runtime/host/src/gadgets.rs", "fn f() {}\n"),
+        [
+            "runtime/host/src/gadgets.rs: the module `gadgets` has no floor in tidy's FLOORS (layers.rs)"
+        ]
+    );
 }

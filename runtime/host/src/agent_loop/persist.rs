@@ -68,7 +68,7 @@ pub async fn upload_history(
     }
 }
 
-/// The thread in the form the desktop app renders (INTEROP.md §8, `session::history`),
+/// The thread in the form the desktop app renders (INTEROP.md §8, `services::history`),
 /// each message cleaned of the runtime's credentials as the thread's stored JSON is.
 /// Written to an unnamed file beside the thread's own (when it has one), so an upload
 /// holds one message in memory at a time however long the session.
@@ -77,7 +77,7 @@ fn app_form_items(session: &Session) -> Items {
     session.with_thread(|thread| {
         let messages = (0..thread.len())
             .filter_map(|index| thread.message(index))
-            .flat_map(|message| crate::session::history::to_app_form(&message))
+            .flat_map(|message| crate::services::history::to_app_form(&message))
             .map(|mut value| {
                 exact_values_out(&redactor, &mut value);
                 value.to_string()

@@ -51,20 +51,21 @@ impl TaskRun {
                         },
                     }),
                 );
-                let entry = capability.and_then(|capability| policy.capability(capability));
+                // What a started process may reach follows the tool (a git tool judged as
+                // a file tool still runs git).
+                let grant = policy.grant(
+                    capability,
+                    crate::routing::capability_for(&call.name),
+                    &self.options,
+                );
                 let (tool_timeout, _) = crate::routing::tool_timeout(
                     capability.unwrap_or_default(),
                     &arguments,
                     &self.config.tools,
                 );
-                // Code.Execute's `maxExecutionTimeSeconds` bounds the call (INTEROP.md §11).
-                let tool_timeout = match capability {
-                    Some(crate::policy::code::CODE_EXECUTE) => {
-                        crate::policy::code::max_execution_time(entry)
-                            .map_or(tool_timeout, |most| tool_timeout.min(most))
-                    }
-                    _ => tool_timeout,
-                };
+                let tool_timeout = grant
+                    .max_time
+                    .map_or(tool_timeout, |most| tool_timeout.min(most));
                 let request = ToolRequest {
                     tool_name: call.name.clone(),
                     arguments,
@@ -80,26 +81,12 @@ impl TaskRun {
                         .as_ref()
                         .map(|root| root.display().to_string()),
                     limits: ToolLimits {
-                        max_file_size_bytes: entry.and_then(|entry| entry.max_file_size_bytes),
-                        max_output_bytes: entry.and_then(|entry| entry.max_output_bytes),
                         timeout_ms: Some(millis(tool_timeout)),
-                        // HttpRequest's redirect hops, the push's remote allowlist, and
-                        // what a started process asks the egress proxy for: the domain
-                        // rules of Network.Http.
-                        url_check: match capability {
-                            Some("Git.Push") => entry.map(crate::policy::domain::remote_check),
-                            _ => policy
-                                .capability("Network.Http")
-                                .map(crate::policy::domain::url_check),
-                        },
+                        ..grant.limits
                     },
-                    granted_paths: entry.and_then(|entry| policy.granted_paths(entry)),
-                    blocked_paths: entry.and_then(|entry| policy.blocked_paths(entry)),
-                    // What a started process may reach follows the tool (a git tool
-                    // judged as a file tool still runs git).
-                    sandbox: capability
-                        .and(crate::routing::capability_for(&call.name))
-                        .and_then(|process| policy.sandbox_grant(process, &self.options)),
+                    granted_paths: grant.granted_paths,
+                    blocked_paths: grant.blocked_paths,
+                    sandbox: grant.sandbox,
                 };
                 let verdict = match (capability, parsed) {
                     (_, Err(error)) => Err(ToolResult::failed(

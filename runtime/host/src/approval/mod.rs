@@ -4,9 +4,6 @@
 //! [`broker`] of pending requests that ApproveAction resolves; the Approval Service
 //! client in [`service`].
 
-pub mod broker;
-pub mod service;
-
 use std::time::{Duration, Instant};
 
 use agent_protocol::approval::{ApprovalRequest, Decision};
@@ -14,8 +11,6 @@ use agent_protocol::events::{ApprovalResolved, ApprovalTimeout, EventBody};
 use agent_protocol::services::ApprovalDecisionRecord;
 use agent_protocol::{ErrorCode, ToolRequest, ToolResult};
 use serde_json::{Value, json};
-
-pub use broker::ApprovalBroker;
 
 use crate::backends::Backends;
 use crate::events::Scope;

@@ -229,7 +229,7 @@ impl Host {
             }),
         );
         take_up_policy(&session);
-        crate::sandbox::announce(self.tools.as_ref(), &session);
+        super::sandbox_notice::announce(self.tools.as_ref(), &session);
         extension_tools::open(self.tools.as_ref(), &session).await;
         Ok(session)
     }

@@ -6,6 +6,7 @@ mod extension_tools;
 mod register;
 mod reopen;
 mod resume;
+mod sandbox_notice;
 mod sync;
 mod task;
 mod teardown;
@@ -138,7 +139,7 @@ impl Host {
             EventBody::SessionResumed(agent_protocol::events::Empty {}),
         );
         take_up_policy(session);
-        crate::sandbox::announce(self.tools.as_ref(), session);
+        sandbox_notice::announce(self.tools.as_ref(), session);
         extension_tools::open(self.tools.as_ref(), session).await;
         to_value(self.ready(session, "compatible"))
     }

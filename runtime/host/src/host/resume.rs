@@ -93,7 +93,7 @@ impl Host {
         // The fresh bundle decides the extensions too (PAUSED → RUNNING re-inits the policy,
         // §3.3): servers it adds are connected, servers it drops are closed, a rotated
         // bearer token is used — `open` replaces whatever the old bundle had opened.
-        crate::sandbox::announce(self.tools.as_ref(), session);
+        super::sandbox_notice::announce(self.tools.as_ref(), session);
         extension_tools::open(self.tools.as_ref(), session).await;
         session
             .transition(SessionStatus::SessionRunning)

@@ -31,6 +31,7 @@ pub mod code;
 pub mod command;
 pub mod domain;
 mod extensions;
+mod grant;
 pub mod path_glob;
 mod paths;
 mod sandbox;

@@ -1,8 +1,8 @@
 //! One session: its identity, policy, thread, events and the state of both levels of the
 //! state machine. One runtime process serves one session (local-agent-host.md §1).
 
+mod approvals;
 mod checkpoint;
-pub mod history;
 pub mod machine;
 pub mod patches;
 mod progress;
@@ -23,10 +23,10 @@ use serde_json::{Map, Value};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::approval::ApprovalBroker;
 use crate::events::EventSink;
 use crate::policy::PolicyEnforcer;
 use crate::thread::Thread;
+pub use approvals::ApprovalBroker;
 pub use checkpoint::checkpoint;
 use machine::{IllegalTransition, SessionMachine, TaskMachine};
 pub use task_state::{Begun, TaskStart};

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use agent_protocol::services::ApprovalDecisionRecord;
 use serde_json::Value;
 
-use crate::services::ServiceClient;
+use super::ServiceClient;
 
 #[derive(Clone, Default)]
 pub struct ApprovalServiceClient {

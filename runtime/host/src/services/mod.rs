@@ -2,6 +2,9 @@
 //! errors, timeouts and 5xx answers are retried with backoff; what still fails becomes an
 //! error whose message a person can act on.
 
+pub mod approval;
+pub mod history;
+
 use std::borrow::Cow;
 use std::time::Duration;
 
@@ -535,11 +538,9 @@ impl WorkspaceServiceClient {
                 "/workspaces/{workspace_id}/sessions/{session_id}/history"
             ))
             .await?;
-        crate::session::history::read_back(stored, session_id).map_err(|detail| {
-            ServiceError::InvalidResponse {
-                service: "Workspace Service",
-                detail,
-            }
+        history::read_back(stored, session_id).map_err(|detail| ServiceError::InvalidResponse {
+            service: "Workspace Service",
+            detail,
         })
     }
 }
