@@ -40,7 +40,10 @@ pub const AREAS: &[(&str, &[&str], &str)] = &[
     ),
     (
         "approval flow",
-        &["runtime/host/src/approval/*.rs"],
+        &[
+            "runtime/host/src/approval/*.rs",
+            "runtime/host/src/session/approvals.rs",
+        ],
         "@REQ-APR-001 or @REQ-APR-002 or @REQ-APR-003 or @REQ-APR-004 or @REQ-APR-005 or @REQ-APR-006 or @REQ-APR-007 or @REQ-APR-008 or @REQ-APR-009 or @REQ-APR-010 or @REQ-APR-011 or @REQ-APR-012 or @REQ-APR-013 or @REQ-REC-013",
     ),
 ];
