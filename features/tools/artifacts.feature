@@ -57,3 +57,4 @@ Feature: Artifacts and the patch preview
     And the patch preview lists "new.txt" as added with a hunk containing "+brand new"
     And the patch preview lists "keep.txt" as modified with a hunk containing "-before"
     And the patch preview lists "gone.txt" as deleted with a hunk containing "-doomed"
+    And the hunks of every file in the patch preview start at the first @@

@@ -9,7 +9,9 @@ Feature: FetchUrl, ExecuteCode and WebSearch, the Python runtime's network, exec
   the search backend the runtime is configured with, and is offered only then. The kit's web
   server listens on loopback, so the FetchUrl scenarios start the runtime with its test-only
   loopback knob; the WebSearch scenarios name the kit's search endpoint through the runtime's
-  search-endpoint knob (conformance/README.md).
+  search-endpoint knob (conformance/README.md). Every ExecuteCode call carries the optional
+  description, as a model following the offered schema does, so that a runtime asking for it
+  fails only the argument requirement (REQ-TOOL-270), not the behaviour each scenario judges.
 
   @REQ-TOOL-260
   Scenario: FetchUrl gives an HTML page back as Markdown
@@ -87,7 +89,7 @@ Feature: FetchUrl, ExecuteCode and WebSearch, the Python runtime's network, exec
     And a running session
     And the model will call ExecuteCode with:
       """
-      {"code": "open('made-by-code.txt', 'w').write('x')"}
+      {"code": "open('made-by-code.txt', 'w').write('x')", "description": "Run the code"}
       """
     And the model will then answer "Not allowed."
     When the client starts the task "Run it."
@@ -101,7 +103,7 @@ Feature: FetchUrl, ExecuteCode and WebSearch, the Python runtime's network, exec
     And a running session
     And the model will call ExecuteCode with:
       """
-      {"code": "import time\ntime.sleep(3)\nprint('finished')", "timeout_seconds": 120}
+      {"code": "import time\ntime.sleep(3)\nprint('finished')", "timeout_seconds": 120, "description": "Run the code"}
       """
     And the model will then answer "Too slow."
     When the client starts the task "Wait a minute."
@@ -115,7 +117,7 @@ Feature: FetchUrl, ExecuteCode and WebSearch, the Python runtime's network, exec
     And a running session
     And the model will call ExecuteCode with:
       """
-      {"code": "import urllib.request\ntry:\n    print(urllib.request.urlopen('${WEB}/plain', timeout=5).read().decode())\nexcept Exception as error:\n    print('blocked:', type(error).__name__)"}
+      {"code": "import urllib.request\ntry:\n    print(urllib.request.urlopen('${WEB}/plain', timeout=5).read().decode())\nexcept Exception as error:\n    print('blocked:', type(error).__name__)", "description": "Run the code"}
       """
     And the model will then answer "No network."
     When the client starts the task "Fetch from code."
@@ -131,7 +133,7 @@ Feature: FetchUrl, ExecuteCode and WebSearch, the Python runtime's network, exec
     And a running session
     And the model will call ExecuteCode with:
       """
-      {"code": "import urllib.request\ntry:\n    print(urllib.request.urlopen('${WEB}/plain', timeout=5).read().decode())\nexcept Exception as error:\n    print('blocked:', type(error).__name__)"}
+      {"code": "import urllib.request\ntry:\n    print(urllib.request.urlopen('${WEB}/plain', timeout=5).read().decode())\nexcept Exception as error:\n    print('blocked:', type(error).__name__)", "description": "Run the code"}
       """
     And the model will then answer "No network."
     When the client starts the task "Fetch from code."
@@ -147,7 +149,7 @@ Feature: FetchUrl, ExecuteCode and WebSearch, the Python runtime's network, exec
     And a running session
     And the model will call ExecuteCode with:
       """
-      {"code": "import urllib.request\nprint(urllib.request.urlopen('${WEB}/plain', timeout=5).read().decode())"}
+      {"code": "import urllib.request\nprint(urllib.request.urlopen('${WEB}/plain', timeout=5).read().decode())", "description": "Run the code"}
       """
     And the model will then answer "Fetched."
     When the client starts the task "Fetch from code."
@@ -159,7 +161,7 @@ Feature: FetchUrl, ExecuteCode and WebSearch, the Python runtime's network, exec
     And a running session
     And the model will call ExecuteCode with:
       """
-      {"code": "open('made-by-code.txt', 'w').write('x')"}
+      {"code": "open('made-by-code.txt', 'w').write('x')", "description": "Run the code"}
       """
     And the model will then answer "Not allowed."
     When the client starts the task "Run it."
@@ -266,7 +268,7 @@ Feature: FetchUrl, ExecuteCode and WebSearch, the Python runtime's network, exec
     And a running session
     And the model will call ExecuteCode with:
       """
-      {"code": "import os\npath = os.path.join(os.environ['COWORK_OUTPUT_DIR'], 'chart.png')\nopen(path, 'wb').write(bytes.fromhex('89504E470D0A1A0A0000000D4948445200000001'))"}
+      {"code": "import os\npath = os.path.join(os.environ['COWORK_OUTPUT_DIR'], 'chart.png')\nopen(path, 'wb').write(bytes.fromhex('89504E470D0A1A0A0000000D4948445200000001'))", "description": "Run the code"}
       """
     And the model will then answer "A chart."
     When the client starts the task "Draw a chart."
