@@ -128,98 +128,180 @@ impl io::Write for Terminal {
 
 /// Runs the certification and writes the reports. `Ok` whether or not the runtime passed
 /// (see [`Outcome::passed`]); `Err` only when the run itself could not happen.
-// The progress lines are the kit's user interface.
-#[allow(clippy::print_stdout)]
 pub async fn run(options: RunOptions) -> anyhow::Result<Outcome> {
-    let features = options.features.canonicalize().with_context(|| {
-        format!(
-            "the features directory {} does not exist",
-            options.features.display()
-        )
-    })?;
-    let catalogue_path = options
-        .catalogue
-        .clone()
-        .unwrap_or_else(|| features.join("requirements.toml"));
-    let catalogue = Catalogue::load(&catalogue_path)?;
-    let scanned = catalogue::scan_features(&features)?;
-    let baseline = options
-        .baseline
-        .as_deref()
-        .map(|path| -> anyhow::Result<(Baseline, String)> {
-            let baseline = Baseline::load(path)?;
-            baseline
-                .check_against(&catalogue, &scanned)
-                .with_context(|| format!("invalid baseline {}", path.display()))?;
-            Ok((baseline, path.display().to_string()))
-        })
-        .transpose()?;
-    if options.transport == Transport::Socket && !cfg!(unix) {
-        bail!(
-            "--transport socket needs Unix domain sockets; Windows named pipes are not supported by the kit"
-        );
-    }
-
-    if !options.manifest.transports.contains(&options.transport) {
-        bail!(
-            "the runtime's manifest ({}) does not declare the {} transport",
-            options.manifest.source,
-            options.transport.label()
-        );
-    }
-    let applicable = catalogue
-        .requirements
-        .iter()
-        .filter(|r| options.manifest.declares(r.profile))
-        .map(|r| r.id.clone())
-        .collect();
+    let inputs = Inputs::load(&options)?;
     let selection = Arc::new(
         Selection::new(
-            &features,
+            &inputs.features,
             options.tags.as_deref(),
             options.name.as_deref(),
             options.shard,
         )?
-        .applicable_to(applicable),
+        .applicable_to(
+            inputs
+                .catalogue
+                .requirements
+                .iter()
+                .filter(|r| options.manifest.declares(r.profile))
+                .map(|r| r.id.clone())
+                .collect(),
+        ),
     );
     let selected = selection.count()?;
     let version_probe = report::manifest::probe_version(&options.runtime, options.timeout);
-
-    // The JSON is the record the report is built from, so it is always written: into the
-    // report dir, or a temp dir that goes away with the run.
-    let scratch = tempfile::tempdir().context("cannot create a temp dir for the run")?;
-    let out_dir = match &options.report_dir {
-        Some(dir) => {
-            std::fs::create_dir_all(dir)
-                .with_context(|| format!("cannot create {}", dir.display()))?;
-            dir.clone()
-        }
-        None => scratch.path().to_path_buf(),
-    };
-    let json_path = out_dir.join("cucumber.json");
-    let junit_path = out_dir.join("junit.xml");
-    let transcripts_dir = options.report_dir.as_ref().map(|d| d.join("transcripts"));
-    if let Some(dir) = &transcripts_dir {
-        // Old transcripts would be linked from a new report as if they were fresh.
-        let _ = std::fs::remove_dir_all(dir);
-    }
-
+    let files = RunFiles::create(options.report_dir.as_deref())?;
     let ledger = Arc::new(Ledger::default());
     let config = Arc::new(KitConfig {
         runtime: options.runtime.clone(),
         transport: options.transport,
         timeout: options.timeout,
-        transcripts_dir: transcripts_dir.clone(),
+        transcripts_dir: files.transcripts.clone(),
         manifest: Arc::new(options.manifest.clone()),
         ledger: Arc::clone(&ledger),
     });
     let started_at = time::OffsetDateTime::now_utc();
     let runtime_version = version_probe.await;
+    let stop = Arc::new(FailFast::new(
+        options.fail_fast,
+        &inputs.catalogue,
+        &options.manifest,
+        inputs.baseline.as_ref().map(|(baseline, _)| baseline),
+    ));
+    let stats = run_scenarios(
+        &options,
+        &inputs.features,
+        selection,
+        selected,
+        &files,
+        config,
+        Arc::clone(&stop),
+    )
+    .await?;
+    let ran = Ran {
+        stats,
+        started_at,
+        runtime_version,
+    };
+    judge_run(&options, &inputs, &files, &ledger, &stop, ran)
+}
+
+/// What the run is judged by: the features, the catalogue and what it scanned, the
+/// baseline; checked against the options before anything starts.
+struct Inputs {
+    features: PathBuf,
+    catalogue_path: PathBuf,
+    catalogue: Catalogue,
+    scanned: Vec<catalogue::ScenarioRef>,
+    baseline: Option<(Baseline, String)>,
+}
+
+impl Inputs {
+    fn load(options: &RunOptions) -> anyhow::Result<Self> {
+        let features = options.features.canonicalize().with_context(|| {
+            format!(
+                "the features directory {} does not exist",
+                options.features.display()
+            )
+        })?;
+        let catalogue_path = options
+            .catalogue
+            .clone()
+            .unwrap_or_else(|| features.join("requirements.toml"));
+        let catalogue = Catalogue::load(&catalogue_path)?;
+        let scanned = catalogue::scan_features(&features)?;
+        let baseline = options
+            .baseline
+            .as_deref()
+            .map(|path| -> anyhow::Result<(Baseline, String)> {
+                let baseline = Baseline::load(path)?;
+                baseline
+                    .check_against(&catalogue, &scanned)
+                    .with_context(|| format!("invalid baseline {}", path.display()))?;
+                Ok((baseline, path.display().to_string()))
+            })
+            .transpose()?;
+        if options.transport == Transport::Socket && !cfg!(unix) {
+            bail!(
+                "--transport socket needs Unix domain sockets; Windows named pipes are not supported by the kit"
+            );
+        }
+        if !options.manifest.transports.contains(&options.transport) {
+            bail!(
+                "the runtime's manifest ({}) does not declare the {} transport",
+                options.manifest.source,
+                options.transport.label()
+            );
+        }
+        Ok(Self {
+            features,
+            catalogue_path,
+            catalogue,
+            scanned,
+            baseline,
+        })
+    }
+}
+
+/// Where the run writes: cucumber's JSON (the record the report is built from, so always
+/// written: into the report dir, or a temp dir that goes away with the run), JUnit and the
+/// transcripts.
+struct RunFiles {
+    _scratch: tempfile::TempDir,
+    json: PathBuf,
+    junit: PathBuf,
+    transcripts: Option<PathBuf>,
+}
+
+impl RunFiles {
+    fn create(report_dir: Option<&std::path::Path>) -> anyhow::Result<Self> {
+        let scratch = tempfile::tempdir().context("cannot create a temp dir for the run")?;
+        let out_dir = match report_dir {
+            Some(dir) => {
+                std::fs::create_dir_all(dir)
+                    .with_context(|| format!("cannot create {}", dir.display()))?;
+                dir.to_path_buf()
+            }
+            None => scratch.path().to_path_buf(),
+        };
+        let transcripts = report_dir.map(|d| d.join("transcripts"));
+        if let Some(dir) = &transcripts {
+            // Old transcripts would be linked from a new report as if they were fresh.
+            let _ = std::fs::remove_dir_all(dir);
+        }
+        Ok(Self {
+            _scratch: scratch,
+            json: out_dir.join("cucumber.json"),
+            junit: out_dir.join("junit.xml"),
+            transcripts,
+        })
+    }
+}
+
+/// What the scenarios' run left besides its files.
+struct Ran {
+    stats: report::RunStats,
+    started_at: time::OffsetDateTime,
+    runtime_version: Option<String>,
+}
+
+/// Runs the selected scenarios with cucumber, writing JUnit and JSON as they finish and,
+/// in `progress` style, a line per scenario.
+// The progress lines are the kit's user interface.
+#[allow(clippy::print_stdout)]
+async fn run_scenarios(
+    options: &RunOptions,
+    features: &std::path::Path,
+    selection: Arc<Selection>,
+    selected: usize,
+    files: &RunFiles,
+    config: Arc<KitConfig>,
+    stop: Arc<FailFast>,
+) -> anyhow::Result<report::RunStats> {
     let progress = options.output == OutputStyle::Progress;
+    let concurrency = options.concurrency.clamp(1, 64);
     if progress {
         println!(
-            "conformance: {selected} scenario(s) selected, {} at a time, runtime `{}` over {}, profiles {} ({})",
-            options.concurrency.clamp(1, 64),
+            "conformance: {selected} scenario(s) selected, {concurrency} at a time, runtime `{}` over {}, profiles {} ({})",
             options.runtime.display,
             options.transport.label(),
             options.manifest.profiles_label(),
@@ -227,37 +309,27 @@ pub async fn run(options: RunOptions) -> anyhow::Result<Outcome> {
         );
     }
     let done = Arc::new(AtomicUsize::new(0));
-    let stop = Arc::new(FailFast::new(
-        options.fail_fast,
-        &catalogue,
-        &options.manifest,
-        baseline.as_ref().map(|(baseline, _)| baseline),
-    ));
-
     let terminal = Terminal { show: !progress };
     let writer = writer::Basic::raw(terminal, writer::Coloring::Auto, 0)
         .summarized()
         .tee::<ConformanceWorld, _>(writer::JUnit::for_tee(
-            File::create(&junit_path)
-                .with_context(|| format!("cannot create {}", junit_path.display()))?,
+            File::create(&files.junit)
+                .with_context(|| format!("cannot create {}", files.junit.display()))?,
             0,
         ))
         .tee::<ConformanceWorld, _>(writer::Json::for_tee(
-            File::create(&json_path)
-                .with_context(|| format!("cannot create {}", json_path.display()))?,
+            File::create(&files.json)
+                .with_context(|| format!("cannot create {}", files.json.display()))?,
         ))
         .normalized();
-
-    let before_config = Arc::clone(&config);
     let before_stop = Arc::clone(&stop);
-    let after_stop = Arc::clone(&stop);
-    let after_ledger = Arc::clone(&ledger);
+    let after_ledger = Arc::clone(&config.ledger);
     let opts = cli::Opts {
         re_filter: None,
         tags_filter: None,
         parser: Default::default(),
         runner: cucumber::runner::basic::Cli {
-            concurrency: Some(options.concurrency.clamp(1, 64)),
+            concurrency: Some(concurrency),
             // cucumber's fail-fast stops at any failed step, a "not applicable" one included;
             // the kit's own (`FailFast`) stops only at a decisive failure.
             fail_fast: false,
@@ -277,7 +349,7 @@ pub async fn run(options: RunOptions) -> anyhow::Result<Outcome> {
                 // started, and the report drops it as not run.
                 panic!("{FAIL_FAST_STOPPED} after the failure of {after}");
             }
-            let config = Arc::clone(&before_config);
+            let config = Arc::clone(&config);
             let id = ScenarioId {
                 feature_path: feature.path.clone(),
                 name: scenario.name.clone(),
@@ -295,31 +367,21 @@ pub async fn run(options: RunOptions) -> anyhow::Result<Outcome> {
         .after(move |feature, rule, scenario, finished, world| {
             let failed = !matches!(finished, event::ScenarioFinished::StepPassed);
             if matches!(finished, event::ScenarioFinished::BeforeHookFailed(_))
-                && after_stop.stopped_by().is_some()
+                && stop.stopped_by().is_some()
             {
                 // Not started because --fail-fast stopped the run: nothing to show or judge.
                 return async {}.boxed_local();
             }
-            after_stop.judge(feature, rule, scenario, finished);
+            stop.judge(feature, rule, scenario, finished);
             let line = progress.then(|| progress_line(feature, scenario, finished));
             let place = scenario_place(feature, scenario);
             let done = Arc::clone(&done);
             let ledger = Arc::clone(&after_ledger);
             async move {
-                let mut notes = Vec::new();
-                if let Some(world) = world {
-                    let judged = world.finish(failed).await;
-                    ledger.record(&place, &judged);
-                    let kinds: std::collections::BTreeSet<&str> =
-                        judged.violations.iter().map(|v| v.judged.as_str()).collect();
-                    if !kinds.is_empty() {
-                        notes.push(format!(
-                            "malformed messages (charged to the requirements about {}, not to this scenario)",
-                            kinds.into_iter().collect::<Vec<_>>().join(", ")
-                        ));
-                    }
-                    notes.extend(judged.transcript_error);
-                }
+                let notes = match world {
+                    Some(world) => finish_scenario(world, failed, &place, &ledger).await,
+                    None => Vec::new(),
+                };
                 if let Some(line) = line {
                     // Numbered when printed, so the count goes up on screen.
                     let n = done.fetch_add(1, Ordering::Relaxed) + 1;
@@ -335,11 +397,10 @@ pub async fn run(options: RunOptions) -> anyhow::Result<Outcome> {
             .boxed_local()
         })
         .with_cli(opts)
-        .filter_run(features.clone(), move |feature, rule, scenario| {
+        .filter_run(features.to_path_buf(), move |feature, rule, scenario| {
             selection.selects(feature, rule, scenario)
         })
         .await;
-
     let summary = report::RunStats {
         passed_steps: stats.passed_steps(),
         failed_steps: stats.failed_steps(),
@@ -350,9 +411,45 @@ pub async fn run(options: RunOptions) -> anyhow::Result<Outcome> {
     };
     // Dropping the writers flushes and closes the JUnit and JSON files.
     drop(stats);
+    Ok(summary)
+}
 
-    let json = std::fs::read_to_string(&json_path)
-        .with_context(|| format!("cannot read back {}", json_path.display()))?;
+/// Ends a scenario's world and records what it judged; the notes for its progress line.
+async fn finish_scenario(
+    world: &mut ConformanceWorld,
+    failed: bool,
+    place: &str,
+    ledger: &Ledger,
+) -> Vec<String> {
+    let mut notes = Vec::new();
+    let judged = world.finish(failed).await;
+    ledger.record(place, &judged);
+    let kinds: std::collections::BTreeSet<&str> = judged
+        .violations
+        .iter()
+        .map(|v| v.judged.as_str())
+        .collect();
+    if !kinds.is_empty() {
+        notes.push(format!(
+            "malformed messages (charged to the requirements about {}, not to this scenario)",
+            kinds.into_iter().collect::<Vec<_>>().join(", ")
+        ));
+    }
+    notes.extend(judged.transcript_error);
+    notes
+}
+
+/// Reads the run's record back, judges every requirement and writes the reports.
+fn judge_run(
+    options: &RunOptions,
+    inputs: &Inputs,
+    files: &RunFiles,
+    ledger: &Ledger,
+    stop: &FailFast,
+    ran: Ran,
+) -> anyhow::Result<Outcome> {
+    let json = std::fs::read_to_string(&files.json)
+        .with_context(|| format!("cannot read back {}", files.json.display()))?;
     let mut results = report::parse_cucumber_json(&json)?;
     let before_stop = results.len();
     results.retain(|s| {
@@ -362,47 +459,50 @@ pub async fn run(options: RunOptions) -> anyhow::Result<Outcome> {
     });
     let not_started = before_stop - results.len();
     report::attribution::attribute_missing_events(&mut results, |judged| ledger.observed(judged));
-    report::attribution::attribute_failures(&mut results, &features);
+    report::attribution::attribute_failures(&mut results, &inputs.features);
+    let finished_at = time::OffsetDateTime::now_utc();
     let context = report::ReportContext {
         runtime: options.runtime.display.clone(),
-        started_at,
-        finished_at: time::OffsetDateTime::now_utc(),
-        features: features.clone(),
+        started_at: ran.started_at,
+        finished_at,
+        features: inputs.features.clone(),
         tags: options.tags.clone(),
         name: options.name.clone(),
-        stats: summary,
-        transcripts_dir,
+        stats: ran.stats,
+        transcripts_dir: files.transcripts.clone(),
         transport: options.transport.label().to_owned(),
-        not_certified: crate::catalogue::load_not_certified(&features.join("not-certified.toml"))?,
+        not_certified: crate::catalogue::load_not_certified(
+            &inputs.features.join("not-certified.toml"),
+        )?,
         manifest: report::manifest::Manifest {
             runtime: report::manifest::RuntimeInfo {
                 command: options.runtime.display.clone(),
-                version: runtime_version,
+                version: ran.runtime_version,
                 transport: options.transport.label().to_owned(),
             },
             kit: report::manifest::KitInfo::current(),
             spec: report::manifest::SpecInfo::of_catalogue(
-                &catalogue_path,
-                catalogue.requirements.len(),
+                &inputs.catalogue_path,
+                inputs.catalogue.requirements.len(),
             ),
-            started_at: report::rfc3339(started_at),
-            finished_at: report::rfc3339(time::OffsetDateTime::now_utc()),
+            started_at: report::rfc3339(ran.started_at),
+            finished_at: report::rfc3339(finished_at),
             os: report::manifest::OsInfo::current(),
             tags: options.tags.clone(),
             name: options.name.clone(),
             shard: options.shard.map(|s| s.to_string()),
         },
     };
-    let charged = ledger.by_requirement(&catalogue);
+    let charged = ledger.by_requirement(&inputs.catalogue);
     let mut outcome = report::build_outcome(
-        &catalogue,
-        &scanned,
+        &inputs.catalogue,
+        &inputs.scanned,
         &results,
         &charged,
         &options.manifest,
         &context,
     );
-    if let Some((baseline, file)) = &baseline {
+    if let Some((baseline, file)) = &inputs.baseline {
         baseline::apply(&mut outcome, baseline, file);
     }
     if let Some(after) = stop.stopped_by().filter(|_| not_started > 0) {
@@ -411,7 +511,7 @@ pub async fn run(options: RunOptions) -> anyhow::Result<Outcome> {
         ));
     }
     if let Some(dir) = &options.report_dir {
-        report::write_reports(dir, &catalogue, &outcome, &context)?;
+        report::write_reports(dir, &inputs.catalogue, &outcome, &context)?;
     }
     Ok(outcome)
 }
