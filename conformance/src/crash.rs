@@ -26,9 +26,9 @@ use rand::{Rng, SeedableRng};
 use serde_json::{Value, json};
 
 use crate::driver::{LaunchSpec, ReceivedEvent, RuntimeCommand, RuntimeDriver};
+use crate::env::ScenarioDirs;
 use crate::env::contract_env;
 use crate::steps::support::task::TASK_TERMINAL_EVENTS;
-use crate::world::ScenarioDirs;
 
 /// The log each step's RunCommand appends its line to, in the workspace.
 const STEP_LOG: &str = "steps.log";

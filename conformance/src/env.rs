@@ -6,11 +6,51 @@
 //! certification's outcome.
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
 
 use agent_mocks::Fakes;
 
 use crate::runtime_manifest::RuntimeManifest;
-use crate::world::ScenarioDirs;
+
+/// The per-scenario directories, all under one temp root removed when the scenario ends.
+#[derive(Debug)]
+pub struct ScenarioDirs {
+    root: tempfile::TempDir,
+    pub workspace: PathBuf,
+    pub checkpoints: PathBuf,
+    pub logs: PathBuf,
+    pub home: PathBuf,
+}
+
+impl ScenarioDirs {
+    pub fn create() -> anyhow::Result<Self> {
+        let root = tempfile::Builder::new()
+            .prefix("conformance-")
+            .tempdir()
+            .context("cannot create the scenario's temp dir")?;
+        let make = |name: &str| -> anyhow::Result<PathBuf> {
+            let dir = root.path().join(name);
+            std::fs::create_dir_all(&dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+            // The runtime may canonicalize paths (macOS /var → /private/var): hand it the
+            // canonical form so paths it reports compare equal to ours.
+            Ok(dir.canonicalize().unwrap_or(dir))
+        };
+        Ok(Self {
+            workspace: make("workspace")?,
+            checkpoints: make("checkpoints")?,
+            logs: make("logs")?,
+            home: make("home")?,
+            root,
+        })
+    }
+
+    pub fn root(&self) -> &Path {
+        self.root.path()
+    }
+}
 
 /// The bearer token the kit hands the runtime; scenarios assert the gateway received it.
 pub const GATEWAY_TOKEN: &str = "conformance-gateway-token";
@@ -42,10 +82,8 @@ pub fn contract_env(
 ) -> (Vec<(String, String)>, Vec<String>) {
     let path = |p: &std::path::Path| p.display().to_string();
     let mut env: BTreeMap<String, String> = [
-        (
-            "LLM_GATEWAY_ENDPOINT",
-            crate::steps::support::model::gateway_url(fakes),
-        ),
+        // The streaming gateway's URL, including `/v1`.
+        ("LLM_GATEWAY_ENDPOINT", fakes.streaming_gateway.url()),
         ("LLM_GATEWAY_AUTH_TOKEN", GATEWAY_TOKEN.to_owned()),
         ("SESSION_SERVICE_URL", fakes.session.url()),
         ("WORKSPACE_SERVICE_URL", fakes.workspace.url()),

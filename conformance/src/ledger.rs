@@ -14,7 +14,14 @@ use serde::Serialize;
 
 use crate::catalogue::Catalogue;
 use crate::validation::judged;
-use crate::world::Judged;
+
+/// What the kit judged of the messages one scenario's runtime wrote.
+#[derive(Debug, Default)]
+pub struct Judged {
+    pub violations: Vec<crate::driver::Violation>,
+    pub observed: BTreeMap<String, u64>,
+    pub transcript_error: Option<String>,
+}
 
 /// One distinct problem of one kind of message.
 #[derive(Debug, Clone, Serialize)]

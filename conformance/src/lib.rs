@@ -15,6 +15,7 @@ pub mod baseline;
 pub mod builtin;
 pub mod cli;
 pub mod config;
+pub mod contract;
 pub mod crash;
 pub mod driver;
 pub mod env;

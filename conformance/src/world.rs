@@ -17,7 +17,8 @@ use serde_json::Value;
 
 use crate::config::KitConfig;
 use crate::driver::{LaunchSpec, RuntimeDriver, Transport};
-use crate::env::contract_env;
+use crate::env::{ScenarioDirs, contract_env};
+use crate::ledger::Judged;
 
 /// Where this scenario comes from, for transcripts and messages.
 #[derive(Debug, Clone, Default)]
@@ -27,52 +28,6 @@ pub struct ScenarioId {
     pub line: usize,
     /// The feature's, rule's and scenario's tags, without `@`.
     pub tags: Vec<String>,
-}
-
-/// The per-scenario directories, all under one temp root removed when the scenario ends.
-#[derive(Debug)]
-pub struct ScenarioDirs {
-    root: tempfile::TempDir,
-    pub workspace: PathBuf,
-    pub checkpoints: PathBuf,
-    pub logs: PathBuf,
-    pub home: PathBuf,
-}
-
-impl ScenarioDirs {
-    pub fn create() -> anyhow::Result<Self> {
-        let root = tempfile::Builder::new()
-            .prefix("conformance-")
-            .tempdir()
-            .context("cannot create the scenario's temp dir")?;
-        let make = |name: &str| -> anyhow::Result<PathBuf> {
-            let dir = root.path().join(name);
-            std::fs::create_dir_all(&dir)
-                .with_context(|| format!("cannot create {}", dir.display()))?;
-            // The runtime may canonicalize paths (macOS /var → /private/var): hand it the
-            // canonical form so paths it reports compare equal to ours.
-            Ok(dir.canonicalize().unwrap_or(dir))
-        };
-        Ok(Self {
-            workspace: make("workspace")?,
-            checkpoints: make("checkpoints")?,
-            logs: make("logs")?,
-            home: make("home")?,
-            root,
-        })
-    }
-
-    pub fn root(&self) -> &Path {
-        self.root.path()
-    }
-}
-
-/// What the kit judged of the messages one scenario's runtime wrote.
-#[derive(Debug, Default)]
-pub struct Judged {
-    pub violations: Vec<crate::driver::Violation>,
-    pub observed: BTreeMap<String, u64>,
-    pub transcript_error: Option<String>,
 }
 
 /// The session the scenario created, as the runtime reported it.
@@ -149,7 +104,7 @@ pub struct ConformanceWorld {
     /// Sandbox transport: the session the kit, as the Session Service, provisioned.
     pub sandbox_launch: Option<agent_mocks::SandboxLaunch>,
     /// What the sandbox steps keep between them.
-    pub sandbox: crate::steps::sandbox_host::SandboxScratch,
+    pub sandbox: crate::driver::sandbox_scratch::SandboxScratch,
 }
 
 impl std::fmt::Debug for ConformanceWorld {
@@ -262,13 +217,13 @@ impl ConformanceWorld {
     pub fn require_scenario_shell(&self) -> anyhow::Result<()> {
         let tagged = |name: &str| self.scenario.tags.iter().any(|tag| tag == name);
         let windows = self.runtime_os() == crate::runtime_manifest::RuntimeOs::Windows;
-        if tagged(crate::steps::tools::shell::POSIX_SHELL_TAG) && windows {
+        if tagged(crate::contract::POSIX_SHELL_TAG) && windows {
             bail!(
                 "{} the scenario's command is POSIX sh (@posix-shell) and the runtime's shell on Windows is cmd.exe",
                 crate::runtime_manifest::NOT_APPLICABLE
             );
         }
-        if tagged(crate::steps::tools::shell::CMD_SHELL_TAG) && !windows {
+        if tagged(crate::contract::CMD_SHELL_TAG) && !windows {
             bail!(
                 "{} the scenario's command is for cmd.exe (@cmd-shell) and the runtime's shell is POSIX sh",
                 crate::runtime_manifest::NOT_APPLICABLE
@@ -418,10 +373,9 @@ impl ConformanceWorld {
         let socket = (transport == Transport::Socket).then(|| dirs.root().join("rt.sock"));
         let sandbox = if transport == Transport::Sandbox {
             // The kit as the Session Service: a cloud_sandbox session waits for its sandbox.
-            let launch = fakes.session.provision_sandbox(
-                crate::steps::session::TENANT_ID,
-                crate::steps::session::USER_ID,
-            );
+            let launch = fakes
+                .session
+                .provision_sandbox(crate::contract::TENANT_ID, crate::contract::USER_ID);
             fakes
                 .session
                 .set_sandbox_workspace_service_url(&fakes.workspace.url());

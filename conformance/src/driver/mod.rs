@@ -23,6 +23,7 @@ mod http;
 mod launch;
 mod reader;
 pub(crate) mod sandbox;
+pub(crate) mod sandbox_scratch;
 mod state;
 #[cfg(test)]
 mod tests;

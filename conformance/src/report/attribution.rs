@@ -109,7 +109,7 @@ pub fn attribute_missing_events(results: &mut [ScenarioResult], observed: impl F
         scenario.status = ScenarioStatus::Blocked;
         scenario.failure = Some(format!(
             "{} the runtime sent no {named} in the whole run, so this scenario could not reach its behaviour: {failure}",
-            super::NOT_JUDGED
+            crate::contract::NOT_JUDGED
         ));
     }
 }

@@ -25,8 +25,8 @@ pub use cucumber_json::{parse_cucumber_json, transcript_file_name};
 pub use judge::build_outcome;
 pub(crate) use model::rfc3339;
 pub use model::{
-    NOT_JUDGED, Outcome, ReportContext, RequirementOutcome, RunStats, ScenarioResult,
-    ScenarioStatus, Verdict, is_not_judged, not_applicable_reason,
+    Outcome, ReportContext, RequirementOutcome, RunStats, ScenarioResult, ScenarioStatus, Verdict,
+    is_not_judged, not_applicable_reason,
 };
 
 /// Writes `certification.md`, `certification.html`, `outcome.json` and `manifest.json`

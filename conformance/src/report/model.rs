@@ -148,10 +148,7 @@ impl Verdict {
     }
 }
 
-/// Marks a step error whose cause is a precondition the scenario could not set up (the
-/// runtime's defect belongs to another requirement, named in the reason): the scenario is
-/// "not judged", whatever the step's keyword.
-pub const NOT_JUDGED: &str = "NOT JUDGED, a precondition failed:";
+use crate::contract::NOT_JUDGED;
 
 /// Whether a step error carries [`NOT_JUDGED`].
 pub fn is_not_judged(message: &str) -> bool {

@@ -8,7 +8,7 @@ use agent_mocks::{EventServiceFake, FaultControl};
 use cucumber::{then, when};
 use serde_json::Value;
 
-use crate::steps::session::{TENANT_ID, USER_ID};
+use crate::contract::{TENANT_ID, USER_ID};
 use crate::steps::support::{StepResult, eventually, show, str_at};
 use crate::steps::task::wait_task_end;
 use crate::world::ConformanceWorld;
@@ -157,7 +157,7 @@ async fn audit_receives_after_failures(
     if Service::Audit.fake(world)?.requests().await.is_empty() {
         fail!(
             "{} the runtime sent the Audit Service nothing at all, so its retry cannot be seen; delivery is REQ-AUD-005's finding\n{failure}",
-            crate::report::NOT_JUDGED
+            crate::contract::NOT_JUDGED
         );
     }
     Err(failure)

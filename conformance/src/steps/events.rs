@@ -380,7 +380,7 @@ async fn events_since_task(world: &mut ConformanceWorld) -> StepResult {
         .with_context(|| {
             format!(
                 "{} task_started has no integer eventId to ask GetEvents from; that is REQ-EVT-002's finding",
-                crate::report::NOT_JUDGED
+                crate::contract::NOT_JUDGED
             )
         })?;
     ask_events(world, since).await?;

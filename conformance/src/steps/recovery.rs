@@ -259,7 +259,7 @@ async fn checkpoint_steps(world: &mut ConformanceWorld, steps: u64) -> StepResul
     if value.get("checkpointVersion").is_none() {
         fail!(
             "{} the checkpoint {} is not in local-agent-host.md §9.2's form (no checkpointVersion), so the kit cannot read which steps it records; that is REQ-REC-001's finding",
-            crate::report::NOT_JUDGED,
+            crate::contract::NOT_JUDGED,
             path.display()
         );
     }
@@ -488,7 +488,7 @@ fn highest_id_before_crash(world: &ConformanceWorld) -> anyhow::Result<u64> {
         .with_context(|| {
             format!(
                 "{} the killed runtime sent no event with an integer eventId before the crash; that is REQ-EVT-002's finding",
-                crate::report::NOT_JUDGED
+                crate::contract::NOT_JUDGED
             )
         })
 }
@@ -557,7 +557,7 @@ async fn checkpoint_at_step_completed(world: &mut ConformanceWorld, needle: Stri
     if !tools_done {
         fail!(
             "{} the first step_completed came before any tool_completed of its step; that is REQ-LOOP-030's finding",
-            crate::report::NOT_JUDGED
+            crate::contract::NOT_JUDGED
         );
     }
     let path = required_checkpoint_file(world)?;

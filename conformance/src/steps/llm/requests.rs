@@ -557,7 +557,7 @@ async fn tools_after_answer(world: &mut ConformanceWorld) -> StepResult {
     {
         fail!(
             "{} the runtime reports no llm_request_completed, so the end of the model's answer cannot be seen; that is REQ-TASK-013's finding",
-            crate::report::NOT_JUDGED
+            crate::contract::NOT_JUDGED
         );
     }
     let mut requested = 0;

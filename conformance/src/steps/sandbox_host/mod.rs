@@ -8,7 +8,7 @@ pub mod files;
 pub mod lifecycle;
 pub mod slow;
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use agent_mocks::FaultControl;
 use anyhow::Context;
@@ -16,48 +16,15 @@ use cucumber::{given, then, when};
 use futures::StreamExt as _;
 use serde_json::{Value, json};
 
+use crate::contract::{TENANT_ID, USER_ID};
 use crate::driver::Transport;
 use crate::driver::sandbox::{Frame, FrameReader};
+use crate::driver::sandbox_scratch::Reader;
 use crate::runtime_manifest::NOT_APPLICABLE;
-use crate::steps::session::{TENANT_ID, USER_ID};
 use crate::steps::support::StepResult;
 use crate::steps::support::task::TASK_TERMINAL_EVENTS;
 use crate::steps::task::{app_task_id, wait_task_end};
 use crate::world::{ConformanceWorld, SessionInfo, TaskInfo};
-
-/// One extra reader of the event stream: its frames so far, and a wake-up for each batch.
-#[derive(Debug, Default)]
-pub struct Reader {
-    frames: Mutex<Vec<Frame>>,
-    changed: tokio::sync::Notify,
-}
-
-impl Reader {
-    fn frames(&self) -> Vec<Frame> {
-        self.frames.lock().map(|f| f.clone()).unwrap_or_default()
-    }
-}
-
-/// What these steps keep between them.
-#[derive(Debug, Default)]
-pub struct SandboxScratch {
-    /// Replaces the registration token the runtime is launched with.
-    pub token_override: Option<String>,
-    /// Why the sandbox did not start, when it did not.
-    pub start_error: Option<String>,
-    /// Frames of the extra readers this scenario opened.
-    pub readers: Vec<Arc<Reader>>,
-    /// The last plain HTTP answer: status, content type, body.
-    pub answer: Option<(u16, String, Vec<u8>)>,
-    /// The id a reconnecting reader sent as Last-Event-ID.
-    pub resumed_after: u64,
-    /// Files the Workspace Service holds for the sandbox's workspace before it starts.
-    pub preseed: Vec<(String, Vec<u8>)>,
-    /// Raw connections a scenario holds open (half-sent heads, readers that never read).
-    pub held: Vec<tokio::net::TcpStream>,
-    /// A reader that stopped reading: its connection and the bytes after the answer's head.
-    pub stalled_reader: Option<(tokio::net::TcpStream, Vec<u8>)>,
-}
 
 pub(crate) fn sandbox_only(world: &ConformanceWorld) -> anyhow::Result<()> {
     if world.transport() != Some(Transport::Sandbox) {

@@ -250,7 +250,7 @@ async fn session_completed_counts(
     {
         fail!(
             "{} session_completed carries no taskCount/totalTokens to count with; that is REQ-MSG-102's finding: {}",
-            crate::report::NOT_JUDGED,
+            crate::contract::NOT_JUDGED,
             show(payload)
         );
     }

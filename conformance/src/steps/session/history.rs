@@ -136,7 +136,7 @@ async fn follows_last_task(world: &mut ConformanceWorld, own: bool) -> StepResul
     let upload = shutdown_history(world).await.map_err(|failure| {
         anyhow::anyhow!(
             "{} {failure:#}; uploading at Shutdown is REQ-SES-014's finding",
-            crate::report::NOT_JUDGED
+            crate::contract::NOT_JUDGED
         )
     })?;
     let after = str_at(&upload, &["snapshotAfterTaskId"]);

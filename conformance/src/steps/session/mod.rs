@@ -22,9 +22,7 @@ use crate::steps::support::{
 use crate::steps::task::{app_task_id, start_task, wait_task_end};
 use crate::world::{ConformanceWorld, SessionInfo};
 
-pub(crate) const USER_ID: &str = "user_conformance";
-
-pub(crate) const TENANT_ID: &str = "tenant_conformance";
+use crate::contract::{TENANT_ID, USER_ID};
 
 /// What the real desktop app lists (cowork-desktop-app `ipc-handlers.ts`, CreateSession).
 pub const CAPABILITIES: &[&str] = &[
@@ -356,7 +354,7 @@ async fn reports_session_started(world: &mut ConformanceWorld) -> StepResult {
     if started.str_field("sessionId").is_none() {
         return Err(anyhow::anyhow!(
             "{} the session_started event has no sessionId to tell which session it announces; that is REQ-EVT-004's finding",
-            crate::report::NOT_JUDGED
+            crate::contract::NOT_JUDGED
         )
         .into());
     }

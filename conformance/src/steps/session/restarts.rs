@@ -187,7 +187,7 @@ async fn asked_for_new_session(world: &mut ConformanceWorld) -> StepResult {
     check!(
         creates >= 2,
         "{} the runtime did not ask the Session Service for a new session to continue the ended one; that is REQ-RST-002's finding",
-        crate::report::NOT_JUDGED
+        crate::contract::NOT_JUDGED
     );
     Ok(())
 }

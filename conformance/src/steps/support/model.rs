@@ -58,7 +58,7 @@ pub(crate) async fn unusable_tool(
     Ok((!extra.is_empty()).then(|| {
         format!(
             "{} the runtime offers {tool} with required argument(s) {} that local-tool-runtime.md §4 does not require, so the kit's {tool} call (made with the spec's arguments) could not run; that is REQ-TOOL-208's finding",
-            crate::report::NOT_JUDGED,
+            crate::contract::NOT_JUDGED,
             extra.join(", ")
         )
     }))
@@ -267,11 +267,6 @@ pub(crate) async fn recorded_task_requests(
 
 pub(crate) fn multi_call_id(index: usize) -> String {
     format!("call_multi_{}", index + 1)
-}
-
-/// The gateway URL the runtime is given (`LLM_GATEWAY_ENDPOINT`, including `/v1`).
-pub fn gateway_url(fakes: &Fakes) -> String {
-    fakes.streaming_gateway.url()
 }
 
 /// Appends a scripted model reply.

@@ -116,7 +116,7 @@ pub(crate) async fn session_reaches(
             let Some(reported) = reported else {
                 anyhow::bail!(
                     "{} GetSessionState names no sessionStatus and no {event} event came, so the kit cannot see the session reach {status}; that is REQ-SES-018's finding: {}",
-                    crate::report::NOT_JUDGED,
+                    crate::contract::NOT_JUDGED,
                     show(&response)
                 );
             };
@@ -137,7 +137,7 @@ pub(crate) fn require_nested_task(result: &Value) -> anyhow::Result<()> {
     if result.get("task").is_none() {
         anyhow::bail!(
             "{} GetSessionState has no nested task to read the task's state from; that is REQ-MSG-005's finding: {}",
-            crate::report::NOT_JUDGED,
+            crate::contract::NOT_JUDGED,
             show(result)
         );
     }

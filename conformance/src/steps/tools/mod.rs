@@ -16,6 +16,7 @@ use anyhow::Context;
 use cucumber::{gherkin::Step, given, then};
 use serde_json::{Value, json};
 
+use crate::contract::{CMD_SHELL_TAG, POSIX_SHELL_TAG};
 use crate::steps::errors::unreadable_reasons;
 use crate::steps::support::model::{
     explain_tool_failure, model_requests, push_model_reply, request_messages, task_requests,
@@ -25,7 +26,7 @@ use crate::steps::support::policy::grant;
 use crate::steps::support::task::{event_types, first_of_type, optional_code, this_task_events};
 use crate::steps::support::{StepResult, show, str_at};
 use crate::steps::task::wait_task_end;
-use crate::steps::tools::shell::{CMD_SHELL_TAG, CommandForm, POSIX_SHELL_TAG, command_for_os};
+use crate::steps::tools::shell::{CommandForm, command_for_os};
 use crate::world::ConformanceWorld;
 
 #[then(expr = "the tool call fails with errorCode {string}")]

@@ -18,15 +18,6 @@ async fn shell_output_limit(world: &mut ConformanceWorld, bytes: u64) -> StepRes
     Ok(())
 }
 
-/// Marks a scenario whose commands need a POSIX shell: on a Windows runtime, a call without a
-/// `command@windows` form is not applicable.
-pub(crate) const POSIX_SHELL_TAG: &str = "posix-shell";
-
-/// Marks a scenario whose command lines are cmd.exe's: not applicable where the runtime's
-/// shell is POSIX sh. Such a scenario judges on Windows what its `@posix-shell` twin judges
-/// elsewhere.
-pub(crate) const CMD_SHELL_TAG: &str = "cmd-shell";
-
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum CommandForm {
     /// No `command@windows` key: the arguments go as written.
