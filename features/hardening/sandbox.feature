@@ -28,6 +28,16 @@ Feature: Commands are confined by the OS, whatever the command line says
     When the client starts the task "Configure git."
     Then the workspace file ".git/config" still reads "[core]"
 
+  @REQ-HARD-052
+  Scenario: a command cannot change the repository's config where the policy lets .git be written
+    Given the workspace file ".git/config" contains "[core]"
+    And the policy is the real services' default with .git writable and the commands "echo"
+    And a running session
+    And the model will run the shell command "echo '	fsmonitor = touch pwned' >> .git/config"
+    And the model will then answer "Done."
+    When the client starts the task "Configure git."
+    Then the workspace file ".git/config" still reads "[core]"
+
   @REQ-HARD-053
   Scenario: without a network grant a command reaches no listener, not even on loopback
     Given a TCP listener on loopback

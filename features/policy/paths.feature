@@ -70,6 +70,16 @@ Feature: Paths the policy allows and blocks
     Then the ReadFile call is denied with error code "CAPABILITY_DENIED"
     And no model request contains "s3cr3t-value"
 
+  @REQ-POL-008
+  Scenario: a file of exactly maxFileSizeBytes is read
+    Given the policy limits File.Read to files of at most 16 bytes
+    And the workspace file "fits.txt" contains "sixteen-bytes-ok"
+    And a running session
+    And the model will call ReadFile on "fits.txt"
+    And the model will then answer "Read it."
+    When the client starts the task "What is in fits.txt?"
+    Then the ReadFile call runs and returns "sixteen-bytes-ok"
+
   @REQ-POL-009
   Scenario: a path with a NUL byte is rejected
     Given the workspace file "notes.txt" contains "s3cr3t-value"
@@ -78,4 +88,15 @@ Feature: Paths the policy allows and blocks
     And the model will then answer "That path is broken."
     When the client starts the task "What is in notes.txt?"
     Then the ReadFile call is rejected without reading anything
+    And no model request contains "s3cr3t-value"
+
+  @REQ-POL-024
+  Scenario: a blockedPaths pattern that does not compile blocks every path
+    Given the policy allows File.Read under "." and blocks "keys/[a-"
+    And the workspace file "notes.txt" contains "s3cr3t-value"
+    And a running session
+    And the model will call ReadFile on "notes.txt"
+    And the model will then answer "The policy is broken."
+    When the client starts the task "What is in notes.txt?"
+    Then the ReadFile call is denied with error code "CAPABILITY_DENIED"
     And no model request contains "s3cr3t-value"
