@@ -108,7 +108,6 @@ Feature: Commands the policy allows and blocks
       | env wrapper           | env rm -rf scratch                 |
       | xargs wrapper         | echo scratch \| xargs rm -rf       |
       | sh -c script          | sh -c 'rm -rf scratch'             |
-      | sh -c script after -- | sh -c -- 'rm -rf scratch'          |
       | find -exec action     | find scratch -maxdepth 0 -exec rm -rf {} + |
       | unknown argument      | rm -rf $TARGET                     |
       | escaped program name  | r\\m -rf scratch                   |
