@@ -7,7 +7,7 @@ Feature: Commands the policy allows and blocks
 
   @REQ-POL-010 @posix-shell
   Scenario Outline: every program of "<line>" must be allowed (<construct>)
-    Given the policy allows the commands "ls, echo, cat, grep, wc, env, xargs, timeout" and blocks the commands ""
+    Given the policy allows the commands "ls, echo, cat, grep, wc, env, xargs, timeout, ionice, eval, find" and blocks the commands ""
     And a running session
     And the model will run the command "<line>"
     And the model will then answer "Done."
@@ -33,16 +33,22 @@ Feature: Commands the policy allows and blocks
       | env wrapper with variables | env A=1 touch pwned               |
       | xargs wrapper              | echo pwned \| xargs touch         |
       | timeout wrapper            | timeout 5 touch pwned             |
+      | ionice wrapper             | ionice touch pwned                |
+      | eval of a literal          | eval touch pwned                  |
+      | find -exec                 | find . -maxdepth 0 -exec touch pwned \\; |
+      | env wrapper, allowed operand | env touch ls                    |
       | absolute binary path       | /usr/bin/touch pwned              |
       | relative binary path       | ./touch pwned                     |
       | quoted program name        | "tou"ch pwned                     |
       | escaped program name       | tou\\ch pwned                     |
       | if body                    | if ls; then touch pwned; fi       |
       | newline-free loop body     | for f in a; do touch pwned; done  |
+      | function body              | ls() { touch pwned; }; ls         |
+      | escaped dollar in quotes   | echo "\\$"; touch pwned; echo "x"  |
 
   @REQ-POL-010 @posix-shell
   Scenario Outline: a line whose programs are all allowed runs (<construct>)
-    Given the policy allows the commands "ls, echo, cat, grep, wc, env, xargs, timeout" and blocks the commands ""
+    Given the policy allows the commands "ls, echo, cat, grep, wc, env, xargs, timeout, mapfile, nice, command" and blocks the commands ""
     And a running session
     And the model will run the command "<line>"
     And the model will then answer "Done."
@@ -50,14 +56,31 @@ Feature: Commands the policy allows and blocks
     Then the RunCommand call runs
 
     Examples:
-      | construct            | line                          |
-      | one program          | ls                            |
-      | and-list             | echo hi && ls                 |
-      | pipeline             | echo hi \| grep h \| wc -l    |
-      | assignment prefix    | FOO=1 ls                      |
-      | env wrapper          | env A=1 ls                    |
-      | redirection          | echo hi > out.txt             |
-      | absolute binary path | /bin/ls                       |
+      | construct                     | line                          |
+      | one program                   | ls                            |
+      | and-list                      | echo hi && ls                 |
+      | pipeline                      | echo hi \| grep h \| wc -l    |
+      | assignment prefix             | FOO=1 ls                      |
+      | env wrapper                   | env A=1 ls                    |
+      | redirection                   | echo hi > out.txt             |
+      | absolute binary path          | /bin/ls                       |
+      | single quotes                 | echo 'a b'                    |
+      | double quotes                 | echo "a $HOME b"              |
+      | braced parameter              | echo ${HOME}                  |
+      | positional parameter          | echo ${1}                     |
+      | special parameters            | echo $? $#                    |
+      | locale string                 | echo $"hi"                    |
+      | backslash in backticks        | echo `echo a\\tb`             |
+      | nice wrapper                  | nice -n 5 ls                  |
+      | timeout with a long option    | timeout --signal=KILL 5 ls    |
+      | command -v                    | command -v ls                 |
+      | output to a descriptor        | echo hi >&2                   |
+      | default value                 | echo ${HOME:-none}            |
+      | quoted default                | echo ${X:-'a b'}              |
+      | suffix removal                | echo ${HOME%/}                |
+      | expansion in a default        | echo ${X:-${HOME}}            |
+      | old arithmetic in a default   | echo ${X:-$[1+1]}             |
+      | mapfile with an option        | echo a \| mapfile -t lines    |
 
   @REQ-POL-011 @posix-shell
   Scenario Outline: a multi-word blocked command matches on its leading arguments (<construct>)
@@ -85,7 +108,12 @@ Feature: Commands the policy allows and blocks
       | env wrapper           | env rm -rf scratch                 |
       | xargs wrapper         | echo scratch \| xargs rm -rf       |
       | sh -c script          | sh -c 'rm -rf scratch'             |
+      | find -exec action     | find scratch -maxdepth 0 -exec rm -rf {} + |
       | unknown argument      | rm -rf $TARGET                     |
+      | escaped program name  | r\\m -rf scratch                   |
+      | input glued to name   | rm</dev/null -rf scratch           |
+      | glob class in the name | /bin/r[m] -rf scratch             |
+      | program from a variable | R=rm; $R -rf scratch              |
       | second blocked entry  | git push --force origin main       |
       | single-word entry     | curl https://example.com/          |
 

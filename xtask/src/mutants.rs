@@ -36,7 +36,7 @@ pub const AREAS: &[(&str, &[&str], &str)] = &[
     (
         "command analyser",
         &["runtime/host/src/policy/command/**/*.rs"],
-        "@REQ-POL-010 or @REQ-POL-011 or @REQ-POL-012 or @REQ-POL-017 or @REQ-TOOL-011 or @REQ-TOOL-034",
+        "@REQ-POL-010 or @REQ-POL-011 or @REQ-POL-012 or @REQ-POL-017 or @REQ-TOOL-011 or @REQ-TOOL-034 or @REQ-HARD-100 or @REQ-HARD-101 or @REQ-HARD-102 or @REQ-HARD-110 or @REQ-HARD-111 or @REQ-POL-018 or @REQ-POL-021",
     ),
     (
         "approval flow",
@@ -61,6 +61,10 @@ pub struct Args {
     /// The i-th of n parts of the mutants (1-based), e.g. `--shard 2/4` on the second machine.
     #[arg(long, value_name = "I/N")]
     shard: Option<String>,
+    /// How `--shard` parts the mutants: `round-robin` (every n-th mutant, so one part is a
+    /// sample spread over all the files) or `slice` (consecutive runs of mutants).
+    #[arg(long, value_name = "METHOD", default_value = "round-robin", value_parser = ["round-robin", "slice"])]
+    sharding: String,
     /// The kit's tag expression for each mutant's run (default: the area's requirements;
     /// `all` runs the whole suite per mutant).
     #[arg(long, value_name = "EXPR")]
@@ -144,7 +148,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         command.args(["--file", file]);
     }
     if let Some(shard) = &shard {
-        command.args(["--shard", shard]);
+        command.args(["--shard", shard, "--sharding", &args.sharding]);
     }
     if args.list {
         command.arg("--list");
