@@ -143,7 +143,7 @@ Feature: The policy analyser and secret hygiene hold against a hostile model
     Then the RunCommand call is denied
     And the workspace has no file "pwned"
 
-  @REQ-HARD-101
+  @REQ-HARD-101 @posix-shell
   Scenario: a redirection reading from /dev/tcp is denied
     Given the policy allows the commands "cat, echo" and blocks the commands ""
     And a running session

@@ -28,7 +28,7 @@ Feature: Commands are confined by the OS, whatever the command line says
     When the client starts the task "Configure git."
     Then the workspace file ".git/config" still reads "[core]"
 
-  @REQ-HARD-052
+  @REQ-HARD-052 @posix-shell
   Scenario: a command cannot change the repository's config where the policy lets .git be written
     Given the workspace file ".git/config" contains "[core]"
     And the policy is the real services' default with .git writable and the commands "echo"
