@@ -11,28 +11,27 @@
 //! process, and messages only as JSON checked against the schemas.
 
 pub mod adopt;
-pub mod baseline;
+mod baseline;
 pub mod builtin;
 pub mod cli;
-pub mod config;
-pub mod contract;
+mod config;
+mod contract;
 pub mod crash;
-pub mod driver;
-pub mod env;
-pub mod ledger;
+mod driver;
+mod env;
+mod ledger;
 pub mod mutant;
-pub mod proxy;
+mod proxy;
 pub mod report;
 pub mod runner;
 pub mod runtime_manifest;
-pub mod selection;
-pub mod steps;
-pub mod validation;
+mod selection;
+mod steps;
+mod validation;
 pub mod variance;
-pub mod world;
+mod world;
 
 pub use conformance_catalogue as catalogue;
-pub use driver::{RuntimeCommand, RuntimeDriver, Transport};
+pub use driver::{RuntimeCommand, Transport};
 pub use report::Outcome;
 pub use runner::{RunOptions, run};
-pub use world::ConformanceWorld;

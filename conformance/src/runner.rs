@@ -324,20 +324,6 @@ async fn run_scenarios(
         .normalized();
     let before_stop = Arc::clone(&stop);
     let after_ledger = Arc::clone(&config.ledger);
-    let opts = cli::Opts {
-        re_filter: None,
-        tags_filter: None,
-        parser: Default::default(),
-        runner: cucumber::runner::basic::Cli {
-            concurrency: Some(concurrency),
-            // cucumber's fail-fast stops at any failed step, a "not applicable" one included;
-            // the kit's own (`FailFast`) stops only at a decisive failure.
-            fail_fast: false,
-            ..Default::default()
-        },
-        writer: Default::default(),
-        custom: cli::Empty,
-    };
     let stats = ConformanceWorld::cucumber()
         .with_writer(writer)
         // Undefined steps are skipped by default and the run still passes: a certification
@@ -350,18 +336,7 @@ async fn run_scenarios(
                 panic!("{FAIL_FAST_STOPPED} after the failure of {after}");
             }
             let config = Arc::clone(&config);
-            let id = ScenarioId {
-                feature_path: feature.path.clone(),
-                name: scenario.name.clone(),
-                line: scenario.position.line,
-                tags: feature
-                    .tags
-                    .iter()
-                    .chain(rule.map(|rule| &rule.tags).into_iter().flatten())
-                    .chain(&scenario.tags)
-                    .cloned()
-                    .collect(),
-            };
+            let id = scenario_id(feature, rule, scenario);
             async move { world.prepare(config, id) }.boxed_local()
         })
         .after(move |feature, rule, scenario, finished, world| {
@@ -396,7 +371,7 @@ async fn run_scenarios(
             }
             .boxed_local()
         })
-        .with_cli(opts)
+        .with_cli(cucumber_options(concurrency))
         .filter_run(features.to_path_buf(), move |feature, rule, scenario| {
             selection.selects(feature, rule, scenario)
         })
@@ -412,6 +387,50 @@ async fn run_scenarios(
     // Dropping the writers flushes and closes the JUnit and JSON files.
     drop(stats);
     Ok(summary)
+}
+
+/// cucumber's own options: the kit filters and stops by itself.
+fn cucumber_options<Parser, Writer>(
+    concurrency: usize,
+) -> cli::Opts<Parser, cucumber::runner::basic::Cli, Writer>
+where
+    Parser: clap::Args + Default,
+    Writer: clap::Args + Default,
+{
+    cli::Opts {
+        re_filter: None,
+        tags_filter: None,
+        parser: Default::default(),
+        runner: cucumber::runner::basic::Cli {
+            concurrency: Some(concurrency),
+            // cucumber's fail-fast stops at any failed step, a "not applicable" one included;
+            // the kit's own (`FailFast`) stops only at a decisive failure.
+            fail_fast: false,
+            ..Default::default()
+        },
+        writer: Default::default(),
+        custom: cli::Empty,
+    }
+}
+
+/// A scenario's place and its tags, the feature's and the rule's included.
+fn scenario_id(
+    feature: &cucumber::gherkin::Feature,
+    rule: Option<&cucumber::gherkin::Rule>,
+    scenario: &cucumber::gherkin::Scenario,
+) -> ScenarioId {
+    ScenarioId {
+        feature_path: feature.path.clone(),
+        name: scenario.name.clone(),
+        line: scenario.position.line,
+        tags: feature
+            .tags
+            .iter()
+            .chain(rule.map(|rule| &rule.tags).into_iter().flatten())
+            .chain(&scenario.tags)
+            .cloned()
+            .collect(),
+    }
 }
 
 /// Ends a scenario's world and records what it judged; the notes for its progress line.

@@ -19,18 +19,6 @@ pub fn is_known_method(method: &str) -> bool {
     schema_names().contains(&format!("methods/{method}.result"))
 }
 
-/// Checks a whole response object against the envelope and, when `method` is known, the
-/// method's result schema.
-pub fn check_response(method: Option<&str>, response: &Value) -> Result<(), String> {
-    let method = method.filter(|m| is_known_method(m));
-    agent_schemas::validate_response(method, response).map_err(|e| e.to_string())
-}
-
-/// Checks the `params` of a `SessionEvent` notification (envelope and payload).
-pub fn check_event(params: &Value) -> Result<(), String> {
-    agent_schemas::validate_session_event(params).map_err(|e| e.to_string())
-}
-
 /// Checks a value against a schema by name, e.g. `messages/ConversationMessage`.
 pub fn check(name: &str, value: &Value) -> Result<(), String> {
     agent_schemas::validate(name, value).map_err(|e| e.to_string())

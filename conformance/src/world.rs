@@ -220,13 +220,13 @@ impl ConformanceWorld {
         if tagged(crate::contract::POSIX_SHELL_TAG) && windows {
             bail!(
                 "{} the scenario's command is POSIX sh (@posix-shell) and the runtime's shell on Windows is cmd.exe",
-                crate::runtime_manifest::NOT_APPLICABLE
+                crate::contract::NOT_APPLICABLE
             );
         }
         if tagged(crate::contract::CMD_SHELL_TAG) && !windows {
             bail!(
                 "{} the scenario's command is for cmd.exe (@cmd-shell) and the runtime's shell is POSIX sh",
-                crate::runtime_manifest::NOT_APPLICABLE
+                crate::contract::NOT_APPLICABLE
             );
         }
         Ok(())
@@ -241,7 +241,7 @@ impl ConformanceWorld {
         {
             bail!(
                 "{} the runtime's manifest declares that its machine has no git",
-                crate::runtime_manifest::NOT_APPLICABLE
+                crate::contract::NOT_APPLICABLE
             );
         }
         Ok(())
@@ -257,7 +257,7 @@ impl ConformanceWorld {
         {
             bail!(
                 "{} the runtime's manifest declares that its machine has no Python interpreter, and the scenario runs Python code",
-                crate::runtime_manifest::NOT_APPLICABLE
+                crate::contract::NOT_APPLICABLE
             );
         }
         Ok(())
@@ -273,7 +273,7 @@ impl ConformanceWorld {
         {
             bail!(
                 "{} the runtime's manifest declares that the home folder the kit gives it (HOME, USERPROFILE) is not the one it uses",
-                crate::runtime_manifest::NOT_APPLICABLE
+                crate::contract::NOT_APPLICABLE
             );
         }
         Ok(())
@@ -310,7 +310,7 @@ impl ConformanceWorld {
                 && let Some(reason) =
                     crate::driver::sandbox::not_applicable(&self.scenario.tags, &self.scenario.name)
             {
-                bail!("{} {reason}", crate::runtime_manifest::NOT_APPLICABLE);
+                bail!("{} {reason}", crate::contract::NOT_APPLICABLE);
             }
             let spec = self.launch_spec().await?;
             let timeout = self.timeout();
@@ -326,7 +326,7 @@ impl ConformanceWorld {
         if self.transport() == Some(Transport::Sandbox) {
             bail!(
                 "{} a sandbox registers once per provisioned session (INTEROP.md §9); a restarted sandbox process is a new launch, not the desktop app's restart with the old sessionId",
-                crate::runtime_manifest::NOT_APPLICABLE
+                crate::contract::NOT_APPLICABLE
             );
         }
         let mut runtime = self

@@ -5,11 +5,12 @@
 //! names an unknown id, or leaves a section without ids and without a note.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use crate::catalogue::{
-    Catalogue, Coverage, Level, load_not_certified, not_certified_problems, scan_features,
+    Catalogue, Coverage, Level, NotCertified, load_not_certified, not_certified_problems,
+    scan_features,
 };
 
 #[derive(clap::Args)]
@@ -36,6 +37,31 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         scenarios.len(),
         features.display()
     );
+    print_areas(&catalogue, &coverage, &not_certified);
+    print_profiles(&catalogue);
+    print_not_certified(&catalogue, &not_certified);
+    let mut problems = coverage.problems(&catalogue);
+    problems.extend(not_certified_problems(
+        &not_certified,
+        &catalogue,
+        &scenarios,
+    ));
+    let spec = args.spec.unwrap_or_else(crate::spec_dir);
+    problems.extend(spec_walk(&features, &spec, &catalogue, &not_certified)?);
+    if problems.is_empty() {
+        println!("\ncoverage OK");
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("\n{} problem(s):", problems.len());
+    for problem in &problems {
+        println!("  - {problem}");
+    }
+    Ok(ExitCode::FAILURE)
+}
+
+/// Per area: requirements, the share with a scenario, MUSTs, statements not certified, and
+/// the ids still without a scenario.
+fn print_areas(catalogue: &Catalogue, coverage: &Coverage, not_certified: &[NotCertified]) {
     println!(
         "\n{:<6} {:>5} {:>8} {:>8} {:>6}   uncovered",
         "area", "reqs", "covered", "MUSTs", "not c."
@@ -82,9 +108,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
         );
     }
+}
 
-    // Who must meet what: a runtime declares the profiles it claims (conformance/README.md,
-    // "The runtime manifest"); only the MUSTs of declared profiles decide its certification.
+/// Who must meet what: a runtime declares the profiles it claims (conformance/README.md,
+/// "The runtime manifest"); only the MUSTs of declared profiles decide its certification.
+fn print_profiles(catalogue: &Catalogue) {
     println!(
         "\n{:<10} {:>5} {:>6} {:>7} {:>4}   ids",
         "profile", "reqs", "MUST", "SHOULD", "MAY"
@@ -111,7 +139,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
         );
     }
+}
 
+fn print_not_certified(catalogue: &Catalogue, not_certified: &[NotCertified]) {
     let other_areas: Vec<&str> = not_certified
         .iter()
         .map(|n| crate::catalogue::area_of(&n.id))
@@ -130,27 +160,24 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             )
         }
     );
-    let mut problems = coverage.problems(&catalogue);
-    problems.extend(not_certified_problems(
-        &not_certified,
-        &catalogue,
-        &scenarios,
-    ));
+}
 
-    // The spec walk: every heading of each walked document, with ids that exist.
+/// The spec walk: every heading of each walked document, with ids that exist. Prints the
+/// walk and returns its problems.
+fn spec_walk(
+    features: &Path,
+    spec: &Path,
+    catalogue: &Catalogue,
+    not_certified: &[NotCertified],
+) -> anyhow::Result<Vec<String>> {
     let known: BTreeSet<String> = catalogue
         .requirements
         .iter()
         .map(|r| r.id.clone())
         .chain(not_certified.iter().map(|n| n.id.clone()))
         .collect();
-    let spec = args.spec.unwrap_or_else(crate::spec_dir);
-    let walk = crate::walk::check(&features.join("walk"), &spec, &known)?;
-    println!(
-        "
-spec walk (features/walk/ against {}):",
-        spec.display()
-    );
+    let walk = crate::walk::check(&features.join("walk"), spec, &known)?;
+    println!("\nspec walk (features/walk/ against {}):", spec.display());
     for doc in &walk.docs {
         println!(
             "  {:<24} walked {}/{} sections, {} ids{}",
@@ -165,6 +192,7 @@ spec walk (features/walk/ against {}):",
             }
         );
     }
+    let mut problems = Vec::new();
     if walk.spec_missing {
         println!(
             "  warning: {} does not exist, so the records' headings were not compared with the \
@@ -181,13 +209,5 @@ spec walk (features/walk/ against {}):",
         }
     }
     problems.extend(walk.problems().cloned());
-    if problems.is_empty() {
-        println!("\ncoverage OK");
-        return Ok(ExitCode::SUCCESS);
-    }
-    println!("\n{} problem(s):", problems.len());
-    for problem in &problems {
-        println!("  - {problem}");
-    }
-    Ok(ExitCode::FAILURE)
+    Ok(problems)
 }

@@ -5,7 +5,7 @@
 //! text, tool calls and their results, approvals answered with y/n on the terminal.
 
 use std::io::{BufRead, BufReader, IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
@@ -65,41 +65,7 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
     if !status.success() {
         bail!("the build failed ({status})");
     }
-    let demo = root.join("xtask/demo");
-    let mut mocks = Guard(
-        Command::new(binary("mock-services"))
-            .arg("--script")
-            .arg(demo.join("script.json"))
-            .arg("--policy")
-            .arg(demo.join("policy.json"))
-            .arg("--quiet")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .context("cannot start mock-services")?,
-    );
-    let mut env = Vec::new();
-    let stdout = mocks
-        .0
-        .stdout
-        .take()
-        .context("mock-services has no stdout")?;
-    let mut lines = BufReader::new(stdout).lines();
-    for line in lines.by_ref() {
-        let line = line?;
-        if let Some((name, value)) = line.strip_prefix("export ").and_then(|l| l.split_once('=')) {
-            env.push((name.to_owned(), value.to_owned()));
-        }
-        if env.len() == 4 {
-            break;
-        }
-    }
-    if env.len() < 4 {
-        bail!("mock-services stopped before printing its addresses");
-    }
-    // The pipe stays open and drained for as long as mock-services runs: closing it made
-    // its next write fail, and the fakes went down while a person read an approval.
-    std::thread::spawn(move || lines.for_each(drop));
+    let (_mocks, env) = start_mock_services(&root.join("xtask/demo"))?;
 
     let scratch = std::env::temp_dir().join(format!("agent-demo-{}", std::process::id()));
     let workspace = scratch.join("workspace");
@@ -173,7 +139,69 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
         json!({"sessionId": session_id, "prompt": args.prompt}),
     )?;
 
-    let outcome = loop {
+    let outcome = follow_task(&lines, timeout, &args, &session_id, &mut send)?;
+    println!(
+        "\n\n{}",
+        paint("2", &format!("task {outcome}; shutting down"))
+    );
+    let id = send("Shutdown", Value::Null)?;
+    let _ = wait_response(&lines, id, timeout);
+    if let Ok(summary) = std::fs::read_to_string(workspace.join("summary.md")) {
+        println!("{}\n{summary}", paint("2", "summary.md:"));
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+    Ok(std::process::ExitCode::SUCCESS)
+}
+
+/// Starts the fakes with the demo's script and policy; returns them and the environment
+/// they print for the runtime.
+fn start_mock_services(demo: &Path) -> anyhow::Result<(Guard, Vec<(String, String)>)> {
+    let mut mocks = Guard(
+        Command::new(binary("mock-services"))
+            .arg("--script")
+            .arg(demo.join("script.json"))
+            .arg("--policy")
+            .arg(demo.join("policy.json"))
+            .arg("--quiet")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .context("cannot start mock-services")?,
+    );
+    let mut env = Vec::new();
+    let stdout = mocks
+        .0
+        .stdout
+        .take()
+        .context("mock-services has no stdout")?;
+    let mut lines = BufReader::new(stdout).lines();
+    for line in lines.by_ref() {
+        let line = line?;
+        if let Some((name, value)) = line.strip_prefix("export ").and_then(|l| l.split_once('=')) {
+            env.push((name.to_owned(), value.to_owned()));
+        }
+        if env.len() == 4 {
+            break;
+        }
+    }
+    if env.len() < 4 {
+        bail!("mock-services stopped before printing its addresses");
+    }
+    // The pipe stays open and drained for as long as mock-services runs: closing it made
+    // its next write fail, and the fakes went down while a person read an approval.
+    std::thread::spawn(move || lines.for_each(drop));
+    Ok((mocks, env))
+}
+
+/// Shows the task's events as they come and answers its approvals; returns how it ended.
+fn follow_task(
+    lines: &mpsc::Receiver<Value>,
+    timeout: Duration,
+    args: &Args,
+    session_id: &str,
+    send: &mut impl FnMut(&str, Value) -> anyhow::Result<i64>,
+) -> anyhow::Result<&'static str> {
+    loop {
         let message = lines
             .recv_timeout(timeout)
             .context("the runtime went silent (no event within the timeout)")?;
@@ -222,27 +250,16 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
                            "decision": if approved { "approved" } else { "denied" }}),
                 )?;
             }
-            "task_completed" => break "completed",
+            "task_completed" => return Ok("completed"),
             "task_failed" => {
                 let failed = format!("task failed: {}", payload["message"]);
                 println!("\n  {}", paint("31", &failed));
-                break "failed";
+                return Ok("failed");
             }
-            "task_cancelled" => break "cancelled",
+            "task_cancelled" => return Ok("cancelled"),
             _ => {}
         }
-    };
-    println!(
-        "\n\n{}",
-        paint("2", &format!("task {outcome}; shutting down"))
-    );
-    let id = send("Shutdown", Value::Null)?;
-    let _ = wait_response(&lines, id, timeout);
-    if let Ok(summary) = std::fs::read_to_string(workspace.join("summary.md")) {
-        println!("{}\n{summary}", paint("2", "summary.md:"));
     }
-    let _ = std::fs::remove_dir_all(&scratch);
-    Ok(std::process::ExitCode::SUCCESS)
 }
 
 /// `text` in an ANSI style when stdout is a terminal, plain otherwise.

@@ -54,9 +54,36 @@ pub(crate) async fn connect(
         .no_proxy()
         .build()
         .context("cannot build the HTTP client")?;
+    let events = open_events(&client, base, token, shared, timeout).await?;
+    require_token(&client, base).await?;
+    let (requests_kit, requests_bridge, lines_kit, line_tx) = bridge();
+    let sse = tokio::spawn(read_events(events, line_tx.clone()));
+    let poster = Poster {
+        client,
+        base: base.to_owned(),
+        token: token.to_owned(),
+        line_tx,
+    };
+    tokio::spawn(async move {
+        poster.post_lines(requests_bridge).await;
+        // The kit's input ended and every answer is in: close the event stream.
+        sse.abort();
+    });
+    Ok((requests_kit, lines_kit))
+}
+
+/// `GET /events`, retried while the runtime is not listening yet; fails at once when the
+/// runtime exits or answers with an error status.
+async fn open_events(
+    client: &reqwest::Client,
+    base: &str,
+    token: &str,
+    shared: &Arc<Shared>,
+    timeout: Duration,
+) -> anyhow::Result<reqwest::Response> {
     let deadline = Instant::now() + timeout;
     let mut delay = Duration::from_millis(2);
-    let events = loop {
+    loop {
         let error = match client
             .get(format!("{base}/events"))
             .bearer_auth(token)
@@ -64,7 +91,7 @@ pub(crate) async fn connect(
             .send()
             .await
         {
-            Ok(response) if response.status().is_success() => break response,
+            Ok(response) if response.status().is_success() => return Ok(response),
             Ok(response) => bail!(
                 "GET {base}/events with the bearer token answered {} (a runtime certified over HTTP must serve its SessionEvents there)",
                 response.status()
@@ -91,9 +118,11 @@ pub(crate) async fn connect(
         }
         tokio::time::sleep(delay.min(deadline.saturating_duration_since(Instant::now()))).await;
         delay = (delay * 2).min(Duration::from_millis(20));
-    };
+    }
+}
 
-    // The contract requires the token: a request without it must be refused.
+/// The contract requires the token: a request without it must be refused.
+async fn require_token(client: &reqwest::Client, base: &str) -> anyhow::Result<()> {
     let unauthenticated = client
         .post(format!("{base}/rpc"))
         .header("content-type", "application/json")
@@ -107,67 +136,60 @@ pub(crate) async fn connect(
             unauthenticated.status()
         );
     }
+    Ok(())
+}
 
-    let (requests_kit, requests_bridge, lines_kit, line_tx) = bridge();
-
-    let event_tx = line_tx.clone();
-    let sse = tokio::spawn(async move {
-        let mut body = events.bytes_stream();
-        let mut buffer: Vec<u8> = Vec::new();
-        let mut data: Vec<Vec<u8>> = Vec::new();
-        while let Some(Ok(chunk)) = body.next().await {
-            buffer.extend_from_slice(&chunk);
-            while let Some(end) = buffer.iter().position(|b| *b == b'\n') {
-                let mut line: Vec<u8> = buffer.drain(..=end).collect();
+/// Sends each SSE event's `data:` (its lines joined) as one line, until the stream ends.
+async fn read_events(events: reqwest::Response, line_tx: mpsc::UnboundedSender<Vec<u8>>) {
+    let mut body = events.bytes_stream();
+    let mut buffer: Vec<u8> = Vec::new();
+    let mut data: Vec<Vec<u8>> = Vec::new();
+    while let Some(Ok(chunk)) = body.next().await {
+        buffer.extend_from_slice(&chunk);
+        while let Some(end) = buffer.iter().position(|b| *b == b'\n') {
+            let mut line: Vec<u8> = buffer.drain(..=end).collect();
+            line.pop();
+            if line.last() == Some(&b'\r') {
                 line.pop();
-                if line.last() == Some(&b'\r') {
-                    line.pop();
-                }
-                if line.is_empty() {
-                    if !data.is_empty() {
-                        let _ = event_tx.send(data.join(&b'\n'));
-                        data.clear();
-                    }
-                } else if let Some(value) = line.strip_prefix(b"data:") {
-                    data.push(value.strip_prefix(b" ").unwrap_or(value).to_vec());
-                }
-                // `event:`, `id:`, `retry:` and comments carry nothing the kit checks.
             }
+            if line.is_empty() {
+                if !data.is_empty() {
+                    let _ = line_tx.send(data.join(&b'\n'));
+                    data.clear();
+                }
+            } else if let Some(value) = line.strip_prefix(b"data:") {
+                data.push(value.strip_prefix(b" ").unwrap_or(value).to_vec());
+            }
+            // `event:`, `id:`, `retry:` and comments carry nothing the kit checks.
         }
-    });
+    }
+}
 
-    let base = base.to_owned();
-    let token = token.to_owned();
-    tokio::spawn(async move {
-        let mut reader = tokio::io::BufReader::with_capacity(256 * 1024, requests_bridge);
+/// POSTs the kit's request lines to `/rpc` and sends each answer on as a line.
+struct Poster {
+    client: reqwest::Client,
+    base: String,
+    token: String,
+    line_tx: mpsc::UnboundedSender<Vec<u8>>,
+}
+
+impl Poster {
+    /// Each line the kit writes becomes one POST, concurrently (like requests over stdio);
+    /// returns once the kit's input ended and every POST was answered.
+    async fn post_lines(&self, requests: DuplexStream) {
+        let mut reader = tokio::io::BufReader::with_capacity(256 * 1024, requests);
         let mut in_flight = JoinSet::new();
-        while let Some(line) = super::http::next_request_line(&mut reader).await {
+        while let Some(line) = next_request_line(&mut reader).await {
             let expects_reply = expects_reply(&line);
-            let request = client
-                .post(format!("{base}/rpc"))
-                .bearer_auth(&token)
+            let request = self
+                .client
+                .post(format!("{}/rpc", self.base))
+                .bearer_auth(&self.token)
                 .header("content-type", "application/json")
                 .body(line);
-            let tx = line_tx.clone();
+            let tx = self.line_tx.clone();
             in_flight.spawn(async move {
-                let reply = match request.send().await {
-                    Ok(response) if response.status() == reqwest::StatusCode::NO_CONTENT => None,
-                    Ok(response) if response.status().is_success() => {
-                        response.bytes().await.ok().map(|b| b.to_vec())
-                    }
-                    Ok(response) => {
-                        let status = response.status();
-                        let body = response.text().await.unwrap_or_default();
-                        Some(format!("(HTTP {status} from POST /rpc) {body}").into_bytes())
-                    }
-                    // A notification expects nothing back: a POST cut short (the scenario
-                    // ended and the runtime was stopped while it was in flight) is no
-                    // protocol line. For a request, the failure is shown where its answer
-                    // was due.
-                    Err(_) if !expects_reply => None,
-                    Err(error) => Some(format!("(POST /rpc failed: {error})").into_bytes()),
-                };
-                if let Some(mut reply) = reply {
+                if let Some(mut reply) = reply_line(request, expects_reply).await {
                     while reply.last().is_some_and(u8::is_ascii_whitespace) {
                         reply.pop();
                     }
@@ -175,15 +197,31 @@ pub(crate) async fn connect(
                 }
             });
         }
-        // End of input: answer what was sent, then close the event stream.
         while in_flight.join_next().await.is_some() {}
-        sse.abort();
-    });
-    Ok((requests_kit, lines_kit))
+    }
 }
 
-/// Whether a POSTed line can have an answer: a request with an id, a batch holding one, or
-/// anything that is not valid JSON-RPC (which gets an error reply).
+/// The line a POST's answer becomes: a `200` body, nothing for a `204`, and a non-JSON line
+/// (a protocol violation where a response was due) for any other status or a failure.
+async fn reply_line(request: reqwest::RequestBuilder, expects_reply: bool) -> Option<Vec<u8>> {
+    match request.send().await {
+        Ok(response) if response.status() == reqwest::StatusCode::NO_CONTENT => None,
+        Ok(response) if response.status().is_success() => {
+            response.bytes().await.ok().map(|b| b.to_vec())
+        }
+        Ok(response) => {
+            let status = response.status();
+            let body = response.text().await.unwrap_or_default();
+            Some(format!("(HTTP {status} from POST /rpc) {body}").into_bytes())
+        }
+        // A notification expects nothing back: a POST cut short (the scenario ended and the
+        // runtime was stopped while it was in flight) is no protocol line. For a request,
+        // the failure is shown where its answer was due.
+        Err(_) if !expects_reply => None,
+        Err(error) => Some(format!("(POST /rpc failed: {error})").into_bytes()),
+    }
+}
+
 /// The pipes between the kit's line-based driver and an HTTP transport: the kit writes
 /// requests into `requests_kit` and reads lines from `lines_kit`; the transport reads
 /// `requests_bridge` and sends each response or event line through `line_tx`, which one
@@ -230,6 +268,8 @@ pub(super) async fn next_request_line(
     }
 }
 
+/// Whether a POSTed line can have an answer: a request with an id, a batch holding one, or
+/// anything that is not valid JSON-RPC (which gets an error reply).
 fn expects_reply(line: &[u8]) -> bool {
     let has_id = |value: &serde_json::Value| value.get("id").is_some();
     match serde_json::from_slice::<serde_json::Value>(line) {

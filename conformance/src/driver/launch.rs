@@ -219,10 +219,44 @@ impl Channel {
     }
 }
 
+/// How many times a runtime is started on a fresh port when the port the kit picked was
+/// taken before the runtime could bind it.
+const PORT_ATTEMPTS: u32 = 3;
+
 /// Spawns the runtime over `spec`'s transport, starts the reader tasks and opens the protocol
 /// channel (socket and HTTP: waiting, bounded by `timeout`, until the runtime accepts it).
+///
+/// The kit finds a free port by binding and releasing it, so another process can take it
+/// before the runtime binds it. A runtime that then says its address is in use is the kit's
+/// race, not the runtime's defect: it is started again on a new port.
 pub(super) async fn launch(spec: &LaunchSpec, timeout: Duration) -> anyhow::Result<Launched> {
-    let channel = Channel::for_spec(spec)?;
+    let mut attempt = 1;
+    loop {
+        let channel = Channel::for_spec(spec)?;
+        let on_picked_port = matches!(channel, Channel::Http { .. } | Channel::Sandbox { .. });
+        match launch_on(spec, channel, timeout).await {
+            Err(error) if on_picked_port && attempt < PORT_ATTEMPTS && lost_port(&error) => {
+                attempt += 1;
+            }
+            launched => return launched,
+        }
+    }
+}
+
+/// Whether a failed start says the runtime's port was taken (the wording of Linux, macOS
+/// and Windows, as Rust, Python and Node print it).
+fn lost_port(error: &anyhow::Error) -> bool {
+    let message = format!("{error:#}").to_ascii_lowercase();
+    ["address already in use", "only one usage of each socket address", "eaddrinuse"]
+        .iter()
+        .any(|words| message.contains(words))
+}
+
+async fn launch_on(
+    spec: &LaunchSpec,
+    channel: Channel,
+    timeout: Duration,
+) -> anyhow::Result<Launched> {
     let (mut child, pid, shared) =
         spawn_process(spec, &channel.listen_args(), &channel.extra_env())?;
     let stdin = child

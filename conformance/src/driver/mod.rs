@@ -42,7 +42,7 @@ pub use launch::{LISTEN_ARG, LaunchSpec, RuntimeCommand, Transport};
 pub use reader::kind;
 pub use sandbox::SandboxSpec;
 use state::{Direction, SentRequest, Shared, State};
-pub use state::{Inbound, ReceivedEvent, Violation, excerpt, id_key};
+pub use state::{ReceivedEvent, Violation, excerpt, id_key};
 
 use crate::validation;
 
@@ -295,11 +295,6 @@ impl RuntimeDriver {
     /// order it against events (`ReceivedEvent::seq`).
     pub fn last_response_seq(&self) -> u64 {
         self.last_response_seq
-    }
-
-    /// The number of stdout lines received so far (a position to compare `seq`s against).
-    pub fn lines_received(&self) -> u64 {
-        self.shared.lock().seq
     }
 
     /// Ends the input (as when the app goes away): closes stdin over stdio, shuts down the

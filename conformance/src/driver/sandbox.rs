@@ -442,7 +442,7 @@ pub(super) fn applicable(method: &str, params: Option<&Value>) -> anyhow::Result
         _ => None,
     };
     match reason {
-        Some(reason) => bail!("{} {reason}", crate::runtime_manifest::NOT_APPLICABLE),
+        Some(reason) => bail!("{} {reason}", crate::contract::NOT_APPLICABLE),
         None => Ok(()),
     }
 }

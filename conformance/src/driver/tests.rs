@@ -142,3 +142,43 @@ async fn over_the_socket_a_runtime_that_exits_without_listening_fails_fast() {
     assert!(started.elapsed() < Duration::from_secs(2), "{message}");
     assert!(message.contains("--listen PATH"), "{message}");
 }
+
+/// Starts `script` over HTTP and returns the error and how many times it was started.
+#[cfg(unix)]
+async fn start_over_http(script: &str) -> (String, usize) {
+    let dir = tempfile::tempdir().unwrap();
+    let starts = dir.path().join("starts");
+    let spec = LaunchSpec {
+        command: RuntimeCommand {
+            program: "sh".to_owned(),
+            args: vec!["-c".to_owned(), script.to_owned(), "sh".to_owned()],
+            display: script.to_owned(),
+        },
+        env: vec![("STARTS".to_owned(), starts.display().to_string())],
+        remove_env: Vec::new(),
+        cwd: None,
+        socket: None,
+        http: true,
+        sandbox: None,
+    };
+    let error = RuntimeDriver::start(&spec, Duration::from_secs(5))
+        .await
+        .err()
+        .unwrap();
+    let count = std::fs::read_to_string(&starts).unwrap().lines().count();
+    (format!("{error:#}"), count)
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn a_runtime_whose_port_was_taken_is_started_again_on_a_new_one() {
+    let (message, starts) = start_over_http(
+        r#"echo "$2" >> "$STARTS"; echo 'Error: Address already in use (os error 98)' >&2; exit 1"#,
+    )
+    .await;
+    assert_eq!(starts, 3, "{message}");
+    assert!(message.contains("Address already in use"), "{message}");
+    let (message, starts) =
+        start_over_http(r#"echo "$2" >> "$STARTS"; echo 'unknown option' >&2; exit 2"#).await;
+    assert_eq!(starts, 1, "a runtime that fails otherwise is started once: {message}");
+}

@@ -23,9 +23,6 @@ use crate::steps::support::{StepResult, eventually};
 use crate::steps::task::wait_task_end;
 use crate::world::ConformanceWorld;
 
-/// The header that says a model request carries redacted content.
-pub const REDACTION_HEADER: &str = "x-redaction-applied";
-
 /// The variable naming the reference runtime's extra rules file.
 pub const RULES_FILE_ENV: &str = "AGENT_RUNTIME_REDACTION_RULES_FILE";
 

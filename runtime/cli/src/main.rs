@@ -57,7 +57,7 @@ fn main() -> std::process::ExitCode {
         }
     }
     agent_host::redaction::warm_up_in_background();
-    let _guards = logging::init(&cli.log_level, host_config.dirs.logs.as_deref());
+    let _log_writer = logging::init(&cli.log_level, host_config.dirs.logs.as_deref());
     // One thread runs the protocol, the loop and the clients; blocking work (file tools,
     // durable checkpoint writes, stdio that is no pipe or socket) goes to tokio's blocking
     // pool. A session is one conversation at a time, and on two worker threads each step

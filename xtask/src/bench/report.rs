@@ -69,11 +69,38 @@ async fn measure(
     plan: Plan,
     timeout: Duration,
 ) -> anyhow::Result<Vec<Figure>> {
-    let services = Services::start().await?;
-    let command = |side: Side| match (side, b) {
-        (Side::B, Some(b)) => b,
-        _ => a,
+    let run = Run {
+        a,
+        b,
+        services: Services::start().await?,
+        timeout,
     };
+    let mut figures = start_ups(&run, plan).await?;
+    figures.extend(steps(&run, plan).await?);
+    figures.extend(long_sessions(&run, plan).await?);
+    figures.extend(streaming(&run, plan).await?);
+    Ok(figures)
+}
+
+/// The runtimes measured, side by side, against one set of fakes.
+struct Run<'a> {
+    a: &'a RuntimeCommand,
+    b: Option<&'a RuntimeCommand>,
+    services: Services,
+    timeout: Duration,
+}
+
+impl Run<'_> {
+    fn command(&self, side: Side) -> &RuntimeCommand {
+        match (side, self.b) {
+            (Side::B, Some(b)) => b,
+            _ => self.a,
+        }
+    }
+}
+
+/// Start-up to the first answer and to CreateSession, with the peak RSS at each.
+async fn start_ups(run: &Run<'_>, plan: Plan) -> anyhow::Result<Vec<Figure>> {
     let mut cold = Figure::new(
         "spawn → GetSessionState answered",
         "ms",
@@ -88,8 +115,8 @@ async fn measure(
     );
     println!("xtask: cold starts");
     for i in 0..plan.cold_starts {
-        for side in order(i, b.is_some()) {
-            let (ms, rss) = figures::cold_start(command(side), &services, timeout).await?;
+        for side in order(i, run.b.is_some()) {
+            let (ms, rss) = figures::cold_start(run.command(side), &run.services, run.timeout).await?;
             cold.push(side, ms);
             if let Some(rss) = rss {
                 start_rss.push(side, rss as f64 / MB);
@@ -97,8 +124,8 @@ async fn measure(
         }
     }
     for i in 0..plan.create_sessions {
-        for side in order(i, b.is_some()) {
-            let (ms, rss) = figures::create_session(command(side), &services, timeout).await?;
+        for side in order(i, run.b.is_some()) {
+            let (ms, rss) = figures::create_session(run.command(side), &run.services, run.timeout).await?;
             create.push(side, ms);
             if let Some(rss) = rss {
                 idle_rss.push(side, rss as f64 / MB);
@@ -106,6 +133,11 @@ async fn measure(
         }
     }
 
+    Ok(vec![cold, start_rss, create, idle_rss])
+}
+
+/// A task's steps, with and without the checkpoint's fsync.
+async fn steps(run: &Run<'_>, plan: Plan) -> anyhow::Result<Vec<Figure>> {
     println!("xtask: {}-step tasks", plan.steps);
     let mut with_fsync = Figure::new(
         "per step, runtime time excluding the fake gateway (with checkpoint fsync)",
@@ -120,11 +152,11 @@ async fn measure(
     let mut fsync = Figure::new("checkpoint fsync per step", "ms", None);
     let mut fake = Figure::new("fake gateway's own time per request", "ms", None);
     for i in 0..plan.step_runs {
-        for side in order(i, b.is_some()) {
+        for side in order(i, run.b.is_some()) {
             let durable =
-                figures::tool_steps(command(side), &services, plan.steps, false, timeout).await?;
+                figures::tool_steps(run.command(side), &run.services, plan.steps, false, run.timeout).await?;
             let fast =
-                figures::tool_steps(command(side), &services, plan.steps, true, timeout).await?;
+                figures::tool_steps(run.command(side), &run.services, plan.steps, true, run.timeout).await?;
             with_fsync.push(side, durable.per_step_ms);
             without_fsync.push(side, fast.per_step_ms);
             fsync.push(side, (durable.per_step_ms - fast.per_step_ms).max(0.0));
@@ -132,6 +164,11 @@ async fn measure(
         }
     }
 
+    Ok(vec![with_fsync, without_fsync, fsync, fake])
+}
+
+/// A long session's peak RSS against its limit and against a one-step task.
+async fn long_sessions(run: &Run<'_>, plan: Plan) -> anyhow::Result<Vec<Figure>> {
     println!("xtask: long sessions ({} steps)", plan.memory_steps);
     let mut long_rss = Figure::new(
         "peak RSS after a long session (see thread size)",
@@ -154,27 +191,33 @@ async fn measure(
         Some((2.0, "≤ 2×")),
     );
     for i in 0..plan.memory_runs {
-        for side in order(i, b.is_some()) {
-            let run =
-                figures::tool_steps(command(side), &services, plan.memory_steps, false, timeout)
+        for side in order(i, run.b.is_some()) {
+            let long =
+                figures::tool_steps(run.command(side), &run.services, plan.memory_steps, false, run.timeout)
                     .await?;
-            let short = figures::tool_steps(command(side), &services, 1, false, timeout).await?;
-            if let Some(rss) = run.peak_rss {
+            let short = figures::tool_steps(run.command(side), &run.services, 1, false, run.timeout).await?;
+            if let Some(rss) = long.peak_rss {
                 long_rss.push(side, rss as f64 / MB);
             }
             if let Some(rss) = short.peak_rss {
                 short_rss.push(side, rss as f64 / MB);
             }
-            let added = run.thread_bytes.saturating_sub(short.thread_bytes);
-            if let (Some(long), Some(short_peak), true) = (run.peak_rss, short.peak_rss, added > 0)
+            let added = long.thread_bytes.saturating_sub(short.thread_bytes);
+            if let (Some(long_peak), Some(short_peak), true) =
+                (long.peak_rss, short.peak_rss, added > 0)
             {
-                growth.push(side, (long as f64 - short_peak as f64) / added as f64);
+                growth.push(side, (long_peak as f64 - short_peak as f64) / added as f64);
             }
-            limit.push(side, (2 * run.thread_bytes) as f64 / MB + 10.0);
-            messages.push(side, run.thread_messages as f64);
+            limit.push(side, (2 * long.thread_bytes) as f64 / MB + 10.0);
+            messages.push(side, long.thread_messages as f64);
         }
     }
 
+    Ok(vec![messages, long_rss, limit, short_rss, growth])
+}
+
+/// `text_chunk` latency percentiles.
+async fn streaming(run: &Run<'_>, plan: Plan) -> anyhow::Result<Vec<Figure>> {
     println!("xtask: streaming {} chunks", plan.chunks);
     let mut p50 = Figure::new(
         "text_chunk latency p50 (chunk written → line read)",
@@ -188,32 +231,15 @@ async fn measure(
     );
     let mut max = Figure::new("text_chunk latency max", "ms", None);
     for i in 0..plan.stream_runs {
-        for side in order(i, b.is_some()) {
+        for side in order(i, run.b.is_some()) {
             let latencies =
-                sorted(&figures::streaming(command(side), &services, plan.chunks, timeout).await?);
+                sorted(&figures::streaming(run.command(side), &run.services, plan.chunks, run.timeout).await?);
             p50.push(side, percentile(&latencies, 50.0).unwrap_or(f64::NAN));
             p99.push(side, percentile(&latencies, 99.0).unwrap_or(f64::NAN));
             max.push(side, latencies.last().copied().unwrap_or(f64::NAN));
         }
     }
-    Ok(vec![
-        cold,
-        start_rss,
-        create,
-        idle_rss,
-        with_fsync,
-        without_fsync,
-        fsync,
-        fake,
-        messages,
-        long_rss,
-        limit,
-        short_rss,
-        growth,
-        p50,
-        p99,
-        max,
-    ])
+    Ok(vec![p50, p99, max])
 }
 
 fn value(v: f64, unit: &str) -> String {
