@@ -82,6 +82,21 @@ Feature: Commands the policy allows and blocks
       | old arithmetic in a default   | echo ${X:-$[1+1]}             |
       | mapfile with an option        | echo a \| mapfile -t lines    |
 
+  @REQ-POL-010 @posix-shell
+  Scenario Outline: a multi-word allowed entry admits its program with no other leading arguments (<construct>)
+    Given the policy allows the commands "ls, touch safe.txt" and blocks the commands ""
+    And a running session
+    And the model will run the command "<line>"
+    And the model will then answer "Done."
+    When the client starts the task "Run it."
+    Then the RunCommand call is denied
+    And the workspace has no file "pwned"
+
+    Examples:
+      | construct                         | line                           |
+      | another argument                  | touch pwned                    |
+      | the entry's word after a variable | X='pwned '; touch $X"safe.txt" |
+
   @REQ-POL-011 @posix-shell
   Scenario Outline: a multi-word blocked command matches on its leading arguments (<construct>)
     Given the policy allows the commands "" and blocks the commands "rm -rf, git push, curl"
@@ -130,6 +145,22 @@ Feature: Commands the policy allows and blocks
       | line                  |
       | rm -f missing.txt     |
       | git --version         |
+
+  @REQ-POL-011 @posix-shell
+  Scenario Outline: a blocked entry longer than the written command judges what its words expand to (<construct>)
+    Given the policy allows the commands "" and blocks the commands "rm -rf scratch"
+    And the workspace file "scratch/keep.txt" contains "keep me"
+    And a running session
+    And the model will run the command "<line>"
+    And the model will then answer "Done."
+    When the client starts the task "Clean up."
+    Then the RunCommand call is denied
+    And the workspace folder "scratch" still exists
+
+    Examples:
+      | construct                    | line                   |
+      | a variable split in two words | X='-rf scratch'; rm $X |
+      | a brace expansion            | rm {-rf,scratch}       |
 
   @REQ-POL-012 @posix-shell
   Scenario Outline: a line the policy cannot prove safe is denied (<construct>)

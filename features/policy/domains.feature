@@ -46,7 +46,7 @@ Feature: Hosts the policy lets HttpRequest reach
 
   @REQ-POL-013
   Scenario Outline: <url> passes entries written as URLs, IP addresses and wildcards (<why>)
-    Given the policy lets HttpRequest reach "https://example.com:8443/docs, 192.0.2.7, [2001:db8::1], 2001:db8::2, ::ffff:192.0.2.8, api-*.example.org, cdn-*-eu.example.org, 172.*" but never "172.16.*", after approval
+    Given the policy lets HttpRequest reach "https://example.com:8443/docs, 192.0.2.7, [2001:db8::1], 2001:db8::2, ::ffff:192.0.2.8, 0.2.9, api-*.example.org, cdn-*-eu.example.org, 172.*" but never "172.16.*", after approval
     And a running session
     And the model will fetch "<url>"
     When the client starts the task "Fetch it."
@@ -66,7 +66,7 @@ Feature: Hosts the policy lets HttpRequest reach
 
   @REQ-POL-013
   Scenario Outline: <url> is denied by entries written as IP addresses and wildcards (<trick>)
-    Given the policy lets HttpRequest reach "https://example.com:8443/docs, 192.0.2.7, [2001:db8::1], 2001:db8::2, ::ffff:192.0.2.8, api-*.example.org, cdn-*-eu.example.org, 172.*" but never "172.16.*", after approval
+    Given the policy lets HttpRequest reach "https://example.com:8443/docs, 192.0.2.7, [2001:db8::1], 2001:db8::2, ::ffff:192.0.2.8, 0.2.9, api-*.example.org, cdn-*-eu.example.org, 172.*" but never "172.16.*", after approval
     And a running session
     And the model will fetch "<url>"
     And the model will then answer "Done."
@@ -77,6 +77,7 @@ Feature: Hosts the policy lets HttpRequest reach
       | trick                                     | url                           |
       | an IPv4 entry is one address              | http://192.0.2.70/            |
       | an IPv6 entry is one address              | http://[2001:db8::3]/         |
+      | an address is no subdomain of a number    | http://192.0.2.9/             |
       | a wildcard inside a label keeps its head  | https://web-v2.example.org/   |
       | a wildcard inside a label spans one label | https://api-v2.x.example.org/ |
       | a wildcard inside a label keeps its tail  | https://cdn-7-us.example.org/ |
