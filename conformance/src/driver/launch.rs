@@ -247,9 +247,13 @@ pub(super) async fn launch(spec: &LaunchSpec, timeout: Duration) -> anyhow::Resu
 /// and Windows, as Rust, Python and Node print it).
 fn lost_port(error: &anyhow::Error) -> bool {
     let message = format!("{error:#}").to_ascii_lowercase();
-    ["address already in use", "only one usage of each socket address", "eaddrinuse"]
-        .iter()
-        .any(|words| message.contains(words))
+    [
+        "address already in use",
+        "only one usage of each socket address",
+        "eaddrinuse",
+    ]
+    .iter()
+    .any(|words| message.contains(words))
 }
 
 async fn launch_on(

@@ -180,5 +180,8 @@ async fn a_runtime_whose_port_was_taken_is_started_again_on_a_new_one() {
     assert!(message.contains("Address already in use"), "{message}");
     let (message, starts) =
         start_over_http(r#"echo "$2" >> "$STARTS"; echo 'unknown option' >&2; exit 2"#).await;
-    assert_eq!(starts, 1, "a runtime that fails otherwise is started once: {message}");
+    assert_eq!(
+        starts, 1,
+        "a runtime that fails otherwise is started once: {message}"
+    );
 }

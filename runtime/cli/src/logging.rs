@@ -217,14 +217,25 @@ mod tests {
                 sink,
                 worker: Vec::new(),
             };
-            tagged.write_all(format!("{line} {key}").as_bytes()).unwrap();
+            tagged
+                .write_all(format!("{line} {key}").as_bytes())
+                .unwrap();
             sinks.write_all(&tagged.worker).unwrap();
         }
         let stderr = String::from_utf8(sinks.stderr).unwrap();
         let file = String::from_utf8(sinks.file.unwrap()).unwrap();
-        assert!(stderr.starts_with("to stderr") && !stderr.contains("file"), "{stderr}");
-        assert!(file.starts_with("to the file") && !file.contains("stderr"), "{file}");
-        assert!(!stderr.contains(key) && !file.contains(key), "{stderr}{file}");
+        assert!(
+            stderr.starts_with("to stderr") && !stderr.contains("file"),
+            "{stderr}"
+        );
+        assert!(
+            file.starts_with("to the file") && !file.contains("stderr"),
+            "{file}"
+        );
+        assert!(
+            !stderr.contains(key) && !file.contains(key),
+            "{stderr}{file}"
+        );
         // Without a file, its lines stay on stderr rather than being lost.
         let mut alone = Sinks::<Vec<u8>, Vec<u8>> {
             stderr: Vec::new(),

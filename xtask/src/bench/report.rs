@@ -116,7 +116,8 @@ async fn start_ups(run: &Run<'_>, plan: Plan) -> anyhow::Result<Vec<Figure>> {
     println!("xtask: cold starts");
     for i in 0..plan.cold_starts {
         for side in order(i, run.b.is_some()) {
-            let (ms, rss) = figures::cold_start(run.command(side), &run.services, run.timeout).await?;
+            let (ms, rss) =
+                figures::cold_start(run.command(side), &run.services, run.timeout).await?;
             cold.push(side, ms);
             if let Some(rss) = rss {
                 start_rss.push(side, rss as f64 / MB);
@@ -125,7 +126,8 @@ async fn start_ups(run: &Run<'_>, plan: Plan) -> anyhow::Result<Vec<Figure>> {
     }
     for i in 0..plan.create_sessions {
         for side in order(i, run.b.is_some()) {
-            let (ms, rss) = figures::create_session(run.command(side), &run.services, run.timeout).await?;
+            let (ms, rss) =
+                figures::create_session(run.command(side), &run.services, run.timeout).await?;
             create.push(side, ms);
             if let Some(rss) = rss {
                 idle_rss.push(side, rss as f64 / MB);
@@ -153,10 +155,22 @@ async fn steps(run: &Run<'_>, plan: Plan) -> anyhow::Result<Vec<Figure>> {
     let mut fake = Figure::new("fake gateway's own time per request", "ms", None);
     for i in 0..plan.step_runs {
         for side in order(i, run.b.is_some()) {
-            let durable =
-                figures::tool_steps(run.command(side), &run.services, plan.steps, false, run.timeout).await?;
-            let fast =
-                figures::tool_steps(run.command(side), &run.services, plan.steps, true, run.timeout).await?;
+            let durable = figures::tool_steps(
+                run.command(side),
+                &run.services,
+                plan.steps,
+                false,
+                run.timeout,
+            )
+            .await?;
+            let fast = figures::tool_steps(
+                run.command(side),
+                &run.services,
+                plan.steps,
+                true,
+                run.timeout,
+            )
+            .await?;
             with_fsync.push(side, durable.per_step_ms);
             without_fsync.push(side, fast.per_step_ms);
             fsync.push(side, (durable.per_step_ms - fast.per_step_ms).max(0.0));
@@ -192,10 +206,17 @@ async fn long_sessions(run: &Run<'_>, plan: Plan) -> anyhow::Result<Vec<Figure>>
     );
     for i in 0..plan.memory_runs {
         for side in order(i, run.b.is_some()) {
-            let long =
-                figures::tool_steps(run.command(side), &run.services, plan.memory_steps, false, run.timeout)
+            let long = figures::tool_steps(
+                run.command(side),
+                &run.services,
+                plan.memory_steps,
+                false,
+                run.timeout,
+            )
+            .await?;
+            let short =
+                figures::tool_steps(run.command(side), &run.services, 1, false, run.timeout)
                     .await?;
-            let short = figures::tool_steps(run.command(side), &run.services, 1, false, run.timeout).await?;
             if let Some(rss) = long.peak_rss {
                 long_rss.push(side, rss as f64 / MB);
             }
@@ -232,8 +253,10 @@ async fn streaming(run: &Run<'_>, plan: Plan) -> anyhow::Result<Vec<Figure>> {
     let mut max = Figure::new("text_chunk latency max", "ms", None);
     for i in 0..plan.stream_runs {
         for side in order(i, run.b.is_some()) {
-            let latencies =
-                sorted(&figures::streaming(run.command(side), &run.services, plan.chunks, run.timeout).await?);
+            let latencies = sorted(
+                &figures::streaming(run.command(side), &run.services, plan.chunks, run.timeout)
+                    .await?,
+            );
             p50.push(side, percentile(&latencies, 50.0).unwrap_or(f64::NAN));
             p99.push(side, percentile(&latencies, 99.0).unwrap_or(f64::NAN));
             max.push(side, latencies.last().copied().unwrap_or(f64::NAN));
