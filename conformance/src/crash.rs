@@ -165,6 +165,93 @@ struct Run<'a> {
 }
 
 impl Run<'_> {
+    /// Starts the first process, creates the session and starts the task; returns the
+    /// process and the session's id.
+    async fn start_task(&self, task_id: &str) -> anyhow::Result<(RuntimeDriver, String)> {
+        let workspace = self.dirs.workspace.display().to_string();
+        let mut first = self.spawn().await?;
+        let created = first
+            .request(
+                "CreateSession",
+                Some(json!({"userId": "u_crash", "tenantId": "t_crash",
+                            "workspaceHint": {"localPaths": [workspace]}})),
+            )
+            .await?;
+        let session_id = result_of(&created, "CreateSession")?
+            .get("sessionId")
+            .and_then(Value::as_str)
+            .context("CreateSession gave no sessionId")?
+            .to_owned();
+        let started = first
+            .request(
+                "StartTask",
+                Some(json!({"sessionId": session_id, "taskId": task_id, "prompt": PROMPT})),
+            )
+            .await?;
+        result_of(&started, "StartTask")?;
+        Ok((first, session_id))
+    }
+
+    /// Resumes the session in a new process and finishes the interrupted task there (or
+    /// checks it had finished before the kill).
+    async fn resume_and_finish(
+        &self,
+        session_id: &str,
+        task_id: &str,
+        seen: &[ReceivedEvent],
+        checkpoint: Option<&Value>,
+        report: &mut CrashReport,
+    ) -> anyhow::Result<()> {
+        let mut second = self.spawn().await?;
+        let resumed = second
+            .request("ResumeSession", Some(json!({"sessionId": session_id})))
+            .await?;
+        result_of(&resumed, "ResumeSession in the new process")?;
+        let state = second
+            .request("GetSessionState", Some(json!({"sessionId": session_id})))
+            .await?;
+        let state = result_of(&state, "GetSessionState")?;
+        let incomplete = state.get("incompleteTask").filter(|t| !t.is_null());
+        // Over when the killed process saw it end, or had already checkpointed its end.
+        let finished_already = seen.iter().any(|e| e.event_type() == "task_completed")
+            || checkpoint.and_then(|c| c.pointer("/task/status").and_then(Value::as_str))
+                == Some("completed");
+        match incomplete {
+            Some(task) => {
+                if task.get("taskId").and_then(Value::as_str) != Some(task_id) {
+                    bail!("the resumed session offers another task as incomplete: {task}");
+                }
+                let continued = second
+                    .request(
+                        "StartTask",
+                        Some(json!({"sessionId": session_id, "taskId": task_id, "prompt": PROMPT})),
+                    )
+                    .await?;
+                result_of(&continued, "StartTask continuing the interrupted task")?;
+                let end = second
+                    .wait_for_event("the continued task's end", self.options.timeout, |e| {
+                        TASK_TERMINAL_EVENTS.contains(&e.event_type())
+                    })
+                    .await?;
+                if end.event_type() != "task_completed" {
+                    bail!(
+                        "the continued task ended with {}: {}",
+                        end.event_type(),
+                        end.params
+                    );
+                }
+            }
+            None if finished_already => report.finished_before_kill += 1,
+            None => bail!(
+                "the task was interrupted (killed after {} events) but the resumed session offers no incomplete task: {state}",
+                seen.len()
+            ),
+        }
+        let _ = second.request("Shutdown", None).await;
+        second.stop().await;
+        Ok(())
+    }
+
     async fn spawn(&self) -> anyhow::Result<RuntimeDriver> {
         let (env, remove_env) = contract_env(
             &self.fakes,
@@ -240,29 +327,9 @@ async fn one_run(
         dirs: ScenarioDirs::create()?,
     };
     let timeout = options.timeout;
-    let workspace = run.dirs.workspace.display().to_string();
 
-    let mut first = run.spawn().await?;
-    let created = first
-        .request(
-            "CreateSession",
-            Some(json!({"userId": "u_crash", "tenantId": "t_crash",
-                        "workspaceHint": {"localPaths": [workspace]}})),
-        )
-        .await?;
-    let session_id = result_of(&created, "CreateSession")?
-        .get("sessionId")
-        .and_then(Value::as_str)
-        .context("CreateSession gave no sessionId")?
-        .to_owned();
     let task_id = format!("task_crash_{seed}");
-    let started = first
-        .request(
-            "StartTask",
-            Some(json!({"sessionId": session_id, "taskId": task_id, "prompt": PROMPT})),
-        )
-        .await?;
-    result_of(&started, "StartTask")?;
+    let (mut first, session_id) = run.start_task(&task_id).await?;
 
     // Kill after a random number of events (about 9 per step), then a random pause of up
     // to 3 ms, so kills land mid-stream, mid-tool and mid-checkpoint-write alike.
@@ -302,55 +369,8 @@ async fn one_run(
         report.resumed_mid_task += 1;
     }
 
-    let mut second = run.spawn().await?;
-    let resumed = second
-        .request("ResumeSession", Some(json!({"sessionId": session_id})))
+    run.resume_and_finish(&session_id, &task_id, &seen, checkpoint.as_ref(), report)
         .await?;
-    result_of(&resumed, "ResumeSession in the new process")?;
-    let state = second
-        .request("GetSessionState", Some(json!({"sessionId": session_id})))
-        .await?;
-    let state = result_of(&state, "GetSessionState")?;
-    let incomplete = state.get("incompleteTask").filter(|t| !t.is_null());
-    // Over when the killed process saw it end, or had already checkpointed its end.
-    let finished_already = seen.iter().any(|e| e.event_type() == "task_completed")
-        || checkpoint
-            .as_ref()
-            .and_then(|c| c.pointer("/task/status").and_then(Value::as_str))
-            == Some("completed");
-    match incomplete {
-        Some(task) => {
-            if task.get("taskId").and_then(Value::as_str) != Some(&task_id) {
-                bail!("the resumed session offers another task as incomplete: {task}");
-            }
-            let continued = second
-                .request(
-                    "StartTask",
-                    Some(json!({"sessionId": session_id, "taskId": task_id, "prompt": PROMPT})),
-                )
-                .await?;
-            result_of(&continued, "StartTask continuing the interrupted task")?;
-            let end = second
-                .wait_for_event("the continued task's end", timeout, |e| {
-                    TASK_TERMINAL_EVENTS.contains(&e.event_type())
-                })
-                .await?;
-            if end.event_type() != "task_completed" {
-                bail!(
-                    "the continued task ended with {}: {}",
-                    end.event_type(),
-                    end.params
-                );
-            }
-        }
-        None if finished_already => report.finished_before_kill += 1,
-        None => bail!(
-            "the task was interrupted (killed after {} events) but the resumed session offers no incomplete task: {state}",
-            seen.len()
-        ),
-    }
-    let _ = second.request("Shutdown", None).await;
-    second.stop().await;
 
     check_side_effects(
         options.steps,

@@ -13,6 +13,7 @@ mod file_refs;
 mod headers;
 mod layers;
 mod prints;
+mod test_files;
 
 use std::path::{Path, PathBuf};
 

@@ -5,6 +5,8 @@ use std::process::ExitCode;
 
 use conformance::{RunOptions, RuntimeCommand, Transport};
 
+// The harness's list of runs, one block each.
+#[allow(clippy::too_many_lines)]
 pub(crate) fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().collect();
     if let Some(at) = args.iter().position(|arg| arg == VARIANCE_WRAP) {

@@ -18,7 +18,7 @@ use super::change::{Changed, record};
 use super::diff::{MAX_DIFF_INPUT_BYTES, Side};
 use super::{io_failure, open_failure, resolve_path};
 use crate::args::Args;
-use crate::platform::replace::{Folder, Found};
+use crate::platform::replace::{Folder, Found, Mode};
 use crate::tool::Tool;
 
 /// One replacement: `old` (non-empty) becomes `new`.
@@ -219,55 +219,9 @@ fn edit(tool: &str, request: &ToolRequest, path: &Path, edits: &[Edit], cap: u64
         Err(error) => return open_failure(request, tool, path, &error),
     };
     let refuse = |code, message: String| ToolResult::failed(request, code, message);
-    let mode = match folder.find(&name) {
-        Ok(Found::File { readonly: true, .. }) => {
-            return refuse(
-                ErrorCode::PermissionDenied,
-                format!("{} is read-only", path.display()),
-            );
-        }
-        Ok(Found::File { len, .. }) if len > cap => {
-            return refuse(
-                ErrorCode::FileTooLarge,
-                format!(
-                    "{} is {len} bytes, more than the {cap} bytes {tool} edits",
-                    path.display()
-                ),
-            );
-        }
-        Ok(Found::File { mode, .. }) => mode,
-        Ok(Found::Directory) => {
-            return refuse(
-                ErrorCode::InvalidRequest,
-                format!("{tool}: {} is a directory, not a file", path.display()),
-            );
-        }
-        Ok(Found::Special) => {
-            return refuse(
-                ErrorCode::InvalidRequest,
-                format!(
-                    "{tool}: {} is not a regular file (a pipe, socket or device)",
-                    path.display()
-                ),
-            );
-        }
-        // The path was resolved to a file: a link appeared in its place since.
-        Ok(Found::Link) => {
-            return refuse(
-                ErrorCode::PermissionDenied,
-                format!(
-                    "{tool}: {} became a symbolic link while the edit was prepared; nothing was changed",
-                    path.display()
-                ),
-            );
-        }
-        Ok(Found::Absent) => {
-            return refuse(
-                ErrorCode::FileNotFound,
-                format!("File not found: {}", path.display()),
-            );
-        }
-        Err(error) => return io_failure(request, path, &error),
+    let mode = match editable(tool, request, path, folder.find(&name), cap) {
+        Ok(mode) => mode,
+        Err(refused) => return *refused,
     };
     let bytes = match folder.read(&name, cap.saturating_add(1)) {
         Ok(bytes) => bytes,
@@ -322,6 +276,55 @@ fn edit(tool: &str, request: &ToolRequest, path: &Path, edits: &[Edit], cap: u64
             new: side(&new),
         }],
     )
+}
+
+/// The mode of the file to edit, when it is a writable regular file within `cap` bytes.
+fn editable(
+    tool: &str,
+    request: &ToolRequest,
+    path: &Path,
+    found: std::io::Result<Found>,
+    cap: u64,
+) -> Result<Mode, Box<ToolResult>> {
+    let refuse = |code, message: String| Err(Box::new(ToolResult::failed(request, code, message)));
+    match found {
+        Ok(Found::File { readonly: true, .. }) => refuse(
+            ErrorCode::PermissionDenied,
+            format!("{} is read-only", path.display()),
+        ),
+        Ok(Found::File { len, .. }) if len > cap => refuse(
+            ErrorCode::FileTooLarge,
+            format!(
+                "{} is {len} bytes, more than the {cap} bytes {tool} edits",
+                path.display()
+            ),
+        ),
+        Ok(Found::File { mode, .. }) => Ok(mode),
+        Ok(Found::Directory) => refuse(
+            ErrorCode::InvalidRequest,
+            format!("{tool}: {} is a directory, not a file", path.display()),
+        ),
+        Ok(Found::Special) => refuse(
+            ErrorCode::InvalidRequest,
+            format!(
+                "{tool}: {} is not a regular file (a pipe, socket or device)",
+                path.display()
+            ),
+        ),
+        // The path was resolved to a file: a link appeared in its place since.
+        Ok(Found::Link) => refuse(
+            ErrorCode::PermissionDenied,
+            format!(
+                "{tool}: {} became a symbolic link while the edit was prepared; nothing was changed",
+                path.display()
+            ),
+        ),
+        Ok(Found::Absent) => refuse(
+            ErrorCode::FileNotFound,
+            format!("File not found: {}", path.display()),
+        ),
+        Err(error) => Err(Box::new(io_failure(request, path, &error))),
+    }
 }
 
 /// One side of the diff: the text, unless it is too large to diff.

@@ -5,6 +5,7 @@
 //! it is, or would become, a blocked path, the move is refused. A file's move records the
 //! patch preview as a deletion and an addition, with WriteFile's `file_diff` artifact.
 
+use std::ffi::OsStr;
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
@@ -110,24 +111,9 @@ fn move_path(
         Ok(opened) => opened,
         Err(error) => return open_failure(request, "MoveFile", source, &error),
     };
-    let found = match from_folder.find(&from_name) {
-        Ok(Found::Absent) => {
-            return failed(
-                ErrorCode::FileNotFound,
-                format!("File not found: {}", source.display()),
-            );
-        }
-        Ok(Found::Special) => {
-            return failed(
-                ErrorCode::InvalidRequest,
-                format!(
-                    "MoveFile: {} is not a regular file (a pipe, socket or device)",
-                    source.display()
-                ),
-            );
-        }
+    let found = match movable(request, source, from_folder.find(&from_name)) {
         Ok(found) => found,
-        Err(error) => return io_failure(request, source, &error),
+        Err(refused) => return *refused,
     };
     if let Some(parent) = destination.parent()
         && !parent.is_dir()
@@ -160,29 +146,9 @@ fn move_path(
         Ok(opened) => opened,
         Err(error) => return open_failure(request, "MoveFile", destination, &error),
     };
-    let replaced = match to_folder.find(&to_name) {
-        Ok(Found::Absent) => None,
-        Ok(_) if !overwrite => {
-            return failed(
-                ErrorCode::InvalidRequest,
-                format!(
-                    "MoveFile: {} already exists; pass overwrite: true to replace it",
-                    destination.display()
-                ),
-            );
-        }
-        Ok(Found::Directory) => {
-            return failed(
-                ErrorCode::InvalidRequest,
-                format!(
-                    "MoveFile: {} is a directory; a directory is never replaced",
-                    destination.display()
-                ),
-            );
-        }
-        Ok(Found::File { len, .. }) => Some(diff_content(&to_folder, &to_name, len)),
-        Ok(_) => Some(None),
-        Err(error) => return io_failure(request, destination, &error),
+    let replaced = match replaceable(request, destination, overwrite, &to_folder, &to_name) {
+        Ok(replaced) => replaced,
+        Err(refused) => return *refused,
     };
     if found == Found::Directory
         && let Some(refusal) = blocked_inside(&blocked, &from, &to)
@@ -234,6 +200,63 @@ fn move_path(
     )
 }
 
+/// What is at the source, when it can be moved: a file, a folder or a link.
+fn movable(
+    request: &ToolRequest,
+    source: &Path,
+    found: std::io::Result<Found>,
+) -> Result<Found, Box<ToolResult>> {
+    let refused = |code, message: String| Err(Box::new(ToolResult::failed(request, code, message)));
+    match found {
+        Ok(Found::Absent) => refused(
+            ErrorCode::FileNotFound,
+            format!("File not found: {}", source.display()),
+        ),
+        Ok(Found::Special) => refused(
+            ErrorCode::InvalidRequest,
+            format!(
+                "MoveFile: {} is not a regular file (a pipe, socket or device)",
+                source.display()
+            ),
+        ),
+        Ok(found) => Ok(found),
+        Err(error) => Err(Box::new(io_failure(request, source, &error))),
+    }
+}
+
+/// What the move replaces at the destination: `None` when nothing is there, else the
+/// replaced file's content for the diff (`Some(None)` when it is not shown). A folder is
+/// never replaced, and nothing is without `overwrite`.
+fn replaceable(
+    request: &ToolRequest,
+    destination: &Path,
+    overwrite: bool,
+    to_folder: &Folder,
+    to_name: &OsStr,
+) -> Result<Option<Option<Vec<u8>>>, Box<ToolResult>> {
+    let refused = |message: String| {
+        Err(Box::new(ToolResult::failed(
+            request,
+            ErrorCode::InvalidRequest,
+            message,
+        )))
+    };
+    match to_folder.find(to_name) {
+        Ok(Found::Absent) => Ok(None),
+        Ok(_) if !overwrite => refused(format!(
+            "MoveFile: {} already exists; pass overwrite: true to replace it",
+            destination.display()
+        )),
+        Ok(Found::Directory) => refused(format!(
+            "MoveFile: {} is a directory; a directory is never replaced",
+            destination.display()
+        )),
+        Ok(Found::File { len, .. }) => Ok(Some(diff_content(to_folder, to_name, len))),
+        Ok(_) => Ok(Some(None)),
+        Err(error) => Err(Box::new(io_failure(request, destination, &error))),
+    }
+}
+
 /// One side of the diff: the content read, else only its size.
 fn side(content: &Option<Vec<u8>>, len: u64) -> Side<'_> {
     match content {
@@ -243,7 +266,7 @@ fn side(content: &Option<Vec<u8>>, len: u64) -> Side<'_> {
 }
 
 /// A file's content for the diff, when it is small enough to show.
-fn diff_content(folder: &Folder, name: &std::ffi::OsStr, len: u64) -> Option<Vec<u8>> {
+fn diff_content(folder: &Folder, name: &OsStr, len: u64) -> Option<Vec<u8>> {
     (len <= MAX_DIFF_INPUT_BYTES)
         .then(|| folder.read(name, MAX_DIFF_INPUT_BYTES).ok())
         .flatten()

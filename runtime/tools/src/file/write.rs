@@ -15,7 +15,7 @@ use super::diff::{self, FileDiff, MAX_DIFF_INPUT_BYTES, Side};
 use super::{io_failure, open_failure, resolve_path};
 use crate::args::Args;
 use crate::output;
-use crate::platform::replace::{self, Folder, Found};
+use crate::platform::replace::{self, Folder, Found, Mode};
 use crate::tool::Tool;
 
 pub struct WriteFile;
@@ -101,31 +101,8 @@ fn write(
         );
     };
     let root = request.workspace_root.as_deref().map(Path::new);
-    match fs::metadata(parent) {
-        Ok(metadata) if metadata.is_dir() => {}
-        Ok(_) => {
-            return ToolResult::failed(
-                request,
-                ErrorCode::InvalidRequest,
-                format!("WriteFile: {} is a file, not a directory", parent.display()),
-            );
-        }
-        Err(error) if error.kind() == ErrorKind::NotFound && create_directories => {
-            if let Err(error) = replace::create_folders(root, parent) {
-                return open_failure(request, "WriteFile", parent, &error);
-            }
-        }
-        Err(error) if error.kind() == ErrorKind::NotFound => {
-            return ToolResult::failed(
-                request,
-                ErrorCode::FileNotFound,
-                format!(
-                    "Directory not found: {} (pass createDirectories: true to create it)",
-                    parent.display()
-                ),
-            );
-        }
-        Err(error) => return io_failure(request, parent, &error),
+    if let Err(failed) = ensure_folder(request, root, parent, create_directories) {
+        return *failed;
     }
     let target = match real_target(path, parent, file_name) {
         Ok(target) => target,
@@ -137,47 +114,9 @@ fn write(
         Ok(opened) => opened,
         Err(error) => return open_failure(request, "WriteFile", path, &error),
     };
-    let existing = match folder.find(&name) {
-        Ok(Found::Directory) => {
-            return ToolResult::failed(
-                request,
-                ErrorCode::InvalidRequest,
-                format!("WriteFile: {} is a directory, not a file", path.display()),
-            );
-        }
-        // Reading a FIFO for the diff would block forever; replacing a device is no write.
-        Ok(Found::Special) => {
-            return ToolResult::failed(
-                request,
-                ErrorCode::InvalidRequest,
-                format!(
-                    "WriteFile: {} is not a regular file (a pipe, socket or device)",
-                    path.display()
-                ),
-            );
-        }
-        // The path was resolved to a file, not a link: one appeared since.
-        Ok(Found::Link) => {
-            return ToolResult::failed(
-                request,
-                ErrorCode::PermissionDenied,
-                format!(
-                    "WriteFile: {} became a symbolic link while the write was prepared; nothing was written",
-                    path.display()
-                ),
-            );
-        }
-        // Replacing by rename would succeed on a read-only file; writing to it must not.
-        Ok(Found::File { readonly: true, .. }) => {
-            return ToolResult::failed(
-                request,
-                ErrorCode::PermissionDenied,
-                format!("{} is read-only", path.display()),
-            );
-        }
-        Ok(Found::File { len, mode, .. }) => Some((len, mode)),
-        Ok(Found::Absent) => None,
-        Err(error) => return io_failure(request, path, &error),
+    let existing = match existing_file(request, path, folder.find(&name)) {
+        Ok(existing) => existing,
+        Err(failed) => return *failed,
     };
     let old_bytes = match existing {
         Some((len, _)) if len <= MAX_DIFF_INPUT_BYTES => {
@@ -192,6 +131,95 @@ fn write(
         return io_failure(request, path, &error);
     }
 
+    written(request, path, file_name, content, existing, old_bytes)
+}
+
+/// The folder to write in exists (created when `create_directories` says so) and is a
+/// folder.
+fn ensure_folder(
+    request: &ToolRequest,
+    root: Option<&Path>,
+    parent: &Path,
+    create_directories: bool,
+) -> Result<(), Box<ToolResult>> {
+    match fs::metadata(parent) {
+        Ok(metadata) if metadata.is_dir() => {}
+        Ok(_) => {
+            return Err(Box::new(ToolResult::failed(
+                request,
+                ErrorCode::InvalidRequest,
+                format!("WriteFile: {} is a file, not a directory", parent.display()),
+            )));
+        }
+        Err(error) if error.kind() == ErrorKind::NotFound && create_directories => {
+            if let Err(error) = replace::create_folders(root, parent) {
+                return Err(Box::new(open_failure(request, "WriteFile", parent, &error)));
+            }
+        }
+        Err(error) if error.kind() == ErrorKind::NotFound => {
+            return Err(Box::new(ToolResult::failed(
+                request,
+                ErrorCode::FileNotFound,
+                format!(
+                    "Directory not found: {} (pass createDirectories: true to create it)",
+                    parent.display()
+                ),
+            )));
+        }
+        Err(error) => return Err(Box::new(io_failure(request, parent, &error))),
+    }
+    Ok(())
+}
+
+/// The length and mode of the file being replaced (`None` when it is new); anything else at
+/// its name is refused.
+fn existing_file(
+    request: &ToolRequest,
+    path: &Path,
+    found: std::io::Result<Found>,
+) -> Result<Option<(u64, Mode)>, Box<ToolResult>> {
+    let refused = |code, message: String| Err(Box::new(ToolResult::failed(request, code, message)));
+    match found {
+        Ok(Found::Directory) => refused(
+            ErrorCode::InvalidRequest,
+            format!("WriteFile: {} is a directory, not a file", path.display()),
+        ),
+        // Reading a FIFO for the diff would block forever; replacing a device is no write.
+        Ok(Found::Special) => refused(
+            ErrorCode::InvalidRequest,
+            format!(
+                "WriteFile: {} is not a regular file (a pipe, socket or device)",
+                path.display()
+            ),
+        ),
+        // The path was resolved to a file, not a link: one appeared since.
+        Ok(Found::Link) => refused(
+            ErrorCode::PermissionDenied,
+            format!(
+                "WriteFile: {} became a symbolic link while the write was prepared; nothing was written",
+                path.display()
+            ),
+        ),
+        // Replacing by rename would succeed on a read-only file; writing to it must not.
+        Ok(Found::File { readonly: true, .. }) => refused(
+            ErrorCode::PermissionDenied,
+            format!("{} is read-only", path.display()),
+        ),
+        Ok(Found::File { len, mode, .. }) => Ok(Some((len, mode))),
+        Ok(Found::Absent) => Ok(None),
+        Err(error) => Err(Box::new(io_failure(request, path, &error))),
+    }
+}
+
+/// The result of a write: what it did, its diff as an artifact, and the file change.
+fn written(
+    request: &ToolRequest,
+    path: &Path,
+    file_name: &std::ffi::OsStr,
+    content: &str,
+    existing: Option<(u64, Mode)>,
+    old_bytes: Option<Vec<u8>>,
+) -> ToolResult {
     let shown = path.display().to_string();
     let old = match (&existing, &old_bytes) {
         (None, _) => Side::Absent,

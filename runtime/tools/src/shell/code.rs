@@ -153,6 +153,28 @@ pub struct ExecuteCode {
     image_parts: bool,
 }
 
+/// The images the code wrote to its output folder, each within `max_bytes`.
+async fn collect_images(
+    folder: Result<&CallFolder, &std::io::Error>,
+    max_bytes: Option<u64>,
+) -> images::Collected {
+    match folder {
+        Ok(folder) => {
+            let path = folder.path().to_path_buf();
+            tokio::task::spawn_blocking(move || images::collect(&path, max_bytes))
+                .await
+                .unwrap_or_else(|error| images::Collected {
+                    unreadable: Some(error.to_string()),
+                    ..Default::default()
+                })
+        }
+        Err(error) => images::Collected {
+            unreadable: Some(format!("no output folder could be made: {error}")),
+            ..Default::default()
+        },
+    }
+}
+
 impl ExecuteCode {
     /// With RunCommand's process settings (kill grace, capture bound, drain).
     pub fn new(settings: Settings) -> Self {
@@ -305,22 +327,8 @@ impl Tool for ExecuteCode {
         .await;
         match outcome {
             Ok(outcome) => {
-                let images = match &folder {
-                    Ok(folder) => {
-                        let path = folder.path().to_path_buf();
-                        let max_bytes = request.limits.max_file_size_bytes;
-                        tokio::task::spawn_blocking(move || images::collect(&path, max_bytes))
-                            .await
-                            .unwrap_or_else(|error| images::Collected {
-                                unreadable: Some(error.to_string()),
-                                ..Default::default()
-                            })
-                    }
-                    Err(error) => images::Collected {
-                        unreadable: Some(format!("no output folder could be made: {error}")),
-                        ..Default::default()
-                    },
-                };
+                let images =
+                    collect_images(folder.as_ref(), request.limits.max_file_size_bytes).await;
                 self.result(request, &outcome, timeout, images)
             }
             Err(error) => {

@@ -137,6 +137,7 @@ const PAYLOADS: &[&str] = &[
 ];
 
 /// Pieces that set variables bash later evaluates or runs (`X` holds `a[$(t)]`).
+#[cfg(unix)]
 const SETTERS: &[&str] = &[
     "X='a[$(t)]'; ",
     "echo ",
@@ -175,6 +176,7 @@ const SETTERS: &[&str] = &[
     "set -x; ",
 ];
 
+#[cfg(unix)]
 fn setter_lines() -> impl Strategy<Value = String> {
     prop::collection::vec(prop::sample::select(SETTERS), 1..8).prop_map(|pieces| pieces.concat())
 }

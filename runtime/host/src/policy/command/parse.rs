@@ -349,48 +349,7 @@ impl<'s, 'o> Parser<'s, 'o> {
                 self.depth -= 1;
                 word.expansion(quoted);
             }
-            Some(b'{') => {
-                self.pos += 2;
-                let body_start = self.pos;
-                let mut depth = 1usize;
-                while depth > 0 {
-                    match self.peek() {
-                        None => return Err(unbalanced("${", self.excerpt(start))),
-                        Some(b'\\') => self.pos += 2,
-                        Some(quote @ (b'\'' | b'"')) => {
-                            self.pos += 1;
-                            while self.peek().is_some_and(|b| b != quote) {
-                                self.pos += 1;
-                            }
-                            self.pos += 1;
-                        }
-                        Some(b'{') => {
-                            depth += 1;
-                            self.pos += 1;
-                        }
-                        Some(b'}') => {
-                            depth -= 1;
-                            self.pos += 1;
-                        }
-                        Some(_) => self.pos += 1,
-                    }
-                }
-                let body = self.src.get(body_start..self.pos - 1).unwrap_or("`");
-                if runs_something(body) {
-                    return Err(opaque(format!(
-                        "Commands inside ${{…}} are not analysed: {}",
-                        self.excerpt(start)
-                    )));
-                }
-                if let Some(why) = expand::parameter(body) {
-                    return Err(opaque(why));
-                }
-                if let Some((name, value)) = expand::assignment(body) {
-                    let inert = expand::arithmetic(value).is_none();
-                    self.out.assigned.shell(name, inert);
-                }
-                word.expansion(quoted && !body.contains('@'));
-            }
+            Some(b'{') => self.braced_parameter(word, quoted, start)?,
             Some(b'[') => {
                 // bash's old arithmetic `$[…]`.
                 self.pos += 2;
@@ -449,6 +408,57 @@ impl<'s, 'o> Parser<'s, 'o> {
                 word.byte(b'$', quoted);
             }
         }
+        Ok(())
+    }
+
+    /// `${…}` at `$`: a parameter expansion, read to its closing brace. Refused when its
+    /// body runs something or expands in a way the analyser cannot follow.
+    fn braced_parameter(
+        &mut self,
+        word: &mut Builder,
+        quoted: bool,
+        start: usize,
+    ) -> Result<(), CommandDenial> {
+        self.pos += 2;
+        let body_start = self.pos;
+        let mut depth = 1usize;
+        while depth > 0 {
+            match self.peek() {
+                None => return Err(unbalanced("${", self.excerpt(start))),
+                Some(b'\\') => self.pos += 2,
+                Some(quote @ (b'\'' | b'"')) => {
+                    self.pos += 1;
+                    while self.peek().is_some_and(|b| b != quote) {
+                        self.pos += 1;
+                    }
+                    self.pos += 1;
+                }
+                Some(b'{') => {
+                    depth += 1;
+                    self.pos += 1;
+                }
+                Some(b'}') => {
+                    depth -= 1;
+                    self.pos += 1;
+                }
+                Some(_) => self.pos += 1,
+            }
+        }
+        let body = self.src.get(body_start..self.pos - 1).unwrap_or("`");
+        if runs_something(body) {
+            return Err(opaque(format!(
+                "Commands inside ${{…}} are not analysed: {}",
+                self.excerpt(start)
+            )));
+        }
+        if let Some(why) = expand::parameter(body) {
+            return Err(opaque(why));
+        }
+        if let Some((name, value)) = expand::assignment(body) {
+            let inert = expand::arithmetic(value).is_none();
+            self.out.assigned.shell(name, inert);
+        }
+        word.expansion(quoted && !body.contains('@'));
         Ok(())
     }
 

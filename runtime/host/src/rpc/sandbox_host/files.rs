@@ -23,7 +23,7 @@ use serde_json::json;
 
 use super::multipart::{Parser, Piece, boundary_of};
 use super::zip::stream_archive;
-use super::{AppState, json_body};
+use super::{AppState, SandboxLimits, json_body};
 use crate::workspace_files::{self, describe, is_escape, relative};
 
 /// A part without a filename is kept in memory up to this size, in case no part names one.
@@ -221,12 +221,182 @@ enum Part {
     Skipped,
 }
 
+/// A multipart upload across the body's chunks: the part being read, and the first part
+/// kept (up to [`MAX_FIELD_BYTES`]) in case no part names a file.
+struct Multipart {
+    parser: Parser,
+    part: Part,
+    parts_seen: usize,
+    field: Option<Vec<u8>>,
+}
+
+impl Multipart {
+    fn new(parser: Parser) -> Self {
+        Self {
+            parser,
+            part: Part::Skipped,
+            parts_seen: 0,
+            field: None,
+        }
+    }
+
+    /// Reads `chunk`, opening the target when a part names a file and writing the file
+    /// part's bytes to it.
+    async fn feed(
+        &mut self,
+        chunk: &[u8],
+        target: &mut Option<Target>,
+        destination: &Destination<'_>,
+    ) -> Result<(), Response> {
+        let mut pieces = Vec::new();
+        if let Err(message) = self.parser.feed(chunk, &mut pieces) {
+            return Err(problem(
+                StatusCode::BAD_REQUEST,
+                format!("The upload: {message}."),
+            ));
+        }
+        for piece in pieces {
+            match piece {
+                Piece::Head(filename) => {
+                    self.parts_seen += 1;
+                    self.part = match filename {
+                        Some(filename) if target.is_none() => {
+                            *target = Some(destination.open(Some(filename)).await?);
+                            self.field = None;
+                            Part::File
+                        }
+                        None if self.parts_seen == 1 => {
+                            self.field = Some(Vec::new());
+                            Part::Field
+                        }
+                        _ => Part::Skipped,
+                    };
+                }
+                Piece::Data(bytes) => match self.part {
+                    Part::File => write_on(target, bytes).await?,
+                    Part::Field => {
+                        let keep = self
+                            .field
+                            .as_ref()
+                            .is_some_and(|kept| kept.len() + bytes.len() <= MAX_FIELD_BYTES);
+                        match self.field.as_mut() {
+                            Some(kept) if keep => kept.extend_from_slice(&bytes),
+                            _ => self.field = None,
+                        }
+                    }
+                    Part::Skipped => {}
+                },
+                // The file part is complete; the rest of the body is not needed.
+                Piece::End if matches!(self.part, Part::File) => self.part = Part::Skipped,
+                Piece::End => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// At the body's end: the target, opened for the first part under `?path=` when no part
+    /// named a file.
+    async fn finish(
+        mut self,
+        target: Option<Target>,
+        destination: &Destination<'_>,
+    ) -> Result<Option<Target>, Response> {
+        if target.is_none() {
+            let (Some(content), Some(_)) = (self.field.take(), destination.path) else {
+                return Err(problem(
+                    StatusCode::BAD_REQUEST,
+                    "The multipart upload holds no file part.".to_owned(),
+                ));
+            };
+            let open = destination.open(None).await?;
+            return Ok(Some(open.write(content).await?));
+        }
+        if !self.parser.done() && matches!(self.part, Part::File) {
+            return Err(problem(
+                StatusCode::BAD_REQUEST,
+                "The multipart upload ended inside its file part.".to_owned(),
+            ));
+        }
+        Ok(target)
+    }
+}
+
+/// Where an upload goes: `?path=` under the workspace, or else the file part's name.
+struct Destination<'a> {
+    root: &'a std::path::Path,
+    path: Option<&'a String>,
+}
+
+impl Destination<'_> {
+    async fn open(&self, filename: Option<String>) -> Result<Target, Response> {
+        let path = match (self.path, filename) {
+            (Some(path), _) => path.clone(),
+            (None, Some(filename)) => filename,
+            (None, None) => {
+                return Err(problem(
+                    StatusCode::BAD_REQUEST,
+                    "Name the file to write with ?path=relative/path.".to_owned(),
+                ));
+            }
+        };
+        Target::open(self.root.to_path_buf(), path).await
+    }
+}
+
+/// Writes `bytes` on to the open target, if there is one.
+async fn write_on(target: &mut Option<Target>, bytes: Vec<u8>) -> Result<(), Response> {
+    if let Some(open) = target.take() {
+        *target = Some(open.write(bytes).await?);
+    }
+    Ok(())
+}
+
+/// The body's next chunk (`None` at its end), bounded by the body timeout.
+async fn next_chunk(
+    stream: &mut axum::body::BodyDataStream,
+    limits: &SandboxLimits,
+) -> Result<Option<Bytes>, Response> {
+    match tokio::time::timeout(limits.body_timeout, stream.next()).await {
+        Err(_) => Err(problem(
+            StatusCode::REQUEST_TIMEOUT,
+            format!(
+                "The upload's body stalled for {} s (AGENT_RUNTIME_SANDBOX_BODY_TIMEOUT_SECONDS).",
+                limits.body_timeout.as_secs_f64()
+            ),
+        )),
+        Ok(None) => Ok(None),
+        Ok(Some(Ok(chunk))) => Ok(Some(chunk)),
+        Ok(Some(Err(error))) => Err(problem(
+            StatusCode::BAD_REQUEST,
+            format!("The upload's body could not be read: {error}."),
+        )),
+    }
+}
+
 pub(super) async fn upload(
     State(state): State<Arc<AppState>>,
     Query(query): Query<HashMap<String, String>>,
     headers: HeaderMap,
     body: Body,
 ) -> Response {
+    match receive(&state, &query, &headers, body).await {
+        Ok(Some(open)) => open.commit().await,
+        Ok(None) => problem(
+            StatusCode::BAD_REQUEST,
+            "The upload names no file.".to_owned(),
+        ),
+        Err(response) => response,
+    }
+}
+
+/// Streams the upload's body to its target: the whole body, or the file part of a
+/// multipart one. The file is not in place until the target is committed.
+async fn receive(
+    state: &AppState,
+    query: &HashMap<String, String>,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<Option<Target>, Response> {
     let limits = &state.limits;
     let limit = limits.upload_max_bytes;
     let too_large = || {
@@ -242,150 +412,36 @@ pub(super) async fn upload(
         .and_then(|value| value.to_str().ok())
         .and_then(|value| value.parse::<u64>().ok());
     if declared.is_some_and(|length| length > limit) {
-        return too_large();
+        return Err(too_large());
     }
     let content_type = headers
         .get(header::CONTENT_TYPE)
         .and_then(|value| value.to_str().ok())
         .unwrap_or_default();
-    let root = state.workspace_dir.clone();
-    let mut parser = boundary_of(content_type).map(|boundary| Parser::new(&boundary));
+    let destination = Destination {
+        root: &state.workspace_dir,
+        path: query.get("path"),
+    };
+    let mut multipart =
+        boundary_of(content_type).map(|boundary| Multipart::new(Parser::new(&boundary)));
     let mut target = None;
-    if parser.is_none() {
-        let Some(path) = query.get("path").cloned() else {
-            return problem(
-                StatusCode::BAD_REQUEST,
-                "Name the file to write with ?path=relative/path.".to_owned(),
-            );
-        };
-        match Target::open(root.clone(), path).await {
-            Ok(opened) => target = Some(opened),
-            Err(response) => return response,
-        }
+    if multipart.is_none() {
+        target = Some(destination.open(None).await?);
     }
     let mut received: u64 = 0;
-    let mut part = Part::Skipped;
-    let mut parts_seen = 0usize;
-    let mut field: Option<Vec<u8>> = None;
     let mut stream = body.into_data_stream();
-    loop {
-        let next = match tokio::time::timeout(limits.body_timeout, stream.next()).await {
-            Ok(next) => next,
-            Err(_) => {
-                return problem(
-                    StatusCode::REQUEST_TIMEOUT,
-                    format!(
-                        "The upload's body stalled for {} s (AGENT_RUNTIME_SANDBOX_BODY_TIMEOUT_SECONDS).",
-                        limits.body_timeout.as_secs_f64()
-                    ),
-                );
-            }
-        };
-        let chunk: Bytes = match next {
-            None => break,
-            Some(Ok(chunk)) => chunk,
-            Some(Err(error)) => {
-                return problem(
-                    StatusCode::BAD_REQUEST,
-                    format!("The upload's body could not be read: {error}."),
-                );
-            }
-        };
+    while let Some(chunk) = next_chunk(&mut stream, limits).await? {
         received += chunk.len() as u64;
         if received > limit {
-            return too_large();
+            return Err(too_large());
         }
-        let Some(parser) = parser.as_mut() else {
-            if let Some(open) = target.take() {
-                match open.write(chunk.to_vec()).await {
-                    Ok(open) => target = Some(open),
-                    Err(response) => return response,
-                }
-            }
-            continue;
-        };
-        let mut pieces = Vec::new();
-        if let Err(message) = parser.feed(&chunk, &mut pieces) {
-            return problem(StatusCode::BAD_REQUEST, format!("The upload: {message}."));
-        }
-        for piece in pieces {
-            match piece {
-                Piece::Head(filename) => {
-                    parts_seen += 1;
-                    part = match filename {
-                        Some(filename) if target.is_none() => {
-                            let path = query.get("path").cloned().unwrap_or(filename);
-                            match Target::open(root.clone(), path).await {
-                                Ok(opened) => target = Some(opened),
-                                Err(response) => return response,
-                            }
-                            field = None;
-                            Part::File
-                        }
-                        None if parts_seen == 1 => {
-                            field = Some(Vec::new());
-                            Part::Field
-                        }
-                        _ => Part::Skipped,
-                    };
-                }
-                Piece::Data(bytes) => match part {
-                    Part::File => {
-                        if let Some(open) = target.take() {
-                            match open.write(bytes).await {
-                                Ok(open) => target = Some(open),
-                                Err(response) => return response,
-                            }
-                        }
-                    }
-                    Part::Field => {
-                        let keep = field
-                            .as_ref()
-                            .is_some_and(|kept| kept.len() + bytes.len() <= MAX_FIELD_BYTES);
-                        match field.as_mut() {
-                            Some(kept) if keep => kept.extend_from_slice(&bytes),
-                            _ => field = None,
-                        }
-                    }
-                    Part::Skipped => {}
-                },
-                Piece::End => {
-                    if matches!(part, Part::File) {
-                        // The file part is complete; the rest of the body is not needed.
-                        part = Part::Skipped;
-                    }
-                }
-            }
+        match multipart.as_mut() {
+            Some(multipart) => multipart.feed(&chunk, &mut target, &destination).await?,
+            None => write_on(&mut target, chunk.to_vec()).await?,
         }
     }
-    if let Some(parser) = parser.as_ref() {
-        if target.is_none() {
-            // No part named a file: the first part, under `?path=`.
-            let (Some(content), Some(path)) = (field.take(), query.get("path").cloned()) else {
-                return problem(
-                    StatusCode::BAD_REQUEST,
-                    "The multipart upload holds no file part.".to_owned(),
-                );
-            };
-            match Target::open(root, path).await {
-                Ok(open) => match open.write(content).await {
-                    Ok(open) => target = Some(open),
-                    Err(response) => return response,
-                },
-                Err(response) => return response,
-            }
-        } else if !parser.done() && matches!(part, Part::File) {
-            return problem(
-                StatusCode::BAD_REQUEST,
-                "The multipart upload ended inside its file part.".to_owned(),
-            );
-        }
-    }
-    match target {
-        Some(open) => open.commit().await,
-        None => problem(
-            StatusCode::BAD_REQUEST,
-            "The upload names no file.".to_owned(),
-        ),
+    match multipart {
+        Some(multipart) => multipart.finish(target, &destination).await,
+        None => Ok(target),
     }
 }

@@ -142,40 +142,7 @@ pub(super) fn build(plan: &Plan) -> View {
         .filter(|tmp| tmp.as_path() != Path::new("/tmp"))
         && Path::new("/tmp").is_dir()
     {
-        // Grants under /tmp (a project in a temporary folder) stay where they are, and so
-        // does a home folder there (a test harness's, a CI job's): held open before /tmp is
-        // covered, bound again at their place after, with the masks and layers inside them.
-        let home = std::env::var_os("HOME").map(PathBuf::from);
-        let mut trees: Vec<&PathBuf> = plan.write.iter().chain(&home).collect();
-        trees.sort();
-        trees.dedup();
-        let kept: Vec<(PathBuf, std::os::fd::OwnedFd)> = trees
-            .iter()
-            .copied()
-            .filter(|tree| {
-                tree.starts_with("/tmp")
-                    && tree.as_path() != Path::new("/tmp")
-                    && *tree != tmp
-                    && tree.exists()
-            })
-            .filter(|tree| {
-                // One inside another comes with it.
-                !plan
-                    .write
-                    .iter()
-                    .chain(&home)
-                    .any(|outer| outer != *tree && tree.starts_with(outer))
-            })
-            .filter_map(|tree| {
-                nix::fcntl::open(
-                    tree.as_path(),
-                    nix::fcntl::OFlag::O_PATH | nix::fcntl::OFlag::O_CLOEXEC,
-                    nix::sys::stat::Mode::empty(),
-                )
-                .ok()
-                .map(|fd| (tree.clone(), fd))
-            })
-            .collect();
+        let kept = held_under_tmp(plan, tmp);
         match mount(
             Some(tmp.as_path()),
             "/tmp",
@@ -213,6 +180,43 @@ pub(super) fn build(plan: &Plan) -> View {
         tmp: plan.tmp.clone(),
         problems,
     }
+}
+
+/// The granted trees under `/tmp` (a project in a temporary folder) and the home folder
+/// when it is there (a test harness's, a CI job's), held open before `/tmp` is covered so
+/// they can be bound again at their place after, with the masks and layers inside them.
+fn held_under_tmp(plan: &Plan, tmp: &Path) -> Vec<(PathBuf, std::os::fd::OwnedFd)> {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let mut trees: Vec<&PathBuf> = plan.write.iter().chain(&home).collect();
+    trees.sort();
+    trees.dedup();
+    trees
+        .iter()
+        .copied()
+        .filter(|tree| {
+            tree.starts_with("/tmp")
+                && tree.as_path() != Path::new("/tmp")
+                && *tree != tmp
+                && tree.exists()
+        })
+        .filter(|tree| {
+            // One inside another comes with it.
+            !plan
+                .write
+                .iter()
+                .chain(&home)
+                .any(|outer| outer != *tree && tree.starts_with(outer))
+        })
+        .filter_map(|tree| {
+            nix::fcntl::open(
+                tree.as_path(),
+                nix::fcntl::OFlag::O_PATH | nix::fcntl::OFlag::O_CLOEXEC,
+                nix::sys::stat::Mode::empty(),
+            )
+            .ok()
+            .map(|fd| (tree.clone(), fd))
+        })
+        .collect()
 }
 
 /// The mount points of this mount namespace, parents first, from `/proc/self/mountinfo`

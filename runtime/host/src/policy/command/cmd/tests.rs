@@ -271,6 +271,8 @@ fn hidden_blocked_programs_are_caught() {
 }
 
 #[test]
+// A table of cases: its length is the list's.
+#[allow(clippy::too_many_lines)]
 fn what_cannot_be_told_is_denied_with_the_reason() {
     let cases: &[(&str, &str)] = &[
         (
