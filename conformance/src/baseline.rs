@@ -27,7 +27,7 @@ use crate::report::{Outcome, ScenarioResult};
 /// A baseline file.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Baseline {
+pub(crate) struct Baseline {
     #[serde(default)]
     pub known_failure: Vec<KnownFailure>,
 }
@@ -64,13 +64,13 @@ impl KnownFailure {
 
 impl Baseline {
     /// Reads and parses a baseline file (not yet checked against the features).
-    pub fn load(path: &Path) -> anyhow::Result<Self> {
+    pub(crate) fn load(path: &Path) -> anyhow::Result<Self> {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read the baseline {}", path.display()))?;
         Self::parse(&text).with_context(|| format!("invalid baseline {}", path.display()))
     }
 
-    pub fn parse(text: &str) -> anyhow::Result<Self> {
+    pub(crate) fn parse(text: &str) -> anyhow::Result<Self> {
         let baseline: Self = toml::from_str(text)?;
         for (index, entry) in baseline.known_failure.iter().enumerate() {
             let n = index + 1;
@@ -93,7 +93,7 @@ impl Baseline {
 
     /// Every entry must name something that exists, so a typo cannot hide a failure nor
     /// sit in the baseline forever.
-    pub fn check_against(
+    pub(crate) fn check_against(
         &self,
         catalogue: &Catalogue,
         scanned: &[ScenarioRef],
@@ -152,7 +152,11 @@ impl BaselineOutcome {
 }
 
 /// The baseline rule over a run's scenario results.
-pub fn evaluate(baseline: &Baseline, file: &str, scenarios: &[ScenarioResult]) -> BaselineOutcome {
+pub(crate) fn evaluate(
+    baseline: &Baseline,
+    file: &str,
+    scenarios: &[ScenarioResult],
+) -> BaselineOutcome {
     let mut outcome = BaselineOutcome {
         file: file.to_owned(),
         ..Default::default()
@@ -197,7 +201,7 @@ pub fn evaluate(baseline: &Baseline, file: &str, scenarios: &[ScenarioResult]) -
 
 /// Applies a baseline to a run's outcome: marks the known failures and recomputes the
 /// verdict (no new failure, no stale entry, at least one scenario, no other error).
-pub fn apply(outcome: &mut Outcome, baseline: &Baseline, file: &str) {
+pub(crate) fn apply(outcome: &mut Outcome, baseline: &Baseline, file: &str) {
     let evaluated = evaluate(baseline, file, &outcome.scenarios);
     for (index, scenario) in outcome.scenarios.iter_mut().enumerate() {
         scenario.baselined = evaluated.reason_for(index).map(str::to_owned);

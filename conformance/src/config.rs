@@ -10,10 +10,10 @@ use crate::runtime_manifest::RuntimeManifest;
 
 /// The default bound for every wait. A conforming runtime answers in milliseconds; a few
 /// seconds leave room for a slow CI machine while keeping a broken runtime's run short.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
 
 #[derive(Debug, Clone)]
-pub struct KitConfig {
+pub(crate) struct KitConfig {
     /// The runtime-under-test.
     pub runtime: RuntimeCommand,
     /// How the kit talks to it (stdio, or a Unix socket given with `--listen PATH`).

@@ -2,24 +2,24 @@
 //! step error carries, the tags a scenario's shell form is chosen by. A leaf: the World, the
 //! driver, the ledger, the report and the steps all name these, and it names none of them.
 
-pub use crate::runtime_manifest::NOT_APPLICABLE;
+pub(crate) use crate::runtime_manifest::NOT_APPLICABLE;
 
 /// The user every session the kit opens belongs to.
-pub const USER_ID: &str = "user_conformance";
+pub(crate) const USER_ID: &str = "user_conformance";
 
 /// The tenant every session the kit opens belongs to.
-pub const TENANT_ID: &str = "tenant_conformance";
+pub(crate) const TENANT_ID: &str = "tenant_conformance";
 
 /// Marks a step error whose cause is a precondition the scenario could not set up (the
 /// runtime's defect belongs to another requirement, named in the reason): the scenario is
 /// "not judged", whatever the step's keyword.
-pub const NOT_JUDGED: &str = "NOT JUDGED, a precondition failed:";
+pub(crate) const NOT_JUDGED: &str = "NOT JUDGED, a precondition failed:";
 
 /// Marks a scenario whose commands need a POSIX shell: on a Windows runtime, a call without a
 /// `command@windows` form is not applicable.
-pub const POSIX_SHELL_TAG: &str = "posix-shell";
+pub(crate) const POSIX_SHELL_TAG: &str = "posix-shell";
 
 /// Marks a scenario whose command lines are cmd.exe's: not applicable where the runtime's
 /// shell is POSIX sh. Such a scenario judges on Windows what its `@posix-shell` twin judges
 /// elsewhere.
-pub const CMD_SHELL_TAG: &str = "cmd-shell";
+pub(crate) const CMD_SHELL_TAG: &str = "cmd-shell";

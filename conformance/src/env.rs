@@ -16,7 +16,7 @@ use crate::runtime_manifest::RuntimeManifest;
 
 /// The per-scenario directories, all under one temp root removed when the scenario ends.
 #[derive(Debug)]
-pub struct ScenarioDirs {
+pub(crate) struct ScenarioDirs {
     root: tempfile::TempDir,
     pub workspace: PathBuf,
     pub checkpoints: PathBuf,
@@ -25,7 +25,7 @@ pub struct ScenarioDirs {
 }
 
 impl ScenarioDirs {
-    pub fn create() -> anyhow::Result<Self> {
+    pub(crate) fn create() -> anyhow::Result<Self> {
         let root = tempfile::Builder::new()
             .prefix("conformance-")
             .tempdir()
@@ -47,17 +47,17 @@ impl ScenarioDirs {
         })
     }
 
-    pub fn root(&self) -> &Path {
+    pub(crate) fn root(&self) -> &Path {
         self.root.path()
     }
 }
 
 /// The bearer token the kit hands the runtime; scenarios assert the gateway received it.
-pub const GATEWAY_TOKEN: &str = "conformance-gateway-token";
+pub(crate) const GATEWAY_TOKEN: &str = "conformance-gateway-token";
 
 /// The wiring every runtime of the design reads: the services, the gateway, the dirs. With
 /// the knobs (`runtime_manifest::KNOBS`) it is every variable the kit removes unless it sets it.
-pub const WIRING_VARIABLES: &[&str] = &[
+pub(crate) const WIRING_VARIABLES: &[&str] = &[
     "LLM_GATEWAY_ENDPOINT",
     "LLM_GATEWAY_AUTH_TOKEN",
     "SESSION_SERVICE_URL",
@@ -74,7 +74,7 @@ pub const WIRING_VARIABLES: &[&str] = &[
 /// then what the runtime's manifest sets for every scenario (its own speed knobs, as it
 /// parses them), then `overrides` (from `Given` steps, already resolved to the runtime's
 /// names through the manifest).
-pub fn contract_env(
+pub(crate) fn contract_env(
     fakes: &Fakes,
     dirs: &ScenarioDirs,
     manifest: &RuntimeManifest,

@@ -17,7 +17,7 @@ use crate::validation::judged;
 
 /// What the kit judged of the messages one scenario's runtime wrote.
 #[derive(Debug, Default)]
-pub struct Judged {
+pub(crate) struct Judged {
     pub violations: Vec<crate::driver::Violation>,
     pub observed: BTreeMap<String, u64>,
     pub transcript_error: Option<String>,
@@ -46,7 +46,7 @@ struct Entries {
 
 /// Shared by every scenario of a run (scenarios run concurrently).
 #[derive(Debug, Default)]
-pub struct Ledger {
+pub(crate) struct Ledger {
     entries: Mutex<Entries>,
 }
 
@@ -58,7 +58,7 @@ impl Ledger {
     }
 
     /// Adds what one scenario's runtime wrote.
-    pub fn record(&self, scenario: &str, judged: &Judged) {
+    pub(crate) fn record(&self, scenario: &str, judged: &Judged) {
         let mut entries = self.lock();
         for (name, count) in &judged.observed {
             *entries.observed.entry(name.clone()).or_default() += count;
@@ -82,12 +82,12 @@ impl Ledger {
 
     /// How many messages of one kind (a judged name, e.g. `events/payloads/task_completed`)
     /// the whole run saw.
-    pub fn observed(&self, judged: &str) -> u64 {
+    pub(crate) fn observed(&self, judged: &str) -> u64 {
         self.lock().observed.get(judged).copied().unwrap_or(0)
     }
 
     /// Per requirement id: the findings charged to it and the messages it judged.
-    pub fn by_requirement(&self, catalogue: &Catalogue) -> BTreeMap<String, Charged> {
+    pub(crate) fn by_requirement(&self, catalogue: &Catalogue) -> BTreeMap<String, Charged> {
         let entries = self.lock();
         let mut out: BTreeMap<String, Charged> = BTreeMap::new();
         let names = entries
@@ -121,7 +121,7 @@ pub struct Charged {
 /// The requirement that judges `name`: the one whose `judges` names it, else the one about
 /// the enclosing message (a payload without its own requirement belongs to the event
 /// envelope's, a method result to the response envelope's).
-pub fn requirement_for(catalogue: &Catalogue, name: &str) -> Option<String> {
+pub(crate) fn requirement_for(catalogue: &Catalogue, name: &str) -> Option<String> {
     let find = |wanted: &str| {
         catalogue
             .requirements

@@ -32,6 +32,6 @@ pub mod variance;
 mod world;
 
 pub use conformance_catalogue as catalogue;
-pub use driver::{RuntimeCommand, Transport};
+pub use driver::launch::{RuntimeCommand, Transport};
 pub use report::Outcome;
 pub use runner::{RunOptions, run};

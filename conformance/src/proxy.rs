@@ -11,7 +11,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::Command;
 
 /// What a wrapper changes, line by line (a line without its `\n`).
-pub trait LineRewriter: Send + 'static {
+pub(crate) trait LineRewriter: Send + 'static {
     /// A line from the kit on its way to the wrapped runtime: the lines to pass on.
     fn request(&mut self, line: Vec<u8>) -> Vec<Vec<u8>>;
     /// A line from the wrapped runtime on its way to the kit: the lines to pass on.
@@ -20,7 +20,7 @@ pub trait LineRewriter: Send + 'static {
 
 /// Runs `program args…` behind `rewriter`, with the environment changed by `env` (each
 /// `(name, Some(value))` set, `(name, None)` removed). Returns the wrapped runtime's exit code.
-pub async fn run<R: LineRewriter>(
+pub(crate) async fn run<R: LineRewriter>(
     program: &str,
     args: &[String],
     env: &[(String, Option<String>)],

@@ -60,7 +60,7 @@ impl Shard {
 
 /// The combined filter.
 #[derive(Debug)]
-pub struct Selection {
+pub(crate) struct Selection {
     root: std::path::PathBuf,
     tags: Option<TagOperation>,
     name: Option<Regex>,
@@ -72,12 +72,15 @@ pub struct Selection {
 
 impl Selection {
     /// Keeps only scenarios tagged with one of `requirements` (the declared profiles').
-    pub fn applicable_to(mut self, requirements: std::collections::BTreeSet<String>) -> Self {
+    pub(crate) fn applicable_to(
+        mut self,
+        requirements: std::collections::BTreeSet<String>,
+    ) -> Self {
         self.applicable = Some(requirements);
         self
     }
 
-    pub fn new(
+    pub(crate) fn new(
         features: &Path,
         tags: Option<&str>,
         name: Option<&str>,
@@ -116,7 +119,12 @@ impl Selection {
         format!("{path}:{}", scenario.position.line)
     }
 
-    pub fn selects(&self, feature: &Feature, rule: Option<&Rule>, scenario: &Scenario) -> bool {
+    pub(crate) fn selects(
+        &self,
+        feature: &Feature,
+        rule: Option<&Rule>,
+        scenario: &Scenario,
+    ) -> bool {
         let tags = feature
             .tags
             .iter()
@@ -139,7 +147,7 @@ impl Selection {
 
     /// How many scenarios (outline rows expanded, as cucumber runs them) the selection
     /// takes from the feature files under the root; for progress and for an empty selection.
-    pub fn count(&self) -> anyhow::Result<usize> {
+    pub(crate) fn count(&self) -> anyhow::Result<usize> {
         let mut files = Vec::new();
         collect(&self.root, &mut files)?;
         let mut count = 0;

@@ -15,25 +15,25 @@ fn schema_names() -> &'static BTreeSet<String> {
 
 /// Whether the schemas describe this method's result (so a response to it can be checked
 /// against that result schema, not only the envelope).
-pub fn is_known_method(method: &str) -> bool {
+pub(crate) fn is_known_method(method: &str) -> bool {
     schema_names().contains(&format!("methods/{method}.result"))
 }
 
 /// Checks a value against a schema by name, e.g. `messages/ConversationMessage`.
-pub fn check(name: &str, value: &Value) -> Result<(), String> {
+pub(crate) fn check(name: &str, value: &Value) -> Result<(), String> {
     agent_schemas::validate(name, value).map_err(|e| e.to_string())
 }
 
 /// Like [`check`], but open to members the schema does not declare (every message may carry
 /// more than the documents name): only missing or malformed members are problems.
-pub fn check_open(name: &str, value: &Value) -> Result<(), String> {
+pub(crate) fn check_open(name: &str, value: &Value) -> Result<(), String> {
     check_filtered(name, value, is_extra_member)
 }
 
 /// Like [`check_open`], and a member sent as `null` counts as absent: how the real services
 /// read a body (pydantic takes `null` for an optional member, INTEROP.md §3–§5), so a body
 /// they accept is not judged malformed.
-pub fn check_as_services_read(name: &str, value: &Value) -> Result<(), String> {
+pub(crate) fn check_as_services_read(name: &str, value: &Value) -> Result<(), String> {
     check_filtered(name, value, |e| {
         is_extra_member(e) || e.contains(": null is not of type")
     })
@@ -58,49 +58,49 @@ fn check_filtered(name: &str, value: &Value, ignored: impl Fn(&str) -> bool) -> 
 }
 
 /// Whether a schema of this name exists.
-pub fn has_schema(name: &str) -> bool {
+pub(crate) fn has_schema(name: &str) -> bool {
     schema_names().contains(name)
 }
 
 /// What a message is judged against. Each name is what a catalogue requirement's `judges`
 /// field names, so a malformed message is charged to the requirement about that message
 /// (one per method result and per event type), not to the scenario that happened to see it.
-pub mod judged {
+pub(crate) mod judged {
     /// Framing: every stdout line is one JSON-RPC message (REQ-RPC-001).
-    pub const FRAMING: &str = "stdout-lines";
+    pub(crate) const FRAMING: &str = "stdout-lines";
     /// The JSON-RPC response envelope.
-    pub const RESPONSE: &str = "jsonrpc/Response";
+    pub(crate) const RESPONSE: &str = "jsonrpc/Response";
     /// Ids: echoed with their JSON type, each answered once, none invented.
-    pub const IDS: &str = "jsonrpc/ids";
+    pub(crate) const IDS: &str = "jsonrpc/ids";
     /// The SessionEvent envelope.
-    pub const EVENT: &str = "events/SessionEvent";
+    pub(crate) const EVENT: &str = "events/SessionEvent";
     /// The envelope's `eventId`: an integer only by INTEROP.md §1 (system-design.md §13.1
     /// shows a string), so its form is judged apart from the envelope (REQ-EVT-002).
-    pub const EVENT_ID: &str = "events/SessionEvent/eventId";
+    pub(crate) const EVENT_ID: &str = "events/SessionEvent/eventId";
     /// The envelope's ID chain (`sessionId`, `workspaceId`, `taskId`, `stepId`) on the events
     /// that need it (REQ-EVT-004).
-    pub const EVENT_ID_CHAIN: &str = "events/SessionEvent/idChain";
+    pub(crate) const EVENT_ID_CHAIN: &str = "events/SessionEvent/idChain";
 
     /// `methods/<method>.result`.
-    pub fn method_result(method: &str) -> String {
+    pub(crate) fn method_result(method: &str) -> String {
         format!("methods/{method}.result")
     }
 
     /// `events/payloads/<eventType>`.
-    pub fn payload(event_type: &str) -> String {
+    pub(crate) fn payload(event_type: &str) -> String {
         format!("events/payloads/{event_type}")
     }
 }
 
 /// One thing wrong with a message, and what it is judged against (a [`judged`] name).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Finding {
+pub(crate) struct Finding {
     pub judged: String,
     pub problem: String,
 }
 
 impl Finding {
-    pub fn new(judged: impl Into<String>, problem: impl Into<String>) -> Self {
+    pub(crate) fn new(judged: impl Into<String>, problem: impl Into<String>) -> Self {
         Self {
             judged: judged.into(),
             problem: problem.into(),
@@ -117,7 +117,7 @@ fn is_extra_member(error: &str) -> bool {
 
 /// Judges a response: its envelope (charged to [`judged::RESPONSE`]) and, when the method is
 /// known, its result (charged to that method's result).
-pub fn judge_response(method: Option<&str>, response: &Value) -> Vec<Finding> {
+pub(crate) fn judge_response(method: Option<&str>, response: &Value) -> Vec<Finding> {
     let method = method.filter(|m| is_known_method(m));
     // Events replayed by GetEvents are judged like the ones on the stream: extra envelope
     // members and unknown types allowed, payload problems charged to the result.
@@ -197,7 +197,7 @@ pub fn judge_response(method: Option<&str>, response: &Value) -> Vec<Finding> {
 /// `component`, `severity`) are ignored, and so is an event type the spec does not define
 /// (INTEROP.md: parse unknown fields without error); a known type's payload is checked
 /// against its schema and charged to that type.
-pub fn judge_event(params: &Value) -> Vec<Finding> {
+pub(crate) fn judge_event(params: &Value) -> Vec<Finding> {
     let mut view = params.clone();
     if let (Value::Object(members), Some(declared)) = (&mut view, envelope_members()) {
         members.retain(|key, _| declared.contains(key));
@@ -282,7 +282,7 @@ pub fn judge_event(params: &Value) -> Vec<Finding> {
 }
 
 /// Whether the documents define this event type (the schemas have its payload).
-pub fn is_known_event_type(event_type: &str) -> bool {
+pub(crate) fn is_known_event_type(event_type: &str) -> bool {
     has_schema(&judged::payload(event_type))
 }
 

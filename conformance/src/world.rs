@@ -22,7 +22,7 @@ use crate::ledger::Judged;
 
 /// Where this scenario comes from, for transcripts and messages.
 #[derive(Debug, Clone, Default)]
-pub struct ScenarioId {
+pub(crate) struct ScenarioId {
     pub feature_path: Option<PathBuf>,
     pub name: String,
     pub line: usize,
@@ -32,7 +32,7 @@ pub struct ScenarioId {
 
 /// The session the scenario created, as the runtime reported it.
 #[derive(Debug, Clone)]
-pub struct SessionInfo {
+pub(crate) struct SessionInfo {
     pub session_id: String,
     pub workspace_id: String,
     /// The whole CreateSession result.
@@ -42,7 +42,7 @@ pub struct SessionInfo {
 impl SessionInfo {
     /// The session a CreateSession (or ResumeSession) result names; missing ids stay
     /// empty, for the step that checks the result to report.
-    pub fn from_result(result: Value) -> Self {
+    pub(crate) fn from_result(result: Value) -> Self {
         let id = |key: &str| {
             result
                 .get(key)
@@ -60,7 +60,7 @@ impl SessionInfo {
 
 /// The task the scenario started.
 #[derive(Debug, Clone)]
-pub struct TaskInfo {
+pub(crate) struct TaskInfo {
     pub task_id: String,
     pub prompt: String,
     /// The whole StartTask response.
@@ -73,7 +73,7 @@ pub struct TaskInfo {
 }
 
 #[derive(Default, cucumber::World)]
-pub struct ConformanceWorld {
+pub(crate) struct ConformanceWorld {
     config: Option<Arc<KitConfig>>,
     pub scenario: ScenarioId,
     dirs: Option<ScenarioDirs>,
@@ -141,24 +141,24 @@ type Servers = (
 
 impl ConformanceWorld {
     /// Called by the `before` hook: the run's configuration and the scenario's identity.
-    pub fn prepare(&mut self, config: Arc<KitConfig>, scenario: ScenarioId) {
+    pub(crate) fn prepare(&mut self, config: Arc<KitConfig>, scenario: ScenarioId) {
         self.config = Some(config);
         self.scenario = scenario;
     }
 
-    pub fn config(&self) -> anyhow::Result<&KitConfig> {
+    pub(crate) fn config(&self) -> anyhow::Result<&KitConfig> {
         self.config
             .as_deref()
             .context("the kit's configuration was not handed to this scenario")
     }
 
     /// The transport of this run, once configured.
-    pub fn transport(&self) -> Option<Transport> {
+    pub(crate) fn transport(&self) -> Option<Transport> {
         self.config.as_ref().map(|config| config.transport)
     }
 
     /// The default bound for every wait in a step.
-    pub fn timeout(&self) -> Duration {
+    pub(crate) fn timeout(&self) -> Duration {
         self.config
             .as_ref()
             .map_or(Duration::from_secs(5), |c| c.timeout)
@@ -168,7 +168,7 @@ impl ConformanceWorld {
     /// Lets this scenario's waits take `delay` longer when the runtime runs `knob` (e.g.
     /// `LLM_RETRY_BASE_DELAY`) on the spec's default: the manifest does not set it. A runtime
     /// is never failed for keeping a default the documents give it.
-    pub fn allow_default_timing(&mut self, knob: &str, delay: Duration) {
+    pub(crate) fn allow_default_timing(&mut self, knob: &str, delay: Duration) {
         let set = self
             .config
             .as_ref()
@@ -178,7 +178,7 @@ impl ConformanceWorld {
         }
     }
 
-    pub fn dirs(&mut self) -> anyhow::Result<&ScenarioDirs> {
+    pub(crate) fn dirs(&mut self) -> anyhow::Result<&ScenarioDirs> {
         if self.dirs.is_none() {
             self.dirs = Some(ScenarioDirs::create()?);
         }
@@ -186,7 +186,7 @@ impl ConformanceWorld {
     }
 
     /// The fakes of this scenario, started on first use.
-    pub async fn fakes(&mut self) -> anyhow::Result<&Fakes> {
+    pub(crate) async fn fakes(&mut self) -> anyhow::Result<&Fakes> {
         if self.fakes.is_none() {
             let fakes = Fakes::start()
                 .await
@@ -197,14 +197,14 @@ impl ConformanceWorld {
     }
 
     /// The fakes, which must already run (for `Then` steps that inspect them).
-    pub fn started_fakes(&self) -> anyhow::Result<&Fakes> {
+    pub(crate) fn started_fakes(&self) -> anyhow::Result<&Fakes> {
         self.fakes
             .as_ref()
             .context("no fake service was started in this scenario")
     }
 
     /// The OS the runtime under test runs on (its manifest's `os`; unix without a config).
-    pub fn runtime_os(&self) -> crate::runtime_manifest::RuntimeOs {
+    pub(crate) fn runtime_os(&self) -> crate::runtime_manifest::RuntimeOs {
         self.config
             .as_ref()
             .map(|config| config.manifest.os)
@@ -214,7 +214,7 @@ impl ConformanceWorld {
     /// Fails the step as not applicable when the scenario's command lines are written for
     /// another shell than the runtime's: POSIX sh (`@posix-shell`) on Windows, where commands
     /// go to cmd.exe, or cmd.exe (`@cmd-shell`) elsewhere.
-    pub fn require_scenario_shell(&self) -> anyhow::Result<()> {
+    pub(crate) fn require_scenario_shell(&self) -> anyhow::Result<()> {
         let tagged = |name: &str| self.scenario.tags.iter().any(|tag| tag == name);
         let windows = self.runtime_os() == crate::runtime_manifest::RuntimeOs::Windows;
         if tagged(crate::contract::POSIX_SHELL_TAG) && windows {
@@ -233,7 +233,7 @@ impl ConformanceWorld {
     }
 
     /// Fails the step as not applicable when the runtime's machine has no git.
-    pub fn require_git(&self) -> anyhow::Result<()> {
+    pub(crate) fn require_git(&self) -> anyhow::Result<()> {
         if self
             .config
             .as_ref()
@@ -249,7 +249,7 @@ impl ConformanceWorld {
 
     /// Fails the step as not applicable when the runtime's machine has no Python interpreter
     /// (the manifest's `python = false`): code the scenario runs could not run there.
-    pub fn require_python(&self) -> anyhow::Result<()> {
+    pub(crate) fn require_python(&self) -> anyhow::Result<()> {
         if self
             .config
             .as_ref()
@@ -265,7 +265,7 @@ impl ConformanceWorld {
 
     /// Fails the step as not applicable when the runtime does not use the home folder the
     /// kit gives it (the manifest's `home = false`).
-    pub fn require_home(&self) -> anyhow::Result<()> {
+    pub(crate) fn require_home(&self) -> anyhow::Result<()> {
         if self
             .config
             .as_ref()
@@ -283,11 +283,11 @@ impl ConformanceWorld {
     /// through the runtime's manifest: under the name it reads, or, when the runtime does not
     /// declare it, the step fails as "not applicable" (see [`crate::runtime_manifest`]).
     /// What `Given` steps set in the runtime's environment (under the runtime's names).
-    pub fn runtime_env_overrides(&self) -> &BTreeMap<String, String> {
+    pub(crate) fn runtime_env_overrides(&self) -> &BTreeMap<String, String> {
         &self.env_overrides
     }
 
-    pub fn set_runtime_env(&mut self, name: &str, value: &str) -> anyhow::Result<()> {
+    pub(crate) fn set_runtime_env(&mut self, name: &str, value: &str) -> anyhow::Result<()> {
         if self.runtime.is_some() {
             bail!("{name} must be set before the runtime starts (put this step earlier)");
         }
@@ -304,7 +304,7 @@ impl ConformanceWorld {
 
     /// The runtime of this scenario, spawned on first use with the contract environment
     /// pointed at this scenario's fakes and dirs.
-    pub async fn runtime(&mut self) -> anyhow::Result<&mut RuntimeDriver> {
+    pub(crate) async fn runtime(&mut self) -> anyhow::Result<&mut RuntimeDriver> {
         if self.runtime.is_none() {
             if self.transport() == Some(Transport::Sandbox)
                 && let Some(reason) =
@@ -322,7 +322,7 @@ impl ConformanceWorld {
     /// Kills the runtime process with SIGKILL, as a crash would, and keeps what it wrote
     /// for the scenario's verdict. The next step that needs a runtime starts a new process
     /// with the same environment, fakes and directories (so the same CHECKPOINT_DIR).
-    pub async fn crash_runtime(&mut self) -> anyhow::Result<()> {
+    pub(crate) async fn crash_runtime(&mut self) -> anyhow::Result<()> {
         if self.transport() == Some(Transport::Sandbox) {
             bail!(
                 "{} a sandbox registers once per provisioned session (INTEROP.md §9); a restarted sandbox process is a new launch, not the desktop app's restart with the old sessionId",
@@ -339,18 +339,18 @@ impl ConformanceWorld {
     }
 
     /// The runtime processes this scenario killed, oldest first.
-    pub fn crashed_runtimes(&self) -> &[RuntimeDriver] {
+    pub(crate) fn crashed_runtimes(&self) -> &[RuntimeDriver] {
         &self.crashed
     }
 
     /// The runtime, which must already run (for `Then` steps).
-    pub fn started_runtime(&self) -> anyhow::Result<&RuntimeDriver> {
+    pub(crate) fn started_runtime(&self) -> anyhow::Result<&RuntimeDriver> {
         self.runtime
             .as_ref()
             .context("the runtime was not started in this scenario")
     }
 
-    pub fn started_runtime_mut(&mut self) -> anyhow::Result<&mut RuntimeDriver> {
+    pub(crate) fn started_runtime_mut(&mut self) -> anyhow::Result<&mut RuntimeDriver> {
         self.runtime
             .as_mut()
             .context("the runtime was not started in this scenario")
@@ -410,19 +410,19 @@ impl ConformanceWorld {
         })
     }
 
-    pub fn session(&self) -> anyhow::Result<&SessionInfo> {
+    pub(crate) fn session(&self) -> anyhow::Result<&SessionInfo> {
         self.session
             .as_ref()
             .context("no session was created in this scenario (add \"Given a running session\")")
     }
 
-    pub fn task(&self) -> anyhow::Result<&TaskInfo> {
+    pub(crate) fn task(&self) -> anyhow::Result<&TaskInfo> {
         self.task
             .as_ref()
             .context("no task was started in this scenario")
     }
 
-    pub fn last_response(&self) -> anyhow::Result<&Value> {
+    pub(crate) fn last_response(&self) -> anyhow::Result<&Value> {
         self.last_response
             .as_ref()
             .context("no response has been received yet in this scenario")
@@ -434,7 +434,7 @@ impl ConformanceWorld {
     /// [`crate::ledger`]). When the scenario failed (or a message was malformed) and the run
     /// keeps transcripts, writes this scenario's transcript, whose file name the report
     /// derives from the scenario's location.
-    pub async fn finish(&mut self, scenario_failed: bool) -> Judged {
+    pub(crate) async fn finish(&mut self, scenario_failed: bool) -> Judged {
         let Some(mut runtime) = self.runtime.take().or_else(|| self.crashed.pop()) else {
             self.drop_fakes().await;
             return Judged::default();

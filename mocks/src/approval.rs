@@ -16,7 +16,7 @@ use crate::util::{lock, new_id, validation_error};
 /// Fields INTEROP.md §6 lists for the body; a record without one of them (or with one that
 /// is not a string, `reason` and `stepId` excepted) is refused with 422, as a real service
 /// validating its input would.
-pub const REQUIRED_FIELDS: &[&str] = &[
+pub(crate) const REQUIRED_FIELDS: &[&str] = &[
     "approvalId",
     "sessionId",
     "taskId",

@@ -32,7 +32,7 @@ type Tokens = Arc<Mutex<Vec<String>>>;
 /// The bytes of the image the `pages` tool returns, and their base64 (as on the wire).
 pub const PAGES_IMAGE_BYTES: &[u8] = b"walk-mcp-image-bytes";
 /// The size of the `flood` tool's text: 11 MiB.
-pub const FLOOD_BYTES: usize = 11 * 1024 * 1024;
+pub(crate) const FLOOD_BYTES: usize = 11 * 1024 * 1024;
 const PAGES_IMAGE_BASE64: &str = "d2Fsay1tY3AtaW1hZ2UtYnl0ZXM=";
 
 #[derive(Clone)]

@@ -7,7 +7,7 @@ use std::process::{Command, ExitCode};
 use anyhow::Context;
 
 #[derive(clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// The runtime command to certify (default: the freshly built reference agent-runtime).
     #[arg(long, value_name = "COMMAND")]
     runtime: Option<String>,
@@ -44,18 +44,18 @@ pub struct Args {
     rest: Vec<String>,
 }
 
-pub fn cargo() -> Command {
+pub(crate) fn cargo() -> Command {
     Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned()))
 }
 
-pub fn target_dir() -> PathBuf {
+pub(crate) fn target_dir() -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| crate::workspace_root().join("target"))
 }
 
 /// Builds the release reference runtime and returns its path.
-pub fn build_release_runtime() -> anyhow::Result<PathBuf> {
+pub(crate) fn build_release_runtime() -> anyhow::Result<PathBuf> {
     println!("xtask: building the reference runtime (cargo build --release -p agent-runtime)");
     let status = cargo()
         .current_dir(crate::workspace_root())
@@ -71,7 +71,7 @@ pub fn build_release_runtime() -> anyhow::Result<PathBuf> {
 }
 
 /// Certifies `runtime` (a command line) with the given manifest; `cargo xtask windows` uses it.
-pub fn run_kit(
+pub(crate) fn run_kit(
     runtime: &str,
     manifest: &std::path::Path,
     report_dir: &std::path::Path,
@@ -91,7 +91,7 @@ pub fn run_kit(
     })
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     Ok(if certify(args)? {
         ExitCode::SUCCESS
     } else {
@@ -263,7 +263,7 @@ fn print_summary(outcome: &serde_json::Value) {
 }
 
 /// Quotes a path for the kit's shell-words splitting.
-pub fn quote(path: &str) -> String {
+pub(crate) fn quote(path: &str) -> String {
     if path
         .chars()
         .all(|c| c.is_ascii_alphanumeric() || "/._-+:".contains(c))

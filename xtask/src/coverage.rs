@@ -14,7 +14,7 @@ use crate::catalogue::{
 };
 
 #[derive(clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// Features directory holding requirements.toml (default: the repository's features/).
     #[arg(long, value_name = "DIR")]
     features: Option<PathBuf>,
@@ -24,7 +24,7 @@ pub struct Args {
     spec: Option<PathBuf>,
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     let features = args.features.unwrap_or_else(crate::features_dir);
     let catalogue = Catalogue::load(&features.join("requirements.toml"))?;
     let scenarios = scan_features(&features)?;

@@ -9,7 +9,7 @@ use anyhow::Context;
 use crate::certify::{cargo, quote};
 
 #[derive(clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// The runtime command (default: the reference agent-runtime, release build).
     #[arg(long, value_name = "COMMAND")]
     runtime: Option<String>,
@@ -19,7 +19,7 @@ pub struct Args {
     seed: u64,
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     let root = crate::workspace_root();
     let runtime = match args.runtime {
         Some(runtime) => runtime,

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use crate::certify::{cargo, target_dir};
 
 #[derive(clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// The task to give the agent.
     #[arg(
         long,
@@ -47,7 +47,7 @@ fn binary(name: &str) -> PathBuf {
         .join(format!("{name}{}", std::env::consts::EXE_SUFFIX))
 }
 
-pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
+pub(crate) fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
     let root = crate::workspace_root();
     println!("xtask: building agent-runtime and mock-services");
     let status = cargo()

@@ -22,13 +22,13 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 
 #[derive(clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// Bound on every wait for the runtime (valgrind is slow), in seconds.
     #[arg(long, default_value_t = 300)]
     timeout_secs: u64,
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     let root = crate::workspace_root();
     let valgrind = Command::new("valgrind").arg("--version").output();
     if !valgrind.is_ok_and(|output| output.status.success()) {

@@ -11,13 +11,13 @@ use crate::catalogue::{Catalogue, Coverage, scan_features};
 use crate::vocabulary::{self, kind_name};
 
 #[derive(clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// Features directory holding requirements.toml (default: the repository's features/).
     #[arg(long, value_name = "DIR")]
     features: Option<PathBuf>,
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     let features = args.features.unwrap_or_else(crate::features_dir);
     let problems = lint(&features)?;
     if problems.is_empty() {
@@ -36,7 +36,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 }
 
 /// Every problem, as one readable line each.
-pub fn lint(features: &std::path::Path) -> anyhow::Result<Vec<String>> {
+pub(crate) fn lint(features: &std::path::Path) -> anyhow::Result<Vec<String>> {
     let catalogue = Catalogue::load(&features.join("requirements.toml"))?;
     let scenarios = scan_features(features)?;
     let defs = vocabulary::step_definitions(&crate::steps_dir())?;

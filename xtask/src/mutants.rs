@@ -14,7 +14,7 @@ use crate::certify::cargo;
 
 /// The areas issue-level goals name, as globs of `agent-host` source files (tests excluded),
 /// each with the kit's requirements that exercise it (the default `--tags`).
-pub const AREAS: &[(&str, &[&str], &str)] = &[
+pub(crate) const AREAS: &[(&str, &[&str], &str)] = &[
     (
         "state machines",
         &[
@@ -49,7 +49,7 @@ pub const AREAS: &[(&str, &[&str], &str)] = &[
 ];
 
 #[derive(clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// One area (`state machines`, `agent loop`, `policy enforcer`, `command analyser`,
     /// `approval flow`); default: all of them.
     #[arg(long, value_name = "NAME")]
@@ -88,7 +88,7 @@ pub struct Args {
     in_place: bool,
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     let root = crate::workspace_root();
     let areas: Vec<&(&str, &[&str], &str)> = match &args.area {
         Some(name) => {
@@ -246,7 +246,7 @@ fn zero_based_shard(text: &str) -> anyhow::Result<String> {
 
 /// Kill rate per area from cargo-mutants' lists (`caught.txt`, `missed.txt`, `timeout.txt`,
 /// `unviable.txt`: one mutant a line, starting with its file).
-pub fn summarise(out: &Path) -> anyhow::Result<String> {
+pub(crate) fn summarise(out: &Path) -> anyhow::Result<String> {
     let read = |name: &str| -> Vec<String> {
         std::fs::read_to_string(out.join(name))
             .map(|text| text.lines().map(str::to_owned).collect())

@@ -16,7 +16,7 @@ use regex::Regex;
 use crate::catalogue::{Catalogue, Coverage, scan_features};
 
 #[derive(clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// The requirement to write a scenario for, e.g. REQ-RPC-018.
     id: String,
     /// Print the skeleton instead of appending it.
@@ -69,7 +69,7 @@ fn step_texts() -> anyhow::Result<Vec<(String, String)>> {
     Ok(found)
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     let features = crate::features_dir();
     let catalogue = Catalogue::load(&features.join("requirements.toml"))?;
     let requirement = catalogue.get(&args.id).with_context(|| {

@@ -12,7 +12,7 @@ use gherkin::StepType;
 use crate::vocabulary::{self, Form, kind_name};
 
 #[derive(clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// Only definitions whose text contains this (case-insensitive), e.g. `--grep approval`.
     #[arg(long, value_name = "WORDS")]
     grep: Option<String>,
@@ -21,7 +21,7 @@ pub struct Args {
     features: Option<PathBuf>,
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     let features = args.features.unwrap_or_else(crate::features_dir);
     let defs = vocabulary::step_definitions(&crate::steps_dir())?;
     let steps = vocabulary::feature_steps(&features)?;

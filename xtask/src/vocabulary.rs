@@ -17,7 +17,7 @@ use regex::Regex;
 
 /// One step definition as written in the kit's source.
 #[derive(Debug)]
-pub struct StepDef {
+pub(crate) struct StepDef {
     pub kind: StepType,
     /// What the attribute says, e.g. `the client cancels the task {string}`.
     pub text: String,
@@ -29,7 +29,7 @@ pub struct StepDef {
 
 /// How the attribute states its step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Form {
+pub(crate) enum Form {
     Literal,
     Expression,
     Regex,
@@ -37,7 +37,7 @@ pub enum Form {
 
 /// One step of a scenario as cucumber runs it (outline placeholders filled in).
 #[derive(Debug, Clone)]
-pub struct FeatureStep {
+pub(crate) struct FeatureStep {
     pub kind: StepType,
     /// `Given`, `And`, ... as written.
     pub keyword: String,
@@ -47,7 +47,7 @@ pub struct FeatureStep {
     pub scenario: String,
 }
 
-pub fn kind_name(kind: StepType) -> &'static str {
+pub(crate) fn kind_name(kind: StepType) -> &'static str {
     match kind {
         StepType::Given => "Given",
         StepType::When => "When",
@@ -71,7 +71,7 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) -> anyhow::Result<()> {
 /// Every step definition in the `.rs` files under `dir` (area modules nest), in path then line
 /// order. Fails on an attribute it cannot read, so a definition can never silently drop out of
 /// the lint.
-pub fn step_definitions(dir: &Path) -> anyhow::Result<Vec<StepDef>> {
+pub(crate) fn step_definitions(dir: &Path) -> anyhow::Result<Vec<StepDef>> {
     let mut files = Vec::new();
     rust_files(dir, &mut files)?;
     files.sort();
@@ -194,7 +194,7 @@ fn parse_string_literal(input: &str) -> anyhow::Result<(String, &str)> {
 
 /// Every step of every scenario (backgrounds included, outlines expanded) of every
 /// `.feature` file under `dir`, in file order.
-pub fn feature_steps(dir: &Path) -> anyhow::Result<Vec<FeatureStep>> {
+pub(crate) fn feature_steps(dir: &Path) -> anyhow::Result<Vec<FeatureStep>> {
     let mut files = Vec::new();
     collect(dir, &mut files)?;
     files.sort();
@@ -277,7 +277,7 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>) -> anyhow::Result<()> {
 }
 
 /// The definitions (indices into `defs`) a step matches.
-pub fn matches(defs: &[StepDef], step: &FeatureStep) -> Vec<usize> {
+pub(crate) fn matches(defs: &[StepDef], step: &FeatureStep) -> Vec<usize> {
     defs.iter()
         .enumerate()
         .filter(|(_, def)| def.kind == step.kind && def.regex.is_match(&step.text))

@@ -20,7 +20,7 @@ use anyhow::Context;
 use serde::Deserialize;
 
 /// The spec documents that must be walked. A missing walk file for one of them fails.
-pub const WALKED_DOCUMENTS: [&str; 5] = [
+pub(crate) const WALKED_DOCUMENTS: [&str; 5] = [
     "local-agent-host.md",
     "local-tool-runtime.md",
     "architecture.md",
@@ -30,7 +30,7 @@ pub const WALKED_DOCUMENTS: [&str; 5] = [
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct WalkFile {
+pub(crate) struct WalkFile {
     pub doc: String,
     #[serde(default, rename = "section")]
     pub sections: Vec<WalkSection>,
@@ -38,7 +38,7 @@ pub struct WalkFile {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct WalkSection {
+pub(crate) struct WalkSection {
     pub heading: String,
     #[serde(default)]
     pub ids: Vec<String>,
@@ -48,7 +48,7 @@ pub struct WalkSection {
 
 /// What the check found for one document.
 #[derive(Debug, Default)]
-pub struct DocReport {
+pub(crate) struct DocReport {
     pub doc: String,
     /// Headings the document has.
     pub headings: usize,
@@ -62,7 +62,7 @@ pub struct DocReport {
 
 /// The result over all walk files.
 #[derive(Debug, Default)]
-pub struct WalkReport {
+pub(crate) struct WalkReport {
     pub docs: Vec<DocReport>,
     /// Documents of `WALKED_DOCUMENTS` without a walk file.
     pub not_walked: Vec<String>,
@@ -72,14 +72,14 @@ pub struct WalkReport {
 }
 
 impl WalkReport {
-    pub fn problems(&self) -> impl Iterator<Item = &String> {
+    pub(crate) fn problems(&self) -> impl Iterator<Item = &String> {
         self.docs.iter().flat_map(|d| d.problems.iter())
     }
 }
 
 /// The heading texts of a Markdown document, in order: lines starting with `#` outside
 /// fenced code blocks (a `#` there is a shell comment or a code line), without the `#`s.
-pub fn doc_headings(text: &str) -> Vec<String> {
+pub(crate) fn doc_headings(text: &str) -> Vec<String> {
     let mut in_fence = false;
     let mut headings = Vec::new();
     for line in text.lines() {
@@ -98,7 +98,7 @@ pub fn doc_headings(text: &str) -> Vec<String> {
 
 /// Checks every `*.toml` in `walk_dir` against its document in `spec_dir`; `known` holds the
 /// ids of requirements.toml and not-certified.toml.
-pub fn check(
+pub(crate) fn check(
     walk_dir: &Path,
     spec_dir: &Path,
     known: &BTreeSet<String>,
@@ -171,7 +171,7 @@ pub fn check(
 }
 
 /// Compares one record with its document's headings; problems go to `report`.
-pub fn check_walk(
+pub(crate) fn check_walk(
     walk: &WalkFile,
     headings: &[String],
     known: &BTreeSet<String>,

@@ -9,7 +9,7 @@ use std::process::{Command, ExitCode};
 
 use anyhow::Context;
 
-pub const TARGET: &str = "x86_64-pc-windows-gnu";
+pub(crate) const TARGET: &str = "x86_64-pc-windows-gnu";
 
 /// What runs under Wine: the pure path rules, the resolution beneath a folder, the host and
 /// the tool runtime, and the runtime's stdio test binary (stdio, the named pipe transport,
@@ -47,7 +47,7 @@ const PACKAGES: &[(&str, &str)] = &[
 ];
 
 #[derive(clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// Install the missing Debian packages with apt-get first (needs root).
     #[arg(long)]
     install: bool,
@@ -65,7 +65,7 @@ pub struct Args {
     rest: Vec<String>,
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     let missing = missing_packages();
     if !missing.is_empty() {
         if args.install {

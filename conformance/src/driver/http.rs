@@ -23,7 +23,7 @@ use super::state::Shared;
 use super::{LISTEN_ARG, indent};
 
 /// The variable the kit sets to the bearer token the runtime must require.
-pub const TOKEN_ENV: &str = "AGENT_RUNTIME_HTTP_TOKEN";
+pub(super) const TOKEN_ENV: &str = "AGENT_RUNTIME_HTTP_TOKEN";
 
 /// A loopback port that was free a moment ago (the runtime binds it next).
 pub(crate) fn free_port() -> anyhow::Result<u16> {

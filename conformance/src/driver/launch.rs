@@ -98,14 +98,14 @@ impl Transport {
 }
 
 /// The argument the kit appends, followed by the socket path, in socket mode.
-pub const LISTEN_ARG: &str = "--listen";
+pub(crate) const LISTEN_ARG: &str = "--listen";
 
 /// Unix domain socket paths are limited to ~104–108 bytes depending on the platform.
 const MAX_SOCKET_PATH_BYTES: usize = 100;
 
 /// Everything needed to spawn one runtime process.
 #[derive(Debug, Clone)]
-pub struct LaunchSpec {
+pub(crate) struct LaunchSpec {
     pub command: RuntimeCommand,
     /// Variables to set (on top of the kit's own environment).
     pub env: Vec<(String, String)>,

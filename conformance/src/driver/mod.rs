@@ -20,7 +20,7 @@
 //! conform is kept as a [`Violation`] and fails the scenario at its end at the latest.
 
 mod http;
-mod launch;
+pub(crate) mod launch;
 mod reader;
 pub(crate) mod sandbox;
 pub(crate) mod sandbox_scratch;
@@ -38,16 +38,16 @@ use tokio::io::AsyncWriteExt;
 use tokio::sync::oneshot;
 use tokio::time::Instant;
 
-pub use launch::{LISTEN_ARG, LaunchSpec, RuntimeCommand, Transport};
-pub use reader::kind;
-pub use sandbox::SandboxSpec;
+pub(crate) use launch::{LISTEN_ARG, LaunchSpec, RuntimeCommand, Transport};
+pub(crate) use reader::kind;
+pub(crate) use sandbox::SandboxSpec;
 use state::{Direction, SentRequest, Shared, State};
-pub use state::{ReceivedEvent, Violation, excerpt, id_key};
+pub(crate) use state::{ReceivedEvent, Violation, excerpt, id_key};
 
 use crate::validation;
 
 /// One running runtime process and everything the kit has seen of it.
-pub struct RuntimeDriver {
+pub(crate) struct RuntimeDriver {
     shared: Arc<Shared>,
     /// Where requests go: the child's stdin (stdio transport) or the write half of the
     /// socket (socket transport). The process, the reader and the waits do not care which.
@@ -82,7 +82,7 @@ impl RuntimeDriver {
     /// Spawns the runtime over `spec`'s transport and starts the reader tasks; over a socket
     /// or HTTP, also waits (bounded by `timeout`) until the runtime accepts the connection.
     /// `timeout` bounds every later wait.
-    pub async fn start(spec: &LaunchSpec, timeout: Duration) -> anyhow::Result<Self> {
+    pub(crate) async fn start(spec: &LaunchSpec, timeout: Duration) -> anyhow::Result<Self> {
         let launched = launch::launch(spec, timeout).await?;
         Ok(Self {
             shared: launched.shared,
@@ -99,24 +99,28 @@ impl RuntimeDriver {
     }
 
     /// The runtime's process id (to signal it, as the OS would at logout).
-    pub fn pid(&self) -> Option<u32> {
+    pub(crate) fn pid(&self) -> Option<u32> {
         self.pid
     }
 
     /// The default bound for waits.
-    pub fn timeout(&self) -> Duration {
+    pub(crate) fn timeout(&self) -> Duration {
         self.timeout
     }
 
     /// Sends a request with a fresh numeric id and waits for its response (the whole
     /// response object, `result` or `error`). Fails when no valid response arrives in time.
-    pub async fn request(&mut self, method: &str, params: Option<Value>) -> anyhow::Result<Value> {
+    pub(crate) async fn request(
+        &mut self,
+        method: &str,
+        params: Option<Value>,
+    ) -> anyhow::Result<Value> {
         let id = self.fresh_id();
         self.request_with_id(id, method, params).await
     }
 
     /// Like [`request`](Self::request) with a caller-chosen id (any JSON value).
-    pub async fn request_with_id(
+    pub(crate) async fn request_with_id(
         &mut self,
         id: Value,
         method: &str,
@@ -127,7 +131,7 @@ impl RuntimeDriver {
     }
 
     /// Writes a request without waiting for the answer (to pipeline requests); returns its id.
-    pub async fn send_request(
+    pub(crate) async fn send_request(
         &mut self,
         id: Value,
         method: &str,
@@ -146,7 +150,7 @@ impl RuntimeDriver {
     }
 
     /// Waits for the response carrying `id` (compared with its JSON type).
-    pub async fn wait_response(&mut self, id: &Value, what: &str) -> anyhow::Result<Value> {
+    pub(crate) async fn wait_response(&mut self, id: &Value, what: &str) -> anyhow::Result<Value> {
         let key = id_key(id);
         let label = format!("the response to {what} (id {key})");
         let inbound = self
@@ -181,7 +185,7 @@ impl RuntimeDriver {
 
     /// Writes one line (the bytes as given, then `\n`) to the runtime's stdin. Requests in
     /// it are remembered so their responses can be validated against the right schema.
-    pub async fn send_raw_line(&mut self, bytes: &[u8]) -> anyhow::Result<()> {
+    pub(crate) async fn send_raw_line(&mut self, bytes: &[u8]) -> anyhow::Result<()> {
         let text = String::from_utf8_lossy(bytes).into_owned();
         self.sent_at_seq = self.shared.update(|s| {
             remember_requests(s, bytes);
@@ -215,7 +219,7 @@ impl RuntimeDriver {
 
     /// The next unclaimed response (an object, or a batch array) in arrival order, for raw
     /// protocol tests. Fails at once when the runtime writes something that is not JSON-RPC.
-    pub async fn read_next_response(&mut self) -> anyhow::Result<Value> {
+    pub(crate) async fn read_next_response(&mut self) -> anyhow::Result<Value> {
         // Lines written since the last send may stand where its answer should be, even if
         // they arrived before this call.
         let since = self.sent_at_seq;
@@ -250,7 +254,7 @@ impl RuntimeDriver {
     /// Proves no response is pending to anything sent so far: sends a `GetSessionState`
     /// probe, waits for its answer, and returns every other response that arrived first.
     /// A runtime answers in its own order, so this catches replies written before the probe's.
-    pub async fn unclaimed_responses_after_probe(&mut self) -> anyhow::Result<Vec<Value>> {
+    pub(crate) async fn unclaimed_responses_after_probe(&mut self) -> anyhow::Result<Vec<Value>> {
         let id = self.fresh_id();
         self.request_with_id(id, "GetSessionState", Some(json!({})))
             .await
@@ -262,7 +266,7 @@ impl RuntimeDriver {
     }
 
     /// Waits for an event matching `predicate` among all events received so far and later.
-    pub async fn wait_for_event(
+    pub(crate) async fn wait_for_event(
         &self,
         what: &str,
         timeout: Duration,
@@ -276,7 +280,7 @@ impl RuntimeDriver {
 
     /// Waits until `check` yields something from the whole list of events received so far
     /// (e.g. "at least N events, or a terminal one").
-    pub async fn wait_for_events<T>(
+    pub(crate) async fn wait_for_events<T>(
         &self,
         what: &str,
         timeout: Duration,
@@ -287,19 +291,19 @@ impl RuntimeDriver {
     }
 
     /// Every `SessionEvent` received so far, in arrival order.
-    pub fn events(&self) -> Vec<ReceivedEvent> {
+    pub(crate) fn events(&self) -> Vec<ReceivedEvent> {
         self.shared.lock().events.clone()
     }
 
     /// The stdout position of the last response returned by a request or a raw read, to
     /// order it against events (`ReceivedEvent::seq`).
-    pub fn last_response_seq(&self) -> u64 {
+    pub(crate) fn last_response_seq(&self) -> u64 {
         self.last_response_seq
     }
 
     /// Ends the input (as when the app goes away): closes stdin over stdio, shuts down the
     /// socket's write half over a socket (the kit keeps reading the other half).
-    pub async fn close_stdin(&mut self) -> anyhow::Result<()> {
+    pub(crate) async fn close_stdin(&mut self) -> anyhow::Result<()> {
         if let Some(mut stdin) = self.stdin.take() {
             let _ = stdin.shutdown().await;
         }
@@ -318,19 +322,19 @@ impl RuntimeDriver {
     }
 
     /// Waits for the process to exit on its own.
-    pub async fn wait_exit(&self, timeout: Duration) -> anyhow::Result<ExitStatus> {
+    pub(crate) async fn wait_exit(&self, timeout: Duration) -> anyhow::Result<ExitStatus> {
         self.wait_until_exit("the runtime to exit", timeout).await
     }
 
     /// The exit status, if the process has exited.
-    pub fn exit_status(&self) -> Option<ExitStatus> {
+    pub(crate) fn exit_status(&self) -> Option<ExitStatus> {
         self.shared.lock().exit
     }
 
     /// A crash: SIGKILL first, with the input still open (closing it first would let the
     /// runtime see end of input and shut down cleanly — deleting its checkpoint — before
     /// the kill lands), then what [`stop`](Self::stop) does.
-    pub async fn kill(&mut self) {
+    pub(crate) async fn kill(&mut self) {
         if self.exit_status().is_none()
             && let Some(kill) = self.kill.take()
         {
@@ -346,7 +350,7 @@ impl RuntimeDriver {
 
     /// Kills the process if it still runs and waits (bounded) for it and for stdout to close,
     /// so the last lines it wrote are classified before the scenario is judged.
-    pub async fn stop(&mut self) {
+    pub(crate) async fn stop(&mut self) {
         self.stdin = None;
         self.idle_stdin = None;
         // The scenario is over: what the runtime would do next does not matter, and the lines
@@ -366,27 +370,27 @@ impl RuntimeDriver {
     }
 
     /// Protocol violations recorded so far.
-    pub fn violations(&self) -> Vec<Violation> {
+    pub(crate) fn violations(&self) -> Vec<Violation> {
         self.shared.lock().violations.clone()
     }
 
     /// How many messages were judged against each [`crate::validation::judged`] name.
-    pub fn observed(&self) -> std::collections::BTreeMap<String, u64> {
+    pub(crate) fn observed(&self) -> std::collections::BTreeMap<String, u64> {
         self.shared.lock().observed.clone()
     }
 
     /// The last `max_bytes` of stderr.
-    pub fn stderr_tail(&self, max_bytes: usize) -> String {
+    pub(crate) fn stderr_tail(&self, max_bytes: usize) -> String {
         self.shared.lock().stderr_tail(max_bytes)
     }
 
     /// The conversation so far, one line per message (long lines abridged).
-    pub fn transcript(&self) -> String {
+    pub(crate) fn transcript(&self) -> String {
         self.shared.lock().transcript_text()
     }
 
     /// A number id not used by any request sent so far (raw lines may have used small ones).
-    pub fn fresh_id(&mut self) -> Value {
+    pub(crate) fn fresh_id(&mut self) -> Value {
         loop {
             self.next_id += 1;
             let id = json!(self.next_id);

@@ -351,7 +351,7 @@ fn join_problems(problems: &[String]) -> Option<String> {
 }
 
 /// A JSON value's kind, for messages.
-pub fn kind(value: &Value) -> &'static str {
+pub(crate) fn kind(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",

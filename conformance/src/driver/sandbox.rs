@@ -36,7 +36,7 @@ const FRAMING: &str = "INTEROP.md §9 event stream";
 
 /// What the kit, as the Session Service, hands the sandbox it launches.
 #[derive(Debug, Clone)]
-pub struct SandboxSpec {
+pub(crate) struct SandboxSpec {
     pub session_id: String,
     pub registration_token: String,
     pub workspace_dir: PathBuf,

@@ -7,7 +7,7 @@ use super::sandbox::Frame;
 
 /// One extra reader of the event stream: its frames so far, and a wake-up for each batch.
 #[derive(Debug, Default)]
-pub struct Reader {
+pub(crate) struct Reader {
     pub(crate) frames: Mutex<Vec<Frame>>,
     pub(crate) changed: tokio::sync::Notify,
 }
@@ -20,7 +20,7 @@ impl Reader {
 
 /// What these steps keep between them.
 #[derive(Debug, Default)]
-pub struct SandboxScratch {
+pub(crate) struct SandboxScratch {
     /// Replaces the registration token the runtime is launched with.
     pub token_override: Option<String>,
     /// Why the sandbox did not start, when it did not.

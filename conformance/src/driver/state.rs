@@ -16,7 +16,7 @@ use tokio::sync::Notify;
 use crate::validation::{Finding, judged};
 
 /// The longest excerpt of a line kept in the transcript or quoted in an error.
-pub const EXCERPT_CHARS: usize = 600;
+pub(super) const EXCERPT_CHARS: usize = 600;
 /// Transcript entries kept (oldest dropped first).
 const TRANSCRIPT_ENTRIES: usize = 4000;
 /// Bytes of stderr kept (the tail).
@@ -53,7 +53,7 @@ impl Shared {
 
 /// A message the runtime wrote that answers something: a response object or a batch array.
 #[derive(Debug, Clone)]
-pub struct Inbound {
+pub(super) struct Inbound {
     /// Position among all stdout lines (1-based), to order responses against events.
     pub seq: u64,
     pub value: Value,
@@ -63,31 +63,31 @@ pub struct Inbound {
 
 /// One `SessionEvent` notification (its `params`).
 #[derive(Debug, Clone)]
-pub struct ReceivedEvent {
+pub(crate) struct ReceivedEvent {
     pub seq: u64,
     pub params: Value,
 }
 
 impl ReceivedEvent {
-    pub fn event_type(&self) -> &str {
+    pub(crate) fn event_type(&self) -> &str {
         self.params
             .get("eventType")
             .and_then(Value::as_str)
             .unwrap_or("")
     }
 
-    pub fn str_field(&self, name: &str) -> Option<&str> {
+    pub(crate) fn str_field(&self, name: &str) -> Option<&str> {
         self.params.get(name).and_then(Value::as_str)
     }
 
-    pub fn payload(&self) -> &Value {
+    pub(crate) fn payload(&self) -> &Value {
         self.params.get("payload").unwrap_or(&Value::Null)
     }
 }
 
 /// Something the runtime did that no conforming runtime does. Fails the scenario.
 #[derive(Debug, Clone)]
-pub struct Violation {
+pub(crate) struct Violation {
     /// The stdout line it concerns, if any.
     pub seq: Option<u64>,
     pub problem: String,
@@ -116,7 +116,7 @@ impl fmt::Display for Violation {
 
 /// Direction of a transcript entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Direction {
+pub(super) enum Direction {
     /// Kit → runtime (stdin).
     Sent,
     /// Runtime → kit (stdout).
@@ -126,7 +126,7 @@ pub enum Direction {
 }
 
 #[derive(Debug, Clone)]
-pub struct TranscriptEntry {
+pub(super) struct TranscriptEntry {
     pub direction: Direction,
     pub text: String,
 }
@@ -144,7 +144,7 @@ pub(crate) struct SentRequest {
 }
 
 #[derive(Default)]
-pub struct State {
+pub(super) struct State {
     /// stdout lines received so far.
     pub(crate) seq: u64,
     pub(crate) sent: HashMap<String, SentRequest>,
@@ -265,7 +265,7 @@ impl State {
 }
 
 /// The start and end of a long text, so a 10 MB line stays readable in a report.
-pub fn excerpt(text: &str) -> String {
+pub(crate) fn excerpt(text: &str) -> String {
     let chars = text.chars().count();
     if chars <= EXCERPT_CHARS {
         return text.to_owned();
@@ -279,6 +279,6 @@ pub fn excerpt(text: &str) -> String {
 }
 
 /// The key a request id is tracked under: its compact JSON text (`1` ≠ `"1"`).
-pub fn id_key(id: &Value) -> String {
+pub(crate) fn id_key(id: &Value) -> String {
     id.to_string()
 }

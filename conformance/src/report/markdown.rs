@@ -33,7 +33,7 @@ fn rfc3339(at: time::OffsetDateTime) -> String {
 }
 
 /// The Markdown report: verdict, totals, failed requirements first, then the full matrix.
-pub fn render(
+pub(super) fn render(
     catalogue: &Catalogue,
     outcome: &Outcome,
     context: &ReportContext,

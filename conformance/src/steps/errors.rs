@@ -12,10 +12,10 @@ use crate::steps::task::wait_task_end;
 use crate::world::ConformanceWorld;
 
 /// JSON-RPC code of domain errors: the request was well formed, the runtime refused it.
-pub const SERVER_ERROR: i64 = -32000;
+pub(crate) const SERVER_ERROR: i64 = -32000;
 
 /// The error codes the documents define (architecture.md §6.5).
-pub const SPEC_CODES: &[&str] = &[
+pub(crate) const SPEC_CODES: &[&str] = &[
     "INVALID_REQUEST",
     "UNAUTHORIZED",
     "SESSION_NOT_FOUND",

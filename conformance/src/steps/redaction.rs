@@ -24,7 +24,7 @@ use crate::steps::task::wait_task_end;
 use crate::world::ConformanceWorld;
 
 /// The variable naming the reference runtime's extra rules file.
-pub const RULES_FILE_ENV: &str = "AGENT_RUNTIME_REDACTION_RULES_FILE";
+pub(crate) const RULES_FILE_ENV: &str = "AGENT_RUNTIME_REDACTION_RULES_FILE";
 
 #[given("the runtime is started with the redaction rules file:")]
 async fn rules_file(world: &mut ConformanceWorld, step: &Step) -> StepResult {

@@ -29,7 +29,7 @@ pub(crate) async fn current_response(world: &mut ConformanceWorld) -> anyhow::Re
 }
 
 /// Sends raw bytes as one line; the answer is read by the next `Then` step.
-pub async fn send_line(world: &mut ConformanceWorld, bytes: &[u8]) -> anyhow::Result<()> {
+pub(crate) async fn send_line(world: &mut ConformanceWorld, bytes: &[u8]) -> anyhow::Result<()> {
     world.runtime().await?.send_raw_line(bytes).await?;
     world.awaiting_raw_answer = true;
     Ok(())

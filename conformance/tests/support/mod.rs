@@ -7,13 +7,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// The `conformance` binary cargo built for these tests.
-pub fn kit() -> PathBuf {
+pub(crate) fn kit() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_conformance"))
 }
 
 /// The reference runtime from the same target dir (`cargo test --workspace` builds it;
 /// `REFERENCE_RUNTIME` names another build).
-pub fn reference_runtime() -> PathBuf {
+pub(crate) fn reference_runtime() -> PathBuf {
     if let Some(path) = std::env::var_os("REFERENCE_RUNTIME") {
         return PathBuf::from(path);
     }
@@ -28,7 +28,7 @@ pub fn reference_runtime() -> PathBuf {
 }
 
 /// The repository's root.
-pub fn workspace_root() -> PathBuf {
+pub(crate) fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("..")
         .canonicalize()
@@ -36,7 +36,7 @@ pub fn workspace_root() -> PathBuf {
 }
 
 /// Runs `program args` in `dir` and returns its output, echoing it for a failing test.
-pub fn run(program: &Path, args: &[&str], dir: &Path) -> Output {
+pub(crate) fn run(program: &Path, args: &[&str], dir: &Path) -> Output {
     let output = Command::new(program)
         .args(args)
         .current_dir(dir)
@@ -54,6 +54,6 @@ pub fn run(program: &Path, args: &[&str], dir: &Path) -> Output {
     output
 }
 
-pub fn stdout(output: &Output) -> String {
+pub(crate) fn stdout(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }

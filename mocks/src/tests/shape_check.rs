@@ -4,12 +4,12 @@
 use serde_json::Value;
 
 /// The fixture, read at compile time so the test needs no working directory.
-pub fn fixture() -> Value {
+pub(super) fn fixture() -> Value {
     serde_json::from_str(include_str!("../../tests-data/real-shapes.json")).unwrap()
 }
 
 /// Every difference between `answer` and the fixture's answer `name` (status included).
-pub fn differences(fixture: &Value, name: &str, status: u16, answer: &Value) -> Vec<String> {
+pub(super) fn differences(fixture: &Value, name: &str, status: u16, answer: &Value) -> Vec<String> {
     let entry = &fixture["answers"][name];
     assert!(entry.is_object(), "no answer {name:?} in the fixture");
     let mut out = Vec::new();
@@ -34,7 +34,7 @@ pub fn differences(fixture: &Value, name: &str, status: u16, answer: &Value) -> 
 }
 
 /// Panics with every difference, naming the answer.
-pub fn assert_shape(fixture: &Value, name: &str, status: u16, answer: &Value) {
+pub(super) fn assert_shape(fixture: &Value, name: &str, status: u16, answer: &Value) {
     let found = differences(fixture, name, status, answer);
     assert!(found.is_empty(), "{name}: {found:#?}\nanswer: {answer:#}");
 }

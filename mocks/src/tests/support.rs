@@ -8,7 +8,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 /// `data:` payloads of a whole SSE body.
-pub fn parse_sse(body: &str) -> Vec<String> {
+pub(super) fn parse_sse(body: &str) -> Vec<String> {
     body.split("\n\n")
         .filter(|event| !event.trim().is_empty())
         .map(|event| {
@@ -23,7 +23,7 @@ pub fn parse_sse(body: &str) -> Vec<String> {
 }
 
 #[derive(Debug, Default, PartialEq)]
-pub struct Call {
+pub(super) struct Call {
     pub id: String,
     pub kind: String,
     pub name: String,
@@ -35,7 +35,7 @@ pub struct Call {
 }
 
 #[derive(Debug, Default)]
-pub struct Accumulated {
+pub(super) struct Accumulated {
     pub text: String,
     pub content_deltas: usize,
     pub calls: Vec<Call>,
@@ -46,7 +46,7 @@ pub struct Accumulated {
 }
 
 /// Accumulates chunks like an OpenAI client: text by concatenation, tool calls by index.
-pub fn accumulate(payloads: &[String]) -> Accumulated {
+pub(super) fn accumulate(payloads: &[String]) -> Accumulated {
     let mut out = Accumulated::default();
     for payload in payloads {
         assert!(!out.done, "data after [DONE]: {payload}");
@@ -106,7 +106,7 @@ pub fn accumulate(payloads: &[String]) -> Accumulated {
 }
 
 #[derive(Debug)]
-pub enum Event {
+pub(super) enum Event {
     Payload(String, Instant),
     /// The body failed (connection aborted).
     Error,
@@ -115,7 +115,7 @@ pub enum Event {
 }
 
 /// Sends a completions request and reports each SSE payload as it arrives.
-pub async fn stream_events(url: &str) -> (u16, mpsc::UnboundedReceiver<Event>) {
+pub(super) async fn stream_events(url: &str) -> (u16, mpsc::UnboundedReceiver<Event>) {
     let response = reqwest::Client::new()
         .post(format!("{url}/chat/completions"))
         .json(&serde_json::json!({"model": "gpt-test-1", "stream": true, "messages": []}))
@@ -153,19 +153,19 @@ pub async fn stream_events(url: &str) -> (u16, mpsc::UnboundedReceiver<Event>) {
 }
 
 /// The next event, failing the test after 10 s rather than hanging.
-pub async fn next_event(receiver: &mut mpsc::UnboundedReceiver<Event>) -> Event {
+pub(super) async fn next_event(receiver: &mut mpsc::UnboundedReceiver<Event>) -> Event {
     tokio::time::timeout(std::time::Duration::from_secs(10), receiver.recv())
         .await
         .expect("no stream event within 10 s")
         .expect("event channel closed")
 }
 
-pub fn client() -> reqwest::Client {
+pub(super) fn client() -> reqwest::Client {
     reqwest::Client::new()
 }
 
 /// POSTs `body` as JSON to `url` and returns the status.
-pub async fn post_status(url: &str, body: &Value) -> u16 {
+pub(super) async fn post_status(url: &str, body: &Value) -> u16 {
     client()
         .post(url)
         .json(body)

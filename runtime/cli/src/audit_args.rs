@@ -9,7 +9,7 @@ use anyhow::bail;
 use crate::config::Seconds;
 
 #[derive(Debug, clap::Args)]
-pub struct AuditArgs {
+pub(crate) struct AuditArgs {
     /// Base URL of the Audit Service (POST /audit/events); no audit delivery when unset.
     #[arg(long, env = "AUDIT_SERVICE_URL")]
     audit_service_url: Option<String>,
@@ -56,7 +56,7 @@ fn url(value: &Option<String>) -> Option<String> {
 }
 
 impl AuditArgs {
-    pub fn to_config(&self) -> anyhow::Result<AuditConfig> {
+    pub(crate) fn to_config(&self) -> anyhow::Result<AuditConfig> {
         if self.audit_batch_size == 0 {
             bail!("AGENT_RUNTIME_AUDIT_BATCH_SIZE must be at least 1");
         }

@@ -18,7 +18,7 @@ mod defaults_tests;
 /// The reference agent runtime: serves one session over JSON-RPC 2.0 (NDJSON on stdio).
 #[derive(Debug, Parser)]
 #[command(name = "agent-runtime", version, about, max_term_width = 100)]
-pub struct Cli {
+pub(crate) struct Cli {
     /// Serve one client on a local socket instead of stdio: a Unix domain socket path, or on
     /// Windows a named pipe `\\.\pipe\NAME`. The runtime accepts one connection; its end
     /// is treated like the end of stdin.
@@ -225,7 +225,7 @@ impl Cli {
     /// The process-wide redactor: default rules, the rules file, and as exact values the
     /// gateway token, credential-like gateway headers and every `*_TOKEN`, `*_SECRET`,
     /// `*_PASSWORD`, `*_API_KEY`, `*_CREDENTIALS` variable of the environment.
-    pub fn redactor(&self, config: &HostConfig) -> anyhow::Result<agent_host::Redactor> {
+    pub(crate) fn redactor(&self, config: &HostConfig) -> anyhow::Result<agent_host::Redactor> {
         let mut extra = vec![config.llm.auth_token.clone()];
         extra.extend(
             config
@@ -264,7 +264,7 @@ impl Cli {
 
     /// The sandbox of the processes the tools start; this binary is its launcher. The
     /// runtime's own state folders are hidden from them.
-    pub fn sandbox(&self, host: &HostConfig) -> agent_tools::sandbox::SandboxConfig {
+    pub(crate) fn sandbox(&self, host: &HostConfig) -> agent_tools::sandbox::SandboxConfig {
         let private_dirs = [
             Some(host.dirs.checkpoints.clone()),
             host.dirs.logs.clone(),
@@ -282,7 +282,7 @@ impl Cli {
         }
     }
 
-    pub fn tool_options(&self) -> anyhow::Result<agent_tools::ToolOptions> {
+    pub(crate) fn tool_options(&self) -> anyhow::Result<agent_tools::ToolOptions> {
         agent_tools::platform::child_env::set_allowlist(&self.child_env_allow);
         let mcp = agent_tools::mcp::McpOptions {
             startup_timeout: self.mcp_startup_timeout_seconds.0,
@@ -309,7 +309,7 @@ impl Cli {
         Ok(options)
     }
 
-    pub fn to_host_config(&self) -> anyhow::Result<HostConfig> {
+    pub(crate) fn to_host_config(&self) -> anyhow::Result<HostConfig> {
         let endpoint = required("LLM_GATEWAY_ENDPOINT", &self.llm_gateway_endpoint)?;
         let auth_token = required("LLM_GATEWAY_AUTH_TOKEN", &self.llm_gateway_auth_token)?;
         let session_url = required("SESSION_SERVICE_URL", &self.session_service_url)?;

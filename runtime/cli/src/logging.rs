@@ -25,7 +25,7 @@ const QUEUED_LINES: usize = 1024;
 /// redaction rules to compile. One worker for both, since every thread that allocates costs
 /// the process a malloc arena and a stack. Nothing is dropped when the worker falls behind
 /// (the caller waits instead); the returned guard flushes what is left when it is dropped.
-pub fn init(level: &str, log_dir: Option<&Path>) -> WorkerGuard {
+pub(crate) fn init(level: &str, log_dir: Option<&Path>) -> WorkerGuard {
     // The file comes first: whether stderr carries the `session_event` lines depends on
     // whether the file could be opened (an unwritable LOG_DIR is said on stderr, and the
     // events stay there).

@@ -15,7 +15,7 @@ use anyhow::{Context, bail};
 
 /// Everything sandbox mode needs beyond the ordinary configuration.
 #[derive(Debug, Clone)]
-pub struct SandboxSettings {
+pub(crate) struct SandboxSettings {
     pub session_id: String,
     pub registration_token: String,
     pub bind: SocketAddr,
@@ -108,14 +108,14 @@ fn env(name: &str) -> Option<String> {
 }
 
 /// Whether the environment or the flags ask for sandbox mode.
-pub fn selected(flag: bool) -> bool {
+pub(crate) fn selected(flag: bool) -> bool {
     flag || (env("SESSION_ID").is_some() && env("REGISTRATION_TOKEN").is_some())
 }
 
 /// The settings from the environment and the launcher's flags. Locally
 /// (`SANDBOX_LOCAL_MODE=true`) the sandbox binds loopback; in the cloud it must be reachable
 /// from the service's network, so it binds 0.0.0.0.
-pub fn settings(cli: &crate::config::Cli) -> anyhow::Result<SandboxSettings> {
+pub(crate) fn settings(cli: &crate::config::Cli) -> anyhow::Result<SandboxSettings> {
     let Some(session_id) = env("SESSION_ID") else {
         bail!("sandbox mode needs SESSION_ID (the session the Session Service provisioned)");
     };
@@ -240,7 +240,7 @@ async fn routed_ip(service_url: &str) -> Option<IpAddr> {
     (!ip.is_unspecified()).then_some(ip)
 }
 
-pub async fn serve(
+pub(crate) async fn serve(
     config: agent_host::HostConfig,
     tools: Arc<LocalToolRouter>,
     settings: SandboxSettings,

@@ -18,7 +18,7 @@ use std::io::{Read as _, Seek as _, SeekFrom, Write as _};
 
 /// The variables whose values are credentials of the runtime itself.
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-pub const CREDENTIALS: &[&str] = &[
+pub(crate) const CREDENTIALS: &[&str] = &[
     "LLM_GATEWAY_AUTH_TOKEN",
     "LLM_GATEWAY_HEADERS",
     "REGISTRATION_TOKEN",
@@ -28,7 +28,7 @@ pub const CREDENTIALS: &[&str] = &[
 /// Overwrites the credentials in the start-up environment and makes the process not
 /// dumpable. Returns what could not be done, for the log.
 #[cfg(target_os = "linux")]
-pub fn protect() -> Vec<String> {
+pub(crate) fn protect() -> Vec<String> {
     let mut problems = Vec::new();
     if let Err(error) = scrub_environment(CREDENTIALS) {
         problems.push(format!(

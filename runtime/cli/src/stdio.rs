@@ -9,14 +9,14 @@
 
 use tokio::io::{AsyncRead, AsyncWrite};
 
-pub type Reader = Box<dyn AsyncRead + Unpin>;
-pub type Writer = Box<dyn AsyncWrite + Unpin + Send>;
+pub(crate) type Reader = Box<dyn AsyncRead + Unpin>;
+pub(crate) type Writer = Box<dyn AsyncWrite + Unpin + Send>;
 
 /// Puts stdin and stdout back in blocking mode when dropped (after the transport ends).
 /// Their descriptions are shared with whoever gave them to the runtime — a wrapper script,
 /// a shell pipeline — which must not find them non-blocking afterwards.
 #[must_use]
-pub struct Restore {
+pub(crate) struct Restore {
     // Elsewhere tokio's stdio is kept as it is, so there is nothing to put back.
     #[cfg(unix)]
     stdin: bool,
@@ -25,7 +25,7 @@ pub struct Restore {
 }
 
 #[cfg(unix)]
-pub fn streams() -> (Reader, Writer, Restore) {
+pub(crate) fn streams() -> (Reader, Writer, Restore) {
     use std::os::fd::AsFd;
     use tokio::net::unix::pipe;
 

@@ -8,7 +8,7 @@ use crate::services::{Retry, ServiceClient, SessionServiceClient, WorkspaceServi
 use crate::state::CheckpointStore;
 
 /// The clients the loop talks through, built once per process on first use.
-pub struct Backends {
+pub(crate) struct Backends {
     /// The one HTTP client of the process (gateway, services, audit and telemetry).
     pub http: reqwest::Client,
     pub llm: LlmClient,
@@ -19,7 +19,7 @@ pub struct Backends {
 }
 
 impl Backends {
-    pub fn new(config: &HostConfig) -> Result<Self, reqwest::Error> {
+    pub(crate) fn new(config: &HostConfig) -> Result<Self, reqwest::Error> {
         // One client for the gateway and every service, its trust roots loaded at the first
         // TLS handshake (`agent_tls`). Service calls get their time limit per request
         // (streams must not have one).

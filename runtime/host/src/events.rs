@@ -16,24 +16,24 @@ use crate::time::now_rfc3339;
 
 /// Where an event sits in the ID chain below the session.
 #[derive(Debug, Clone, Default)]
-pub struct Scope {
+pub(crate) struct Scope {
     pub task_id: Option<String>,
     pub step_id: Option<String>,
 }
 
 impl Scope {
-    pub fn session() -> Self {
+    pub(crate) fn session() -> Self {
         Self::default()
     }
 
-    pub fn task(task_id: &str) -> Self {
+    pub(crate) fn task(task_id: &str) -> Self {
         Self {
             task_id: Some(task_id.to_owned()),
             step_id: None,
         }
     }
 
-    pub fn step(task_id: &str, step_id: &str) -> Self {
+    pub(crate) fn step(task_id: &str, step_id: &str) -> Self {
         Self {
             task_id: Some(task_id.to_owned()),
             step_id: Some(step_id.to_owned()),
@@ -59,7 +59,7 @@ pub struct Replay {
     pub latest_id: u64,
 }
 
-pub struct EventSink {
+pub(crate) struct EventSink {
     session_id: String,
     workspace_id: String,
     outbound: Outbound,
@@ -75,13 +75,18 @@ pub struct EventSink {
 }
 
 impl EventSink {
-    pub fn new(session_id: &str, workspace_id: &str, outbound: Outbound, capacity: usize) -> Self {
+    pub(crate) fn new(
+        session_id: &str,
+        workspace_id: &str,
+        outbound: Outbound,
+        capacity: usize,
+    ) -> Self {
         Self::with_epoch(session_id, workspace_id, outbound, capacity, 0)
     }
 
     /// A sink whose ids start at `epoch × EVENT_ID_EPOCH_SPAN + 1`: above every id an
     /// earlier process of the session can have sent.
-    pub fn with_epoch(
+    pub(crate) fn with_epoch(
         session_id: &str,
         workspace_id: &str,
         outbound: Outbound,
@@ -104,26 +109,26 @@ impl EventSink {
         }
     }
 
-    pub fn epoch(&self) -> u64 {
+    pub(crate) fn epoch(&self) -> u64 {
         self.epoch
     }
 
     /// Bounds the ring by the bytes of its events' JSON too, not only by their count.
-    pub fn with_byte_budget(mut self, bytes: usize) -> Self {
+    pub(crate) fn with_byte_budget(mut self, bytes: usize) -> Self {
         self.byte_budget = bytes;
         self
     }
 
-    pub fn with_outlets(mut self, outlets: Outlets) -> Self {
+    pub(crate) fn with_outlets(mut self, outlets: Outlets) -> Self {
         self.outlets = Some(outlets);
         self
     }
 
-    pub fn outlets(&self) -> Option<&Outlets> {
+    pub(crate) fn outlets(&self) -> Option<&Outlets> {
         self.outlets.as_ref()
     }
 
-    pub fn emit(&self, scope: Scope, body: EventBody) {
+    pub(crate) fn emit(&self, scope: Scope, body: EventBody) {
         let warning_scope = scope.clone();
         let mut ring = match self.ring.lock() {
             Ok(ring) => ring,
@@ -178,7 +183,7 @@ impl EventSink {
     /// At most `max` kept events after `since_id` as the JSON they were sent as, and whether
     /// some after `since_id` were dropped: the sandbox's event stream reads these a page at
     /// a time, copying only what it is about to send.
-    pub fn replay(&self, since_id: u64, max: usize) -> Replay {
+    pub(crate) fn replay(&self, since_id: u64, max: usize) -> Replay {
         let ring = match self.ring.lock() {
             Ok(ring) => ring,
             Err(poisoned) => poisoned.into_inner(),
@@ -200,7 +205,7 @@ impl EventSink {
     }
 
     /// Events after `since_id` still in the ring; `gap_detected` when some were dropped.
-    pub fn since(&self, since_id: u64) -> GetEventsResult {
+    pub(crate) fn since(&self, since_id: u64) -> GetEventsResult {
         let ring = match self.ring.lock() {
             Ok(ring) => ring,
             Err(poisoned) => poisoned.into_inner(),

@@ -63,7 +63,7 @@ impl From<Arc<[Arc<str>]>> for Items {
 }
 
 #[derive(Clone)]
-pub struct JsonPieces {
+pub(crate) struct JsonPieces {
     head: Bytes,
     items: Items,
     tail: Bytes,
@@ -78,7 +78,11 @@ enum Segment<'a> {
 impl JsonPieces {
     /// `head` and `tail` are what comes before the first item and after the last (for an
     /// array `…[` and `]…`).
-    pub fn new(head: impl Into<Bytes>, items: impl Into<Items>, tail: impl Into<Bytes>) -> Self {
+    pub(crate) fn new(
+        head: impl Into<Bytes>,
+        items: impl Into<Items>,
+        tail: impl Into<Bytes>,
+    ) -> Self {
         Self {
             head: head.into(),
             items: items.into(),
@@ -91,7 +95,7 @@ impl JsonPieces {
     /// a string value is escaped); one with its neighbours, such as
     /// `,"thread":[],"sessionTokensUsed":`, picks one of several same-named keys. `None`
     /// when the slot (or its `[]`) is not there.
-    pub fn around(document: &str, slot: &str, items: impl Into<Items>) -> Option<Self> {
+    pub(crate) fn around(document: &str, slot: &str, items: impl Into<Items>) -> Option<Self> {
         let at = document.find(slot)? + slot.find("[]")? + 1;
         let (head, tail) = document.split_at_checked(at)?;
         Some(Self::new(head.to_owned(), items, tail.to_owned()))
@@ -99,7 +103,7 @@ impl JsonPieces {
 
     /// The same document with the exact-value backstop applied to its head and tail (the
     /// items are the owner's to keep clean).
-    pub fn cleaned(self, redactor: &crate::redact::Redactor) -> Self {
+    pub(crate) fn cleaned(self, redactor: &crate::redact::Redactor) -> Self {
         let clean = |part: Bytes| match redactor.redact_values(&String::from_utf8_lossy(&part)) {
             std::borrow::Cow::Owned(clean) => Bytes::from(clean),
             std::borrow::Cow::Borrowed(_) => part,
@@ -112,33 +116,33 @@ impl JsonPieces {
     }
 
     /// Bytes of the whole document.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.head.len() + self.items.len() + self.tail.len()
     }
 
     /// The document in chunks of at most [`CHUNK`] bytes, made one at a time. A chunk is
     /// an error when the file holding the items cannot be read.
-    pub fn chunks(&self) -> Chunks {
+    pub(crate) fn chunks(&self) -> Chunks {
         Chunks {
             reader: self.reader(),
         }
     }
 
     /// Writes the document piece by piece (a file's buffered writer copies them once).
-    pub fn write_to(&self, out: &mut impl std::io::Write) -> std::io::Result<()> {
+    pub(crate) fn write_to(&self, out: &mut impl std::io::Write) -> std::io::Result<()> {
         std::io::copy(&mut self.reader(), out).map(drop)
     }
 
     /// The document as one buffer.
     #[cfg(test)]
-    pub fn to_vec(&self) -> std::io::Result<Vec<u8>> {
+    pub(crate) fn to_vec(&self) -> std::io::Result<Vec<u8>> {
         let mut whole = Vec::with_capacity(self.len());
         self.write_to(&mut whole)?;
         Ok(whole)
     }
 
     /// The document, read from its start.
-    pub fn reader(&self) -> Reader {
+    pub(crate) fn reader(&self) -> Reader {
         Reader {
             pieces: self.clone(),
             segment: 0,
@@ -172,7 +176,7 @@ impl JsonPieces {
 }
 
 /// Reads a [`JsonPieces`] document from its start.
-pub struct Reader {
+pub(crate) struct Reader {
     pieces: JsonPieces,
     segment: usize,
     offset: u64,
@@ -205,7 +209,7 @@ impl Read for Reader {
     }
 }
 
-pub struct Chunks {
+pub(crate) struct Chunks {
     reader: Reader,
 }
 

@@ -31,7 +31,9 @@ pub(crate) mod workspace_stream;
 #[cfg(test)]
 mod testing;
 
-pub use audit::{AuditConfig, DeliveryTuning, RunStoreLimits};
+pub use audit::AuditConfig;
+pub use audit::delivery::DeliveryTuning;
+pub use audit::run_store::RunStoreLimits;
 pub use config::{Dirs, HostConfig, LlmConfig, LoopLimits, RpcLimits, ServiceConfig, ToolTimeouts};
 pub use host::{Host, SandboxRegistration};
 pub use outbound::Outbound;

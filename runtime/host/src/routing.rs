@@ -11,7 +11,7 @@ use crate::config::ToolTimeouts;
 use crate::policy::PolicyEnforcer;
 
 /// Tool name (as the model uses it) → capability (as the policy names it).
-pub const TOOL_CAPABILITIES: &[(&str, &str)] = &[
+pub(crate) const TOOL_CAPABILITIES: &[(&str, &str)] = &[
     ("ReadFile", "File.Read"),
     ("WriteFile", "File.Write"),
     ("DeleteFile", "File.Delete"),
@@ -39,7 +39,7 @@ pub const TOOL_CAPABILITIES: &[(&str, &str)] = &[
 
 /// The capability of a tool: from the table, or `Mcp.Invoke` for an MCP tool
 /// (`{server}/{tool}`, see `agent_protocol::extensions`).
-pub fn capability_for(tool_name: &str) -> Option<&'static str> {
+pub(crate) fn capability_for(tool_name: &str) -> Option<&'static str> {
     TOOL_CAPABILITIES
         .iter()
         .find(|(tool, _)| *tool == tool_name)
@@ -61,7 +61,7 @@ fn git_without_git_capabilities(tool_name: &str) -> Option<&'static str> {
 /// [`capability_for`] as this bundle judges it: the git tools of a bundle without `Git.*`
 /// under their file capability, and `BackendTool.Invoke` for the tools the policy names in
 /// its `allowedToolNames` (local-agent-host.md §7.2, §7.6). Built-in names always win.
-pub fn capability_in(tool_name: &str, policy: &PolicyEnforcer) -> Option<&'static str> {
+pub(crate) fn capability_in(tool_name: &str, policy: &PolicyEnforcer) -> Option<&'static str> {
     if !policy.names_git_capabilities()
         && let Some(capability) = git_without_git_capabilities(tool_name)
     {
@@ -77,7 +77,10 @@ pub fn capability_in(tool_name: &str, policy: &PolicyEnforcer) -> Option<&'stati
 }
 
 /// The tools offered to the model: known to the router and granted by the policy.
-pub fn offered_tools(all: Vec<ToolDefinition>, policy: &PolicyEnforcer) -> Vec<ToolDefinition> {
+pub(crate) fn offered_tools(
+    all: Vec<ToolDefinition>,
+    policy: &PolicyEnforcer,
+) -> Vec<ToolDefinition> {
     all.into_iter()
         .filter(|tool| {
             capability_in(&tool.tool_name, policy)
@@ -92,7 +95,7 @@ const CODE_DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 /// How long a call may run (local-agent-host.md §7.4): by category, except that a command
 /// given its own `timeout` gets that. The host's limit sits a little above the tool's own,
 /// so the tool runtime's timeout — which kills the whole process tree — fires first.
-pub fn tool_timeout(
+pub(crate) fn tool_timeout(
     capability: &str,
     arguments: &Map<String, Value>,
     timeouts: &ToolTimeouts,

@@ -8,7 +8,7 @@ use agent_protocol::message::{ConversationMessage, Role};
 use crate::outbound::Outbound;
 
 /// A message of task `task_1`, step `step_001`, counted as 3 tokens, without tool calls.
-pub fn message(id: &str, role: Role, content: &str) -> ConversationMessage {
+pub(crate) fn message(id: &str, role: Role, content: &str) -> ConversationMessage {
     ConversationMessage {
         message_id: id.to_owned(),
         session_id: "sess_1".to_owned(),
@@ -26,7 +26,7 @@ pub fn message(id: &str, role: Role, content: &str) -> ConversationMessage {
 }
 
 /// Event `id` of task `task_001`, step `step_001`, in session `sess_789`.
-pub fn event(id: u64, body: EventBody) -> SessionEvent {
+pub(crate) fn event(id: u64, body: EventBody) -> SessionEvent {
     SessionEvent {
         event_id: id,
         timestamp: "2026-02-21T15:09:00Z".into(),
@@ -40,7 +40,7 @@ pub fn event(id: u64, body: EventBody) -> SessionEvent {
 
 /// An output handle whose lines are written to nothing, its writer running on the current
 /// tokio runtime.
-pub fn discarding_outbound() -> Outbound {
+pub(crate) fn discarding_outbound() -> Outbound {
     let (outbound, writer) = Outbound::new(tokio::io::sink());
     tokio::spawn(writer);
     outbound
@@ -49,7 +49,7 @@ pub fn discarding_outbound() -> Outbound {
 /// Judges every `(input, expected)` case and fails once, naming each case judged otherwise.
 /// An expected verdict starting with `loose` (e.g. `"opaque: "`) matches a verdict that
 /// starts the same and contains the rest, so a case need not quote a whole reason.
-pub fn assert_cases(cases: &[(&str, &str)], loose: &str, judge: impl Fn(&str) -> String) {
+pub(crate) fn assert_cases(cases: &[(&str, &str)], loose: &str, judge: impl Fn(&str) -> String) {
     let failures: Vec<String> = cases
         .iter()
         .filter_map(|(input, expected)| {
@@ -66,7 +66,7 @@ pub fn assert_cases(cases: &[(&str, &str)], loose: &str, judge: impl Fn(&str) ->
 
 /// An enforcer for the project folder `root` over a bundle that grants `capabilities` (a
 /// JSON list of capability entries), valid for centuries.
-pub fn enforcer(
+pub(crate) fn enforcer(
     root: &std::path::Path,
     capabilities: serde_json::Value,
 ) -> crate::policy::PolicyEnforcer {

@@ -13,14 +13,14 @@ use serde::{Deserialize, Serialize};
 /// One file of the workspace folder, by its `/`-separated path relative to the folder.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct WorkspaceFile {
+pub(crate) struct WorkspaceFile {
     pub path: String,
     pub size: u64,
 }
 
 /// The folder-relative path a client named, or `None` when it is empty, absolute or
 /// climbs out of the folder.
-pub fn relative(path: &str) -> Option<PathBuf> {
+pub(crate) fn relative(path: &str) -> Option<PathBuf> {
     let trimmed = path.trim_start_matches("./");
     if trimmed.is_empty() || trimmed.contains('\0') {
         return None;
@@ -39,7 +39,7 @@ pub fn relative(path: &str) -> Option<PathBuf> {
 
 /// Every regular file under `root`, sorted by path, walked by folder handles opened beneath
 /// it (links are neither listed nor entered: `agent-beneath`).
-pub fn list(root: &Path) -> std::io::Result<Vec<WorkspaceFile>> {
+pub(crate) fn list(root: &Path) -> std::io::Result<Vec<WorkspaceFile>> {
     Ok(agent_beneath::listing::files(root)?
         .into_iter()
         .map(|entry| WorkspaceFile {
@@ -52,7 +52,7 @@ pub fn list(root: &Path) -> std::io::Result<Vec<WorkspaceFile>> {
 /// Opens the regular file `relative` beneath `root` for reading, with its size. A link on
 /// the way that leads out of the folder is refused ([`is_escape`]), and so is anything but
 /// a regular file.
-pub fn open(root: &Path, relative: &Path) -> std::io::Result<(std::fs::File, u64)> {
+pub(crate) fn open(root: &Path, relative: &Path) -> std::io::Result<(std::fs::File, u64)> {
     let file = agent_beneath::open_beneath(root, relative, agent_beneath::Access::Read)?;
     let meta = file.metadata()?;
     if !meta.is_file() {
@@ -66,17 +66,20 @@ pub fn open(root: &Path, relative: &Path) -> std::io::Result<(std::fs::File, u64
 
 /// Starts writing `relative` beneath `root` (missing folders made beneath it, a link at the
 /// name replaced, never followed); the file appears at `commit`.
-pub fn create(root: &Path, relative: &Path) -> std::io::Result<agent_beneath::write::NewFile> {
+pub(crate) fn create(
+    root: &Path,
+    relative: &Path,
+) -> std::io::Result<agent_beneath::write::NewFile> {
     agent_beneath::write::create(root, relative)
 }
 
 /// Whether `error` refused a resolution that would have left the workspace folder.
-pub fn is_escape(error: &std::io::Error) -> bool {
+pub(crate) fn is_escape(error: &std::io::Error) -> bool {
     agent_beneath::escaped(error).is_some()
 }
 
 /// Why a file operation failed, as a client reads it (never the folder's real path).
-pub fn describe(path: &str, error: &std::io::Error) -> String {
+pub(crate) fn describe(path: &str, error: &std::io::Error) -> String {
     if is_escape(error) {
         format!("\"{path}\" leads out of the workspace through a symbolic link; it is refused")
     } else if error.kind() == std::io::ErrorKind::NotFound {
@@ -87,7 +90,7 @@ pub fn describe(path: &str, error: &std::io::Error) -> String {
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum FilesError {
+pub(crate) enum FilesError {
     #[error("the Workspace Service at {url} could not be reached ({detail})")]
     Unreachable { url: String, detail: String },
     #[error("the Workspace Service answered HTTP {status} for {url}: {body}")]
@@ -101,14 +104,14 @@ pub enum FilesError {
 }
 
 /// The Workspace Service's files of one workspace.
-pub struct WorkspaceFilesClient {
+pub(crate) struct WorkspaceFilesClient {
     http: reqwest::Client,
     base: String,
     timeout: Duration,
 }
 
 impl WorkspaceFilesClient {
-    pub fn new(
+    pub(crate) fn new(
         http: reqwest::Client,
         service_url: &str,
         workspace_id: &str,
@@ -124,14 +127,14 @@ impl WorkspaceFilesClient {
         }
     }
 
-    pub async fn list(&self) -> Result<Vec<WorkspaceFile>, FilesError> {
+    pub(crate) async fn list(&self) -> Result<Vec<WorkspaceFile>, FilesError> {
         let body = self.fetch(&self.base).await?;
         serde_json::from_slice(&body).map_err(|error| FilesError::InvalidList(error.to_string()))
     }
 
     /// The file's bytes as they arrive (`workspace_stream::write_streamed` puts them on
     /// disk), never the whole file in memory.
-    pub async fn download(
+    pub(crate) async fn download(
         &self,
         path: &str,
     ) -> Result<impl futures::Stream<Item = reqwest::Result<Bytes>> + Unpin + use<>, FilesError>
@@ -154,7 +157,7 @@ impl WorkspaceFilesClient {
     }
 
     /// Sends `content` as the multipart upload of `path`, streamed as it is produced.
-    pub async fn upload<S>(&self, path: &str, content: S) -> Result<(), FilesError>
+    pub(crate) async fn upload<S>(&self, path: &str, content: S) -> Result<(), FilesError>
     where
         S: futures::Stream<Item = std::io::Result<Bytes>> + Send + Sync + 'static,
     {

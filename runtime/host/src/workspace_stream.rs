@@ -30,7 +30,7 @@ const IN_FLIGHT: usize = 4;
 /// Text is redacted; bytes that are not text are handed on as they are unless the redaction
 /// rules find a secret in them, which fails the read (a file that is not text cannot be
 /// redacted without being damaged, so it is not sent).
-pub struct Redacting<R> {
+pub(crate) struct Redacting<R> {
     inner: R,
     redactor: Arc<Redactor>,
     /// Read but not yet judged.
@@ -49,15 +49,15 @@ pub struct Redacting<R> {
 /// a secret.
 #[derive(Debug, thiserror::Error)]
 #[error("it is not text and holds what the redaction rules take for a secret; it is not sent")]
-pub struct SecretInBinary;
+pub(crate) struct SecretInBinary;
 
 /// Text in which no cut point avoided a secret within [`MOST`] bytes.
 #[derive(Debug, thiserror::Error)]
 #[error("its text could not be redacted a window at a time; it is not sent")]
-pub struct NoSafeCut;
+pub(crate) struct NoSafeCut;
 
 impl<R: Read> Redacting<R> {
-    pub fn new(inner: R, redactor: Arc<Redactor>) -> Self {
+    pub(crate) fn new(inner: R, redactor: Arc<Redactor>) -> Self {
         Self {
             inner,
             redactor,
@@ -72,7 +72,7 @@ impl<R: Read> Redacting<R> {
 
     /// The most bytes held at once so far.
     #[cfg(test)]
-    pub fn peak(&self) -> usize {
+    pub(crate) fn peak(&self) -> usize {
         self.peak
     }
 
@@ -247,7 +247,7 @@ fn cut_points(text: &str) -> Vec<usize> {
 
 /// The chunks of `reader`, read on a blocking thread a few chunks ahead of the consumer;
 /// the handle ends with the reader's own failure, if any.
-pub fn chunks<R: Read + Send + 'static>(
+pub(crate) fn chunks<R: Read + Send + 'static>(
     mut reader: R,
 ) -> (
     impl Stream<Item = io::Result<Bytes>> + Send + Sync + 'static,
@@ -284,7 +284,11 @@ pub fn chunks<R: Read + Send + 'static>(
 
 /// Writes `stream` to `relative` beneath `root` (a link at the name replaced, never
 /// followed) a chunk at a time; the file appears only once the whole stream arrived.
-pub async fn write_streamed<S, E>(mut stream: S, root: &Path, relative: PathBuf) -> io::Result<()>
+pub(crate) async fn write_streamed<S, E>(
+    mut stream: S,
+    root: &Path,
+    relative: PathBuf,
+) -> io::Result<()>
 where
     S: Stream<Item = Result<Bytes, E>> + Unpin,
     E: std::fmt::Display,

@@ -21,28 +21,28 @@
 //! maps file pages in 64 KiB windows around each fault, so nearly the whole table is
 //! resident after the first few counts.
 
-pub const MAGIC: [u8; 4] = *b"O2K3";
-pub const HEADER_LEN: usize = 16;
+pub(crate) const MAGIC: [u8; 4] = *b"O2K3";
+pub(crate) const HEADER_LEN: usize = 16;
 /// 2^18 slots (1 MiB) for ~200 000 tokens. Most lookups of a byte-pair merge fail; the
 /// fingerprint settles nearly all of them in the table itself, and the checks (in rank
 /// order, so the common tokens cluster) are read only for a real token.
-pub const TABLE_BITS: u32 = 18;
+pub(crate) const TABLE_BITS: u32 = 18;
 /// Rank + 1 fits in 18 bits (o200k_base has ~200 000 ordinary tokens).
-pub const RANK_BITS: u32 = 18;
-pub const RANK_MASK: u32 = (1 << RANK_BITS) - 1;
+pub(crate) const RANK_BITS: u32 = 18;
+pub(crate) const RANK_MASK: u32 = (1 << RANK_BITS) - 1;
 
 /// The slot's fingerprint of `hash`: its top bits, which do not choose the slot.
-pub fn fingerprint(hash: u64) -> u32 {
+pub(crate) fn fingerprint(hash: u64) -> u32 {
     (hash >> (64 - (32 - RANK_BITS))) as u32
 }
 
 /// The rank's check of `hash`: the 32 bits between the slot's and the fingerprint's.
-pub fn check(hash: u64) -> u32 {
+pub(crate) fn check(hash: u64) -> u32 {
     (hash >> TABLE_BITS) as u32
 }
 
 /// FNV-1a: short keys, no seed (the table is computed at build time), good spread.
-pub fn hash(bytes: &[u8]) -> u64 {
+pub(crate) fn hash(bytes: &[u8]) -> u64 {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     for &byte in bytes {
         hash ^= u64::from(byte);

@@ -46,7 +46,7 @@ fn pretokenizer() -> Option<&'static Pretokenizer> {
         .as_ref()
 }
 
-pub fn warm_up() {
+pub(crate) fn warm_up() {
     let _ = pretokenizer();
 }
 
@@ -54,7 +54,7 @@ pub fn warm_up() {
 /// the no-panic path) the whole text is one piece. The shared search cache is held until
 /// the pieces are dropped; while it is taken (a count on another thread), a fresh cache
 /// is used, so no count ever waits for another.
-pub fn split(text: &str) -> Pieces<'_> {
+pub(crate) fn split(text: &str) -> Pieces<'_> {
     Pieces {
         text,
         at: 0,
@@ -90,7 +90,7 @@ impl SearchCache {
     }
 }
 
-pub struct Pieces<'t> {
+pub(crate) struct Pieces<'t> {
     text: &'t str,
     at: usize,
     searcher: Option<(&'static DFA, SearchCache)>,

@@ -5,20 +5,20 @@ use serde_json::{Map, Value};
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
-pub struct ArgError(pub String);
+pub(crate) struct ArgError(pub String);
 
-pub struct Args<'a> {
+pub(crate) struct Args<'a> {
     tool: &'a str,
     map: &'a Map<String, Value>,
 }
 
 impl<'a> Args<'a> {
-    pub fn new(tool: &'a str, map: &'a Map<String, Value>) -> Self {
+    pub(crate) fn new(tool: &'a str, map: &'a Map<String, Value>) -> Self {
         Self { tool, map }
     }
 
     /// Fails on arguments the tool does not define: a typo must not be silently ignored.
-    pub fn only(&self, known: &[&str]) -> Result<(), ArgError> {
+    pub(crate) fn only(&self, known: &[&str]) -> Result<(), ArgError> {
         match self.map.keys().find(|key| !known.contains(&key.as_str())) {
             Some(key) => Err(ArgError(format!(
                 "{}: unknown argument \"{key}\" (expected: {})",
@@ -29,7 +29,7 @@ impl<'a> Args<'a> {
         }
     }
 
-    pub fn required_str(&self, name: &str) -> Result<&'a str, ArgError> {
+    pub(crate) fn required_str(&self, name: &str) -> Result<&'a str, ArgError> {
         match self.map.get(name) {
             Some(Value::String(text)) => Ok(text),
             None | Some(Value::Null) => Err(ArgError(format!(
@@ -44,7 +44,7 @@ impl<'a> Args<'a> {
         }
     }
 
-    pub fn optional_str(&self, name: &str) -> Result<Option<&'a str>, ArgError> {
+    pub(crate) fn optional_str(&self, name: &str) -> Result<Option<&'a str>, ArgError> {
         match self.map.get(name) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(text)) => Ok(Some(text)),
@@ -57,7 +57,7 @@ impl<'a> Args<'a> {
     }
 
     /// An optional integer of at least `min`.
-    pub fn optional_u64(&self, name: &str, min: u64) -> Result<Option<u64>, ArgError> {
+    pub(crate) fn optional_u64(&self, name: &str, min: u64) -> Result<Option<u64>, ArgError> {
         match self.map.get(name) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::Number(number)) => match number.as_u64() {
@@ -76,13 +76,13 @@ impl<'a> Args<'a> {
     }
 
     /// Any present, non-null value, for arguments of a shape the helpers here do not read.
-    pub fn optional_value(&self, name: &str) -> Option<&'a Value> {
+    pub(crate) fn optional_value(&self, name: &str) -> Option<&'a Value> {
         self.map.get(name).filter(|value| !value.is_null())
     }
 
     /// An optional array of non-empty strings without NUL bytes (GitDiff's and GitCommit's
     /// `files`, given to git after `--`); empty when absent.
-    pub fn optional_strings(&self, name: &str) -> Result<Vec<&'a str>, ArgError> {
+    pub(crate) fn optional_strings(&self, name: &str) -> Result<Vec<&'a str>, ArgError> {
         let Some(value) = self.optional_value(name) else {
             return Ok(Vec::new());
         };
@@ -102,7 +102,10 @@ impl<'a> Args<'a> {
             .collect()
     }
 
-    pub fn optional_object(&self, name: &str) -> Result<Option<&'a Map<String, Value>>, ArgError> {
+    pub(crate) fn optional_object(
+        &self,
+        name: &str,
+    ) -> Result<Option<&'a Map<String, Value>>, ArgError> {
         match self.map.get(name) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::Object(object)) => Ok(Some(object)),
@@ -116,7 +119,7 @@ impl<'a> Args<'a> {
 }
 
 impl Args<'_> {
-    pub fn optional_bool(&self, name: &str) -> Result<Option<bool>, ArgError> {
+    pub(crate) fn optional_bool(&self, name: &str) -> Result<Option<bool>, ArgError> {
         match self.map.get(name) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::Bool(flag)) => Ok(Some(*flag)),
@@ -130,7 +133,7 @@ impl Args<'_> {
 
     /// An optional integer in `min..=max`; the message states the bounds so the model can
     /// retry with a valid value.
-    pub fn optional_u64_between(
+    pub(crate) fn optional_u64_between(
         &self,
         name: &str,
         min: u64,

@@ -16,11 +16,11 @@ use futures::StreamExt as _;
 use serde_json::json;
 
 /// Largest answer read from the service.
-pub const MAX_RESPONSE_BYTES: usize = 10 * 1024 * 1024;
+pub(crate) const MAX_RESPONSE_BYTES: usize = 10 * 1024 * 1024;
 /// A call's deadline when the request carries no `timeoutMs` (§7.4: remote tools 120 s).
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 
-pub struct BackendTools {
+pub(crate) struct BackendTools {
     base_url: Option<String>,
     /// Built on first use: building a client loads the TLS roots, which has no place in
     /// the runtime's start-up when most sessions never call a backend tool.
@@ -30,7 +30,7 @@ pub struct BackendTools {
 
 impl BackendTools {
     /// `base_url`: `BACKEND_TOOL_SERVICE_URL`; without it no backend tool is offered.
-    pub fn new(base_url: Option<String>) -> Self {
+    pub(crate) fn new(base_url: Option<String>) -> Self {
         Self {
             base_url: base_url.map(|url| url.trim_end_matches('/').to_owned()),
             client: OnceLock::new(),
@@ -47,7 +47,7 @@ impl BackendTools {
         })
     }
 
-    pub fn set_allowed(&self, names: Vec<String>) {
+    pub(crate) fn set_allowed(&self, names: Vec<String>) {
         match self.allowed.write() {
             Ok(mut allowed) => *allowed = names,
             Err(poisoned) => *poisoned.into_inner() = names,
@@ -61,13 +61,13 @@ impl BackendTools {
         }
     }
 
-    pub fn serves(&self, tool_name: &str) -> bool {
+    pub(crate) fn serves(&self, tool_name: &str) -> bool {
         self.base_url.is_some()
             && usable(tool_name)
             && self.allowed().iter().any(|name| name == tool_name)
     }
 
-    pub fn tools(&self) -> Vec<ToolDefinition> {
+    pub(crate) fn tools(&self) -> Vec<ToolDefinition> {
         if self.base_url.is_none() {
             return Vec::new();
         }
@@ -82,7 +82,7 @@ impl BackendTools {
             .collect()
     }
 
-    pub async fn call(&self, request: &ToolRequest) -> ToolResult {
+    pub(crate) async fn call(&self, request: &ToolRequest) -> ToolResult {
         let Some(base) = &self.base_url else {
             return ToolResult::failed(
                 request,

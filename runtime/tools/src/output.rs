@@ -5,16 +5,16 @@ use agent_protocol::tool::ArtifactData;
 use base64::Engine as _;
 
 /// `maxOutputBytes` when the policy scope sets none (§4.4: "default 100KB").
-pub const DEFAULT_MAX_OUTPUT_BYTES: usize = 100 * 1024;
+pub(crate) const DEFAULT_MAX_OUTPUT_BYTES: usize = 100 * 1024;
 
 /// Output larger than this is also kept whole as an artifact (§7.2: "> 10KB").
-pub const ARTIFACT_THRESHOLD_BYTES: usize = 10 * 1024;
+pub(crate) const ARTIFACT_THRESHOLD_BYTES: usize = 10 * 1024;
 
 /// Share of the budget kept from the start of a truncated text (§7.1); the rest is the tail.
 const HEAD_PERCENT: usize = 80;
 
 /// The head's share of `max_bytes`: 80%, rounded down, without overflow for any size.
-pub fn head_share(max_bytes: usize) -> usize {
+pub(crate) fn head_share(max_bytes: usize) -> usize {
     max_bytes / 100 * HEAD_PERCENT + max_bytes % 100 * HEAD_PERCENT / 100
 }
 
@@ -49,12 +49,12 @@ fn token_boundary(text: &str, at: usize, before: bool, after: bool, is_head: boo
 }
 
 /// The marker that stands for the bytes removed from the middle (§7.1).
-pub fn truncation_marker(omitted: u64) -> String {
+pub(crate) fn truncation_marker(omitted: u64) -> String {
     format!("\n[... truncated {omitted} bytes ...]\n")
 }
 
 /// The effective `maxOutputBytes` of a request: the policy's value, else the default.
-pub fn max_output_bytes(limit: Option<u64>) -> usize {
+pub(crate) fn max_output_bytes(limit: Option<u64>) -> usize {
     limit.map_or(DEFAULT_MAX_OUTPUT_BYTES, |limit| {
         usize::try_from(limit).unwrap_or(usize::MAX)
     })
@@ -63,14 +63,14 @@ pub fn max_output_bytes(limit: Option<u64>) -> usize {
 /// Text of which a middle part may already be gone: `head`, then `omitted` bytes that were
 /// never kept (a bounded capture of a flood), then `tail`.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Clipped {
+pub(crate) struct Clipped {
     pub head: String,
     pub omitted: u64,
     pub tail: String,
 }
 
 impl Clipped {
-    pub fn whole(text: impl Into<String>) -> Self {
+    pub(crate) fn whole(text: impl Into<String>) -> Self {
         Self {
             head: text.into(),
             omitted: 0,
@@ -79,14 +79,14 @@ impl Clipped {
     }
 
     /// The length of the original text in bytes.
-    pub fn len(&self) -> u64 {
+    pub(crate) fn len(&self) -> u64 {
         len_u64(&self.head) + self.omitted + len_u64(&self.tail)
     }
 
     /// The text cut to `max_bytes` per §7.1: the first 80% of the budget, the marker with the
     /// number of bytes left out, the last 20%. Cuts fall on character boundaries, never
     /// inside a UTF-8 sequence, so a kept part may be a few bytes short of its share.
-    pub fn truncate(&self, max_bytes: usize) -> String {
+    pub(crate) fn truncate(&self, max_bytes: usize) -> String {
         if self.omitted == 0 {
             let mut text = String::with_capacity(self.head.len() + self.tail.len());
             text.push_str(&self.head);
@@ -112,7 +112,7 @@ impl Clipped {
 
 /// `text` unchanged when it fits in `max_bytes`; otherwise its head (80% of the budget), the
 /// marker, and its tail (20%), per §7.1.
-pub fn truncate(text: &str, max_bytes: usize) -> std::borrow::Cow<'_, str> {
+pub(crate) fn truncate(text: &str, max_bytes: usize) -> std::borrow::Cow<'_, str> {
     if text.len() <= max_bytes {
         return text.into();
     }
@@ -133,7 +133,7 @@ pub fn truncate(text: &str, max_bytes: usize) -> std::borrow::Cow<'_, str> {
 /// Splits `budget` between two texts of lengths `first` and `second` that together exceed
 /// it: each gets up to half, and what one does not need goes to the other — so short stderr
 /// is never cut because stdout is long, and neither drowns the other.
-pub fn split_budget(first: u64, second: u64, budget: usize) -> (usize, usize) {
+pub(crate) fn split_budget(first: u64, second: u64, budget: usize) -> (usize, usize) {
     let as_usize = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
     let (first, second) = (as_usize(first), as_usize(second));
     if first.saturating_add(second) <= budget {
@@ -151,7 +151,7 @@ pub fn split_budget(first: u64, second: u64, budget: usize) -> (usize, usize) {
 
 /// `\r\n` becomes `\n` (§6.2: Windows line endings are normalised in output). A lone `\r`
 /// (progress bars) is kept.
-pub fn normalize_newlines(text: &str) -> std::borrow::Cow<'_, str> {
+pub(crate) fn normalize_newlines(text: &str) -> std::borrow::Cow<'_, str> {
     if text.contains("\r\n") {
         text.replace("\r\n", "\n").into()
     } else {
@@ -160,7 +160,7 @@ pub fn normalize_newlines(text: &str) -> std::borrow::Cow<'_, str> {
 }
 
 /// An artifact for the host to upload (§7.2); `content` is base64-encoded here.
-pub fn artifact(
+pub(crate) fn artifact(
     artifact_type: &str,
     artifact_name: impl Into<String>,
     content_type: &str,
@@ -175,12 +175,15 @@ pub fn artifact(
 }
 
 /// The full output of a command (§4.4, §7.2).
-pub fn tool_output_artifact(artifact_name: impl Into<String>, content: &[u8]) -> ArtifactData {
+pub(crate) fn tool_output_artifact(
+    artifact_name: impl Into<String>,
+    content: &[u8],
+) -> ArtifactData {
     artifact("tool_output", artifact_name, "text/plain", content)
 }
 
 /// The unified diff of a file change (§4.2).
-pub fn file_diff_artifact(artifact_name: impl Into<String>, diff: &str) -> ArtifactData {
+pub(crate) fn file_diff_artifact(artifact_name: impl Into<String>, diff: &str) -> ArtifactData {
     artifact("file_diff", artifact_name, "text/x-diff", diff.as_bytes())
 }
 
@@ -189,7 +192,7 @@ fn len_u64(text: &str) -> u64 {
 }
 
 /// The largest character boundary of `text` at or below `index`.
-pub fn floor_char_boundary(text: &str, index: usize) -> usize {
+pub(crate) fn floor_char_boundary(text: &str, index: usize) -> usize {
     let mut index = index.min(text.len());
     while !text.is_char_boundary(index) {
         index -= 1;
@@ -198,7 +201,7 @@ pub fn floor_char_boundary(text: &str, index: usize) -> usize {
 }
 
 /// The smallest character boundary of `text` at or above `index`.
-pub fn ceil_char_boundary(text: &str, index: usize) -> usize {
+pub(crate) fn ceil_char_boundary(text: &str, index: usize) -> usize {
     let mut index = index.min(text.len());
     while !text.is_char_boundary(index) {
         index += 1;
@@ -209,7 +212,7 @@ pub fn ceil_char_boundary(text: &str, index: usize) -> usize {
 /// A tool's timeout: the seconds the call asked for (or the tool's default), lowered to the
 /// host's `limits.timeoutMs` when that is shorter — the host's budget is a limit, not a
 /// suggestion.
-pub fn effective_timeout(
+pub(crate) fn effective_timeout(
     asked_seconds: Option<u64>,
     default_seconds: u64,
     limit_ms: Option<u64>,
@@ -221,7 +224,7 @@ pub fn effective_timeout(
 }
 
 /// `300`, or `0.25` for a duration below a whole second, for messages people read.
-pub fn format_seconds(duration: std::time::Duration) -> String {
+pub(crate) fn format_seconds(duration: std::time::Duration) -> String {
     if duration.subsec_nanos() == 0 {
         duration.as_secs().to_string()
     } else {

@@ -23,7 +23,7 @@ const USAGE: Usage = Usage {
 };
 
 /// What the fake answers.
-pub enum Mode {
+pub(super) enum Mode {
     /// Tasks of `tool_steps` steps: the first `tool_steps` requests since the last
     /// [`BenchGateway::start_task`] get one ReadFile call of `path` each, every later one a
     /// text answer (a runtime's own extra round trip after the answer gets text too).
@@ -40,7 +40,7 @@ pub enum Mode {
 
 /// What the fake observed.
 #[derive(Default)]
-pub struct Observed {
+pub(super) struct Observed {
     pub requests: usize,
     /// Time from a request fully read to its last byte written, summed over requests.
     pub fake_time: Duration,
@@ -51,7 +51,7 @@ pub struct Observed {
     pub error: Option<String>,
 }
 
-pub struct BenchGateway {
+pub(super) struct BenchGateway {
     url: String,
     observed: Arc<Mutex<Observed>>,
     /// Set by [`BenchGateway::start_task`]: the next request is a task's first.
@@ -60,7 +60,7 @@ pub struct BenchGateway {
 }
 
 impl BenchGateway {
-    pub async fn start(mode: Mode) -> anyhow::Result<Self> {
+    pub(super) async fn start(mode: Mode) -> anyhow::Result<Self> {
         let listener = TcpListener::bind("127.0.0.1:0")
             .await
             .context("cannot bind the bench gateway")?;
@@ -95,16 +95,16 @@ impl BenchGateway {
     }
 
     /// The requests from now on belong to a new task (its steps counted from zero).
-    pub fn start_task(&self) {
+    pub(super) fn start_task(&self) {
         self.new_task.store(true, Ordering::SeqCst);
     }
 
     /// `LLM_GATEWAY_ENDPOINT` for the runtime (ends in `/v1`).
-    pub fn url(&self) -> &str {
+    pub(super) fn url(&self) -> &str {
         &self.url
     }
 
-    pub fn take_observed(&self) -> Observed {
+    pub(super) fn take_observed(&self) -> Observed {
         match self.observed.lock() {
             Ok(mut observed) => std::mem::take(&mut *observed),
             Err(poisoned) => std::mem::take(&mut *poisoned.into_inner()),

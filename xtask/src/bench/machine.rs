@@ -2,7 +2,7 @@
 
 use std::process::Command;
 
-pub fn describe() -> String {
+pub(super) fn describe() -> String {
     let cores = std::thread::available_parallelism().map_or(0, usize::from);
     format!(
         "| | |\n|---|---|\n| CPU | {} |\n| cores | {cores} |\n| OS | {} ({} {}) |\n| kernel | {} |\n| load average at start | {} |\n",
@@ -45,7 +45,7 @@ fn kernel() -> String {
 }
 
 /// The 1/5/15-minute load averages: other work on the machine skews every figure.
-pub fn load_average() -> String {
+pub(super) fn load_average() -> String {
     std::fs::read_to_string("/proc/loadavg")
         .ok()
         .map(|text| {

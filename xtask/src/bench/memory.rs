@@ -15,7 +15,7 @@ use super::process_figures::{self, Services};
 
 /// Resident kibibytes by part, plus the process's threads, at one point.
 #[derive(Debug, Default)]
-pub struct Parts {
+pub(super) struct Parts {
     pub kib: BTreeMap<&'static str, u64>,
     pub peak_kib: u64,
     pub threads: Vec<String>,
@@ -45,7 +45,7 @@ fn part(perms: &str, path: &str, exe: &str) -> &'static str {
 }
 
 /// Reads `pid`'s resident memory by part.
-pub fn parts(pid: u32) -> anyhow::Result<Parts> {
+pub(super) fn parts(pid: u32) -> anyhow::Result<Parts> {
     let smaps = std::fs::read_to_string(format!("/proc/{pid}/smaps"))
         .with_context(|| format!("cannot read /proc/{pid}/smaps"))?;
     let exe = std::fs::read_link(format!("/proc/{pid}/exe"))
@@ -103,7 +103,11 @@ fn hot_symbols_found(program: &std::path::Path) -> Option<(usize, usize)> {
 }
 
 /// The two snapshots, as a Markdown section.
-pub fn report(command: &RuntimeCommand, steps: usize, timeout: Duration) -> anyhow::Result<String> {
+pub(super) fn report(
+    command: &RuntimeCommand,
+    steps: usize,
+    timeout: Duration,
+) -> anyhow::Result<String> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -12,7 +12,7 @@ use crate::certify::{cargo, target_dir};
 
 /// Runs `cargo bench -p agent-host --bench hot_paths` and reports every benchmark it
 /// measured (criterion's own JSON estimates, not its console text).
-pub fn criterion_section(root: &Path, quick: bool) -> anyhow::Result<String> {
+pub(super) fn criterion_section(root: &Path, quick: bool) -> anyhow::Result<String> {
     println!("xtask: criterion micro-benchmarks (cargo bench -p agent-host)");
     let started = SystemTime::now();
     let mut bench = cargo();
@@ -116,7 +116,7 @@ fn time(ns: f64) -> String {
 }
 
 /// Runs the release conformance kit against `runtime` and reports the wall time.
-pub fn certification_section(
+pub(super) fn certification_section(
     root: &Path,
     runtime: &str,
     manifest: Option<&Path>,

@@ -17,8 +17,8 @@ mod micro;
 mod process;
 mod process_figures;
 mod report;
-pub mod sandbox;
-pub mod search;
+pub(crate) mod sandbox;
+pub(crate) mod search;
 mod stats;
 
 use std::process::ExitCode;
@@ -30,7 +30,7 @@ use crate::certify::{cargo, target_dir};
 use process::RuntimeCommand;
 
 #[derive(clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// The runtime command to measure (default: the release reference runtime, built first).
     #[arg(long)]
     runtime: Option<String>,
@@ -60,7 +60,7 @@ pub struct Args {
 
 /// The groups of whole-process figures, for `--only`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Group {
+pub(crate) enum Group {
     /// Cold start and CreateSession: time and peak RSS.
     Start,
     /// Per-step overhead, with and without the checkpoint fsync.
@@ -73,7 +73,7 @@ pub enum Group {
 
 /// How many samples of each whole-process figure.
 #[derive(Clone, Copy, Debug)]
-pub struct Plan {
+pub(crate) struct Plan {
     pub cold_starts: usize,
     pub create_sessions: usize,
     pub step_runs: usize,
@@ -87,7 +87,7 @@ pub struct Plan {
 
 impl Plan {
     /// This plan with only `group`'s samples taken.
-    pub fn only(self, group: Group) -> Plan {
+    pub(crate) fn only(self, group: Group) -> Plan {
         let keep = |wanted: Group, n: usize| if wanted == group { n } else { 0 };
         Plan {
             cold_starts: keep(Group::Start, self.cold_starts),
@@ -99,7 +99,7 @@ impl Plan {
         }
     }
 
-    pub const FULL: Plan = Plan {
+    pub(crate) const FULL: Plan = Plan {
         cold_starts: 30,
         create_sessions: 30,
         step_runs: 5,
@@ -109,7 +109,7 @@ impl Plan {
         stream_runs: 3,
         chunks: 10_000,
     };
-    pub const QUICK: Plan = Plan {
+    pub(crate) const QUICK: Plan = Plan {
         cold_starts: 3,
         create_sessions: 3,
         step_runs: 1,
@@ -121,7 +121,7 @@ impl Plan {
     };
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     let root = crate::workspace_root();
     // The runtime is built on its own, as the desktop app ships it: built together with the
     // kit, its dependencies would get the kit's features too — another binary, whose

@@ -15,13 +15,13 @@ use tokio::sync::mpsc;
 /// A runtime command: a program and its arguments (`--runtime "python -m agent"` is split on
 /// whitespace).
 #[derive(Clone, Debug)]
-pub struct RuntimeCommand {
+pub(super) struct RuntimeCommand {
     pub program: PathBuf,
     pub args: Vec<String>,
 }
 
 impl RuntimeCommand {
-    pub fn parse(line: &str) -> anyhow::Result<Self> {
+    pub(super) fn parse(line: &str) -> anyhow::Result<Self> {
         let mut words = line.split_whitespace();
         let program = words.next().context("the runtime command is empty")?;
         Ok(Self {
@@ -30,7 +30,7 @@ impl RuntimeCommand {
         })
     }
 
-    pub fn display(&self) -> String {
+    pub(super) fn display(&self) -> String {
         std::iter::once(self.program.display().to_string())
             .chain(self.args.iter().cloned())
             .collect::<Vec<_>>()
@@ -39,12 +39,12 @@ impl RuntimeCommand {
 }
 
 /// A line from stdout and when it was read.
-pub struct Line {
+pub(super) struct Line {
     pub at: Instant,
     pub value: Value,
 }
 
-pub struct Runtime {
+pub(super) struct Runtime {
     child: Child,
     stdin: Option<ChildStdin>,
     lines: mpsc::UnboundedReceiver<Line>,
@@ -58,7 +58,7 @@ pub struct Runtime {
 impl Runtime {
     /// Spawns `command` with `env`; every `text_chunk` line read from stdout is also
     /// acknowledged on `acks` with the instant it was read.
-    pub fn spawn(
+    pub(super) fn spawn(
         command: &RuntimeCommand,
         env: &[(String, String)],
         acks: Option<mpsc::UnboundedSender<Instant>>,
@@ -104,12 +104,12 @@ impl Runtime {
         })
     }
 
-    pub fn pid(&self) -> Option<u32> {
+    pub(super) fn pid(&self) -> Option<u32> {
         self.child.id()
     }
 
     /// Sends a request and waits (bounded) for a successful response.
-    pub async fn request(&mut self, method: &str, params: Value) -> anyhow::Result<Line> {
+    pub(super) async fn request(&mut self, method: &str, params: Value) -> anyhow::Result<Line> {
         let response = self.call(method, params).await?;
         if let Some(error) = response.value.get("error") {
             bail!("{method} failed: {error}");
@@ -119,7 +119,7 @@ impl Runtime {
 
     /// Sends a request and waits (bounded) for its response, result or error; returns it
     /// and when it was read.
-    pub async fn call(&mut self, method: &str, params: Value) -> anyhow::Result<Line> {
+    pub(super) async fn call(&mut self, method: &str, params: Value) -> anyhow::Result<Line> {
         let id = self.next_id;
         self.next_id += 1;
         let line = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
@@ -134,7 +134,10 @@ impl Runtime {
     }
 
     /// The first line (already read or still to come) matching `wanted`; bounded.
-    pub async fn wait_for(&mut self, wanted: impl Fn(&Value) -> bool) -> anyhow::Result<Line> {
+    pub(super) async fn wait_for(
+        &mut self,
+        wanted: impl Fn(&Value) -> bool,
+    ) -> anyhow::Result<Line> {
         if let Some(index) = self.backlog.iter().position(|line| wanted(&line.value)) {
             return Ok(self.backlog.remove(index));
         }
@@ -150,7 +153,7 @@ impl Runtime {
     }
 
     /// Waits for the task's terminal event; an error unless it is `task_completed`.
-    pub async fn wait_task_end(&mut self) -> anyhow::Result<Line> {
+    pub(super) async fn wait_task_end(&mut self) -> anyhow::Result<Line> {
         let end = self
             .wait_for(|value| {
                 matches!(
@@ -167,13 +170,13 @@ impl Runtime {
     }
 
     /// Drops everything read so far (keeps memory flat over long runs).
-    pub fn clear_backlog(&mut self) {
+    pub(super) fn clear_backlog(&mut self) {
         self.backlog.clear();
         while self.lines.try_recv().is_ok() {}
     }
 
     /// Shutdown, then end of input; the process is killed if it does not exit in time.
-    pub async fn stop(mut self) {
+    pub(super) async fn stop(mut self) {
         let _ = self.call("Shutdown", json!({})).await;
         drop(self.stdin.take());
         if tokio::time::timeout(self.timeout, self.child.wait())
@@ -185,14 +188,14 @@ impl Runtime {
     }
 }
 
-pub fn event_type(value: &Value) -> Option<&str> {
+pub(super) fn event_type(value: &Value) -> Option<&str> {
     (value.get("method")?.as_str()? == "SessionEvent")
         .then(|| value.pointer("/params/eventType")?.as_str())
         .flatten()
 }
 
 /// Peak resident set size in bytes (`VmHWM`); `None` where `/proc` does not exist (macOS).
-pub fn peak_rss(pid: u32) -> Option<u64> {
+pub(super) fn peak_rss(pid: u32) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let line = status.lines().find(|line| line.starts_with("VmHWM:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
@@ -200,7 +203,7 @@ pub fn peak_rss(pid: u32) -> Option<u64> {
 }
 
 /// The CreateSession params the desktop app sends, on `workspace`.
-pub fn create_session_params(workspace: &Path) -> Value {
+pub(super) fn create_session_params(workspace: &Path) -> Value {
     json!({"userId": "user_bench", "tenantId": "tenant_bench", "executionEnvironment": "desktop",
            "workspaceHint": {"localPaths": [workspace.display().to_string()]},
            "clientInfo": {"desktopAppVersion": "bench", "localAgentHostVersion": "bench",
@@ -208,7 +211,7 @@ pub fn create_session_params(workspace: &Path) -> Value {
            "supportedCapabilities": ["File.Read", "File.Write", "LLM.Call"]})
 }
 
-pub fn session_id(created: &Line) -> anyhow::Result<String> {
+pub(super) fn session_id(created: &Line) -> anyhow::Result<String> {
     created
         .value
         .pointer("/result/sessionId")

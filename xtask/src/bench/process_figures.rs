@@ -15,16 +15,16 @@ use super::process::{Runtime, RuntimeCommand, create_session_params, peak_rss, s
 /// The environment variable that makes the reference runtime skip the checkpoint fsyncs
 /// (`agent_host::state`), so the per-step figure can be split into fsync and the rest.
 /// For measurement only; a runtime that ignores it simply shows no difference.
-pub const NO_FSYNC_ENV: &str = "AGENT_RUNTIME_BENCH_NO_FSYNC";
+pub(super) const NO_FSYNC_ENV: &str = "AGENT_RUNTIME_BENCH_NO_FSYNC";
 
 /// The Session and Workspace Service fakes, shared by every run.
-pub struct Services {
+pub(super) struct Services {
     session: SessionServiceFake,
     workspace: WorkspaceFake,
 }
 
 impl Services {
-    pub async fn start() -> anyhow::Result<Self> {
+    pub(super) async fn start() -> anyhow::Result<Self> {
         Ok(Self {
             session: SessionServiceFake::start().await?,
             workspace: WorkspaceFake::start().await?,
@@ -81,7 +81,7 @@ fn ms(duration: Duration) -> f64 {
 
 /// Spawn → the answer to GetSessionState, in ms, and the peak RSS (bytes) then. The
 /// services are never contacted for it.
-pub async fn cold_start(
+pub(super) async fn cold_start(
     command: &RuntimeCommand,
     services: &Services,
     timeout: Duration,
@@ -98,7 +98,7 @@ pub async fn cold_start(
 }
 
 /// Spawn → CreateSession answered (ms), and the peak RSS (bytes) right after it.
-pub async fn create_session(
+pub(super) async fn create_session(
     command: &RuntimeCommand,
     services: &Services,
     timeout: Duration,
@@ -117,7 +117,7 @@ pub async fn create_session(
 }
 
 /// What a task of ReadFile steps showed.
-pub struct StepRun {
+pub(super) struct StepRun {
     /// Runtime time per LLM round trip (task wall time minus the fake's own time, divided
     /// by the number of gateway requests), ms.
     pub per_step_ms: f64,
@@ -135,7 +135,7 @@ const MAX_STEPS_PER_TASK: usize = 100;
 
 /// `steps` ReadFile calls (each reading a 2 KiB file) and a final answer, in one task, or in
 /// tasks of [`MAX_STEPS_PER_TASK`] steps when there are more.
-pub async fn tool_steps(
+pub(super) async fn tool_steps(
     command: &RuntimeCommand,
     services: &Services,
     steps: usize,
@@ -230,7 +230,7 @@ fn checkpointed_thread(dir: &Path) -> anyhow::Result<(usize, usize)> {
 
 /// Streams `chunks` text deltas, one at a time (see [`Mode::Stream`]); returns each chunk's
 /// latency from leaving the fake gateway to its `text_chunk` line read from stdout, in ms.
-pub async fn streaming(
+pub(super) async fn streaming(
     command: &RuntimeCommand,
     services: &Services,
     chunks: usize,
@@ -279,7 +279,7 @@ pub async fn streaming(
 
 /// The runtime's resident memory by part right after CreateSession and at the end of a task
 /// of `steps` ReadFile calls (the same task as [`tool_steps`]), in one process.
-pub async fn memory_snapshots(
+pub(super) async fn memory_snapshots(
     command: &RuntimeCommand,
     services: &Services,
     steps: usize,

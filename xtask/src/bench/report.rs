@@ -12,7 +12,7 @@ use super::stats::{Figure, Side, percentile, ratios, sorted, summary};
 const MB: f64 = 1_000_000.0;
 
 /// Every whole-process figure of `a` (and `b`), as Markdown (machine info first).
-pub fn whole_process(
+pub(super) fn whole_process(
     a: &RuntimeCommand,
     b: Option<&RuntimeCommand>,
     plan: Plan,

@@ -17,7 +17,7 @@ use anyhow::{Context, bail};
 use super::stats::{percentile, sorted};
 
 #[derive(clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// The agent-runtime binary to use as the launcher (default: the release build, else the
     /// debug build, of this checkout's target directory).
     #[arg(long)]
@@ -73,7 +73,7 @@ fn plan(workspace: &Path, tmp: &Path, namespaces: bool) -> String {
     .to_string()
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     let launcher = launcher(&args)?;
     let root = tempfile::tempdir()?;
     let workspace = root.path().join("workspace");

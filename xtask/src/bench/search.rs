@@ -11,7 +11,7 @@ use serde_json::Value;
 use crate::certify::{cargo, target_dir};
 
 #[derive(clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// Files in the generated tree (generated once under the target dir, then reused).
     #[arg(long, default_value_t = 100_000)]
     files: usize,
@@ -26,7 +26,7 @@ const PAIRS: [(&str, &str); 2] = [("GrepFiles", "rg"), ("FindFiles", "fd")];
 /// The goal: a tool's median at most this many times the command's.
 const GOAL: f64 = 2.0;
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     let root = crate::workspace_root();
     println!(
         "xtask: cargo bench -p agent-tools --bench search on {} files",

@@ -2,7 +2,7 @@
 
 /// One figure measured on the runtime under test (A) and, with `--peer`, on the peer (B),
 /// sample by sample in alternating runs, so `a[i]` and `b[i]` were taken back to back.
-pub struct Figure {
+pub(super) struct Figure {
     pub name: String,
     pub unit: &'static str,
     /// The limit the median of A should stay under, and how the report shows it.
@@ -12,7 +12,11 @@ pub struct Figure {
 }
 
 impl Figure {
-    pub fn new(name: impl Into<String>, unit: &'static str, target: Option<(f64, &str)>) -> Self {
+    pub(super) fn new(
+        name: impl Into<String>,
+        unit: &'static str,
+        target: Option<(f64, &str)>,
+    ) -> Self {
         Self {
             name: name.into(),
             unit,
@@ -22,7 +26,7 @@ impl Figure {
         }
     }
 
-    pub fn push(&mut self, side: Side, value: f64) {
+    pub(super) fn push(&mut self, side: Side, value: f64) {
         match side {
             Side::A => self.a.push(value),
             Side::B => self.b.push(value),
@@ -31,21 +35,21 @@ impl Figure {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Side {
+pub(super) enum Side {
     A,
     B,
 }
 
 /// min / median / max of a sample.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Summary {
+pub(super) struct Summary {
     pub n: usize,
     pub min: f64,
     pub median: f64,
     pub max: f64,
 }
 
-pub fn summary(values: &[f64]) -> Option<Summary> {
+pub(super) fn summary(values: &[f64]) -> Option<Summary> {
     let sorted = sorted(values);
     Some(Summary {
         n: sorted.len(),
@@ -56,7 +60,7 @@ pub fn summary(values: &[f64]) -> Option<Summary> {
 }
 
 /// The A/B ratio of each pair taken back to back, summarised; `None` without pairs.
-pub fn ratios(a: &[f64], b: &[f64]) -> Option<Summary> {
+pub(super) fn ratios(a: &[f64], b: &[f64]) -> Option<Summary> {
     let pairs: Vec<f64> = a
         .iter()
         .zip(b)
@@ -66,14 +70,14 @@ pub fn ratios(a: &[f64], b: &[f64]) -> Option<Summary> {
     summary(&pairs)
 }
 
-pub fn sorted(values: &[f64]) -> Vec<f64> {
+pub(super) fn sorted(values: &[f64]) -> Vec<f64> {
     let mut sorted: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
     sorted.sort_by(f64::total_cmp);
     sorted
 }
 
 /// Nearest-rank percentile of an already sorted sample.
-pub fn percentile(sorted: &[f64], p: f64) -> Option<f64> {
+pub(super) fn percentile(sorted: &[f64], p: f64) -> Option<f64> {
     if sorted.is_empty() {
         return None;
     }

@@ -1,7 +1,7 @@
 //! Steps of the agent loop (local-agent-host.md §4): step accounting and limits, cancellation,
 //! parallel tool calls, and the message thread.
 
-pub mod cancel;
-pub mod parallel;
-pub mod steps;
-pub mod thread;
+pub(crate) mod cancel;
+pub(crate) mod parallel;
+pub(crate) mod steps;
+pub(crate) mod thread;

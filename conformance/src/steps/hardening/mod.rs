@@ -1,8 +1,8 @@
 //! Steps of the hardening profile: what a hostile model cannot reach even where the spec is
 //! silent, judged from outside the runtime.
 
-pub mod analyser;
+pub(crate) mod analyser;
 #[cfg(target_os = "linux")]
-pub mod escapes;
-pub mod files;
-pub mod sandbox;
+pub(crate) mod escapes;
+pub(crate) mod files;
+pub(crate) mod sandbox;

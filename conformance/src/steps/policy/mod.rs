@@ -2,5 +2,5 @@
 //! the rules and attacks on them. Policy steps edit the Session Service fake's bundle template,
 //! so they come before "a running session".
 
-pub mod grants;
-pub mod rules;
+pub(crate) mod grants;
+pub(crate) mod rules;

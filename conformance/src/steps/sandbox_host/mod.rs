@@ -3,10 +3,10 @@
 //! reconnects, health, files and `workspace.sync`. These steps need `--transport sandbox`
 //! (the kit plays the Session Service); over another transport they are not applicable.
 
-pub mod attacks;
-pub mod files;
-pub mod lifecycle;
-pub mod slow;
+pub(crate) mod attacks;
+pub(crate) mod files;
+pub(crate) mod lifecycle;
+pub(crate) mod slow;
 
 use std::sync::Arc;
 

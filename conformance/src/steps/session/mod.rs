@@ -1,11 +1,11 @@
 //! Session steps: creation against the Session Service fake (compatible, refused, broken
 //! bundles, outages), what the service was told, and the session state.
 
-pub mod continued;
-pub mod end;
-pub mod history;
-pub mod pause;
-pub mod restarts;
+pub(crate) mod continued;
+pub(crate) mod end;
+pub(crate) mod history;
+pub(crate) mod pause;
+pub(crate) mod restarts;
 
 use std::path::Path;
 
@@ -25,7 +25,7 @@ use crate::world::{ConformanceWorld, SessionInfo};
 use crate::contract::{TENANT_ID, USER_ID};
 
 /// What the real desktop app lists (cowork-desktop-app `ipc-handlers.ts`, CreateSession).
-pub const CAPABILITIES: &[&str] = &[
+pub(crate) const CAPABILITIES: &[&str] = &[
     "File.Read",
     "File.Write",
     "File.Delete",

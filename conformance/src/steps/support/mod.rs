@@ -1,10 +1,10 @@
 //! What every step file shares: the step result type, JSON lookups, bounded waits, and what
 //! the runtime under test declares. One definition each, so the areas agree on what they mean.
 
-pub mod model;
-pub mod os;
-pub mod policy;
-pub mod task;
+pub(crate) mod model;
+pub(crate) mod os;
+pub(crate) mod policy;
+pub(crate) mod task;
 
 use std::{fmt, future::Future, time::Duration};
 
@@ -48,7 +48,7 @@ pub(crate) type StepResult = Result<(), Failure>;
 
 /// A step failure: an `anyhow::Error` displayed with its whole context chain (cucumber shows
 /// a failed step's error with `{}`, which for anyhow would print only the outermost line).
-pub struct Failure(anyhow::Error);
+pub(crate) struct Failure(anyhow::Error);
 
 impl<E: Into<anyhow::Error>> From<E> for Failure {
     fn from(error: E) -> Self {

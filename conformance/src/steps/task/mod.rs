@@ -1,8 +1,8 @@
 //! Task steps: starting a task, and what the client, the gateway and the Workspace Service
 //! observe while it runs and after it ends.
 
-pub mod options;
-pub mod start;
+pub(crate) mod options;
+pub(crate) mod start;
 
 use agent_mocks::{GatewayReply, ScriptedToolCall, StreamStep, Usage};
 use anyhow::Context;

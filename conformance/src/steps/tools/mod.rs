@@ -2,14 +2,14 @@
 //! §7.5): the model calls any tool with JSON arguments, and the steps look at what the runtime
 //! reported (tool_completed), what the model was told and which tools it was offered.
 
-pub mod artifacts;
-pub mod coding;
-pub mod coding_exec;
-pub mod everyday;
-pub mod files;
-pub mod git;
-pub mod http;
-pub mod shell;
+pub(crate) mod artifacts;
+pub(crate) mod coding;
+pub(crate) mod coding_exec;
+pub(crate) mod everyday;
+pub(crate) mod files;
+pub(crate) mod git;
+pub(crate) mod http;
+pub(crate) mod shell;
 
 use agent_mocks::GatewayReply;
 use anyhow::Context;

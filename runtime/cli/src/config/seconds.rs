@@ -13,7 +13,7 @@ use clap::error::ErrorKind;
 /// A non-negative, finite number of seconds; `#[arg(default_value_t = Seconds(…))]` takes a
 /// library's default.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Seconds(pub Duration);
+pub(crate) struct Seconds(pub Duration);
 
 impl fmt::Display for Seconds {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -30,7 +30,7 @@ impl ValueParserFactory for Seconds {
 }
 
 #[derive(Debug, Clone, Copy)]
-pub struct SecondsParser;
+pub(crate) struct SecondsParser;
 
 impl TypedValueParser for SecondsParser {
     type Value = Seconds;

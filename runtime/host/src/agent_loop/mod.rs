@@ -20,10 +20,10 @@ use agent_protocol::state::{SessionStatus, TaskStatus};
 use agent_protocol::{ErrorCode, ToolRouter};
 use tokio_util::sync::CancellationToken;
 
-pub use crate::backends::Backends;
-pub use crate::session::checkpoint;
-pub use persist::upload_history;
-pub use prompt::system_prompt;
+pub(crate) use crate::backends::Backends;
+pub(crate) use crate::session::checkpoint;
+pub(crate) use persist::upload_history;
+pub(crate) use prompt::system_prompt;
 use step::{AfterAnswer, Progress};
 
 use crate::config::HostConfig;
@@ -33,7 +33,7 @@ use crate::session::Session;
 use crate::thread::Origin;
 
 /// Everything one task run needs.
-pub struct TaskRun {
+pub(crate) struct TaskRun {
     pub session: Arc<Session>,
     pub backends: Arc<Backends>,
     pub tools: Arc<dyn ToolRouter>,
@@ -48,7 +48,7 @@ pub struct TaskRun {
 /// Why a task failed: the `reason` of `task_failed` and the task record's
 /// `completionReason`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FailureReason {
+pub(crate) enum FailureReason {
     MaxStepsExceeded,
     CapabilityDenied,
     RequestUnserialisable,
@@ -63,7 +63,7 @@ pub enum FailureReason {
 }
 
 impl FailureReason {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::MaxStepsExceeded => "max_steps_exceeded",
             Self::CapabilityDenied => "capability_denied",
@@ -82,7 +82,7 @@ impl FailureReason {
 
 /// How a task ended.
 #[derive(Debug, Clone)]
-pub enum Ending {
+pub(crate) enum Ending {
     Completed {
         result: String,
     },
@@ -113,7 +113,7 @@ impl Ending {
 
 /// Runs the task to its end. The steps run in their own tokio task so that even an
 /// unexpected panic still ends the task with a terminal event.
-pub async fn run(run: TaskRun) {
+pub(crate) async fn run(run: TaskRun) {
     let run = Arc::new(run);
     let steps = tokio::spawn({
         let run = Arc::clone(&run);
@@ -135,7 +135,7 @@ pub(crate) use crate::time::millis;
 
 /// The step after which `step_limit_approaching` is emitted: 80% of maxSteps, rounded
 /// down, when that is at least 1 and below maxSteps (so never for maxSteps = 1).
-pub fn step_limit_warning_at(max_steps: u32) -> Option<u32> {
+pub(crate) fn step_limit_warning_at(max_steps: u32) -> Option<u32> {
     let at = max_steps.saturating_mul(4) / 5;
     (at >= 1 && at < max_steps).then_some(at)
 }

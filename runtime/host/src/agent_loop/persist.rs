@@ -21,7 +21,7 @@ use crate::time::now_rfc3339;
 /// `task_id` is the task of this session the upload belongs to; `after_task` the task the
 /// snapshot follows, which for a session that continues a past conversation and ran no
 /// task of its own is that conversation's last task (of another session).
-pub async fn upload_history(
+pub(crate) async fn upload_history(
     session: &Session,
     backends: &Backends,
     task_id: Option<&str>,

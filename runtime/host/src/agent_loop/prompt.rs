@@ -3,7 +3,7 @@
 
 use crate::session::Identity;
 
-pub fn system_prompt(identity: &Identity) -> String {
+pub(crate) fn system_prompt(identity: &Identity) -> String {
     let workspace = identity.workspace_root.as_ref().map_or_else(
         || "There is no project folder for this conversation.".to_owned(),
         |root| {

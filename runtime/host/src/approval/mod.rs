@@ -18,7 +18,7 @@ use crate::session::Session;
 use crate::time::millis;
 
 /// Who asks: the session and task the approval belongs to, and how long the user has.
-pub struct Asking<'a> {
+pub(crate) struct Asking<'a> {
     pub session: &'a Session,
     pub backends: &'a Backends,
     pub task_id: &'a str,
@@ -30,7 +30,7 @@ pub struct Asking<'a> {
 /// `approval_requested` goes out (the app may answer at once) and checkpointed (a crash
 /// while the user decides keeps it, §9.2); the decision is recorded at the Approval Service
 /// and announced with `approval_resolved`.
-pub async fn ask(
+pub(crate) async fn ask(
     asking: &Asking<'_>,
     request: &ToolRequest,
     rule_id: Option<&str>,
@@ -109,7 +109,7 @@ pub async fn ask(
 
 /// The tool result a decision other than approval makes of the call (§10.3): denied, with
 /// the user's reason when they gave one; `None` for an approval.
-pub fn refusal(
+pub(crate) fn refusal(
     request: &ToolRequest,
     (decision, reason): (Decision, Option<String>),
     timeout: Duration,

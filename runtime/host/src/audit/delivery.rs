@@ -18,7 +18,7 @@ use super::envelope::{Ids, own_event};
 
 /// How one service is reached and how hard delivery tries.
 #[derive(Debug, Clone)]
-pub struct DeliveryConfig {
+pub(crate) struct DeliveryConfig {
     /// The full endpoint, e.g. `https://audit.example.com/audit/events`.
     pub endpoint: String,
     pub tuning: DeliveryTuning,
@@ -52,7 +52,7 @@ impl Default for DeliveryTuning {
 }
 
 /// The `eventType` of the envelope that reports drops.
-pub const EVENTS_DROPPED: &str = "events_dropped";
+pub(crate) const EVENTS_DROPPED: &str = "events_dropped";
 
 enum Command {
     Event(Box<AuditEvent>),
@@ -61,14 +61,14 @@ enum Command {
 
 /// The sending side; cheap to clone.
 #[derive(Clone)]
-pub struct Channel {
+pub(crate) struct Channel {
     tx: mpsc::Sender<Command>,
     dropped: Arc<AtomicU64>,
 }
 
 impl Channel {
     /// Spawns the delivery task on the current tokio runtime.
-    pub fn start(config: DeliveryConfig, client: reqwest::Client, ids: Ids) -> Self {
+    pub(crate) fn start(config: DeliveryConfig, client: reqwest::Client, ids: Ids) -> Self {
         let (tx, rx) = mpsc::channel(config.tuning.queue_bound.max(1));
         let dropped = Arc::new(AtomicU64::new(0));
         let worker = Worker {
@@ -83,7 +83,7 @@ impl Channel {
 
     /// Queues an envelope, or drops and counts it when the queue is full (or the task is
     /// gone). Never waits.
-    pub fn offer(&self, envelope: AuditEvent) {
+    pub(crate) fn offer(&self, envelope: AuditEvent) {
         if self
             .tx
             .try_send(Command::Event(Box::new(envelope)))
@@ -95,12 +95,12 @@ impl Channel {
 
     /// Envelopes dropped and not yet reported.
     #[cfg(test)]
-    pub fn dropped(&self) -> u64 {
+    pub(crate) fn dropped(&self) -> u64 {
         self.dropped.load(Ordering::Relaxed)
     }
 
     /// Sends what is queued now, waiting at most `within` (Shutdown: best effort).
-    pub async fn flush(&self, within: Duration) -> bool {
+    pub(crate) async fn flush(&self, within: Duration) -> bool {
         let (done, finished) = oneshot::channel();
         timeout(within, async {
             self.tx.send(Command::Flush(done)).await.is_ok() && finished.await.is_ok()

@@ -19,11 +19,11 @@ use serde_json::{Map, Value, json};
 
 /// String arguments longer than this are summarised in envelopes: a WriteFile's content
 /// is not an audit record, its path is.
-pub const MAX_ARGUMENT_CHARS: usize = 256;
+pub(crate) const MAX_ARGUMENT_CHARS: usize = 256;
 
 /// The identity every envelope of a session carries.
 #[derive(Debug, Clone, Default)]
-pub struct Ids {
+pub(crate) struct Ids {
     pub tenant_id: String,
     pub user_id: String,
     pub workspace_id: String,
@@ -32,7 +32,7 @@ pub struct Ids {
 
 /// Where one event goes.
 #[derive(Debug, Default)]
-pub struct Routed {
+pub(crate) struct Routed {
     pub audit: Option<AuditEvent>,
     pub telemetry: Option<AuditEvent>,
 }
@@ -106,7 +106,11 @@ fn classify(body: &EventBody, audited_calls: &mut HashSet<String>) -> Class {
 
 /// The envelopes of one SessionEvent: for the Audit Service when it is an audit record, for
 /// the Telemetry Service unless it is a `text_chunk`.
-pub fn route(ids: &Ids, event: &SessionEvent, audited_calls: &mut HashSet<String>) -> Routed {
+pub(crate) fn route(
+    ids: &Ids,
+    event: &SessionEvent,
+    audited_calls: &mut HashSet<String>,
+) -> Routed {
     let class = classify(&event.body, audited_calls);
     let is_chunk = matches!(event.body, EventBody::TextChunk(_));
     if !class.audit && is_chunk {
@@ -137,7 +141,12 @@ pub fn route(ids: &Ids, event: &SessionEvent, audited_calls: &mut HashSet<String
 }
 
 /// An envelope the delivery itself creates (e.g. how many events a full queue dropped).
-pub fn own_event(ids: &Ids, event_type: &str, severity: Severity, payload: Value) -> AuditEvent {
+pub(crate) fn own_event(
+    ids: &Ids,
+    event_type: &str,
+    severity: Severity,
+    payload: Value,
+) -> AuditEvent {
     AuditEvent {
         event_id: new_event_id(),
         event_type: event_type.to_owned(),

@@ -4,9 +4,9 @@
 //! store ([`run_store`]). [`Outlets::record`] is called by `EventSink::emit` for every
 //! event and never waits.
 
-pub mod delivery;
-pub mod envelope;
-pub mod run_store;
+pub(crate) mod delivery;
+pub(crate) mod envelope;
+pub(crate) mod run_store;
 
 #[cfg(test)]
 mod tests;
@@ -20,17 +20,19 @@ use agent_protocol::ErrorCode;
 use agent_protocol::audit::AuditEvent;
 use agent_protocol::events::{EventBody, SessionEvent, Warning};
 
-pub use delivery::{Channel, DeliveryConfig, DeliveryTuning};
-pub use envelope::Ids;
-pub use run_store::{Admission, RunStore, RunStoreLimits};
+use delivery::DeliveryTuning;
+pub(crate) use delivery::{Channel, DeliveryConfig};
+pub(crate) use envelope::Ids;
+use run_store::RunStoreLimits;
+pub(crate) use run_store::{Admission, RunStore};
 
 /// The `warning` code sent when the run store starts leaving events out.
-pub const EVENT_BACKLOG: &str = "EVENT_BACKLOG";
+pub(crate) const EVENT_BACKLOG: &str = "EVENT_BACKLOG";
 
 /// Every envelope leaving the process passes here, just before it is queued: secrets in
 /// its payload (tool arguments, approval details, error messages) are redacted with the
 /// process's rules, so audit and telemetry records never carry them in clear.
-pub fn outbound(mut envelope: AuditEvent) -> AuditEvent {
+pub(crate) fn outbound(mut envelope: AuditEvent) -> AuditEvent {
     crate::redact::apply::json_value(&crate::redact::global(), &mut envelope.payload);
     envelope
 }
@@ -74,7 +76,7 @@ impl AuditConfig {
 }
 
 /// One session's outlets.
-pub struct Outlets {
+pub(crate) struct Outlets {
     ids: Ids,
     audit: Option<Channel>,
     telemetry: Option<Channel>,
@@ -87,7 +89,7 @@ impl Outlets {
     /// Starts the delivery tasks and the run store the configuration asks for (on the
     /// current tokio runtime). `client` is the host's shared HTTP client (building another
     /// would parse the system's trust roots again); without one there is no delivery.
-    pub fn start(
+    pub(crate) fn start(
         config: &AuditConfig,
         log_dir: Option<&PathBuf>,
         ids: Ids,
@@ -124,7 +126,7 @@ impl Outlets {
 
     /// Hands the event to every outlet without waiting; `Some(warning)` when the run store
     /// has just started leaving events out (the caller emits it).
-    pub fn record(&self, event: &SessionEvent) -> Option<EventBody> {
+    pub(crate) fn record(&self, event: &SessionEvent) -> Option<EventBody> {
         if self.audit.is_some() || self.telemetry.is_some() {
             let routed = {
                 let mut calls = match self.audited_calls.lock() {
@@ -151,7 +153,7 @@ impl Outlets {
 
     /// Best effort at Shutdown: both services get what is queued, within the configured
     /// bound (the two flushes run side by side).
-    pub async fn flush(&self) {
+    pub(crate) async fn flush(&self) {
         let within = self.flush_timeout;
         let flush = |channel: &Option<Channel>| {
             let channel = channel.clone();

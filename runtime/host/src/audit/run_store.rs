@@ -42,7 +42,7 @@ impl Default for RunStoreLimits {
 
 /// What `record` asks of the caller.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Admission {
+pub(crate) enum Admission {
     Queued,
     /// Left out; a backlog was already reported.
     Dropped,
@@ -66,7 +66,7 @@ struct Backlog {
     reported: AtomicBool,
 }
 
-pub struct RunStore {
+pub(crate) struct RunStore {
     tx: SyncSender<Line>,
     bound: usize,
     backlog: Arc<Backlog>,
@@ -74,7 +74,7 @@ pub struct RunStore {
 
 impl RunStore {
     /// Starts the writer thread; `None` (with a log line) when the directory cannot be made.
-    pub fn open(dir: PathBuf, limits: RunStoreLimits, session_id: &str) -> Option<Self> {
+    pub(crate) fn open(dir: PathBuf, limits: RunStoreLimits, session_id: &str) -> Option<Self> {
         if let Err(error) = fs::create_dir_all(&dir) {
             tracing::warn!(dir = %dir.display(), %error, "run store disabled: cannot create its directory");
             return None;
@@ -100,7 +100,7 @@ impl RunStore {
 
     /// Queues the event, or leaves it out under backlog (see the module comment). Never
     /// blocks.
-    pub fn record(&self, event: &SessionEvent) -> Admission {
+    pub(crate) fn record(&self, event: &SessionEvent) -> Admission {
         let pending = self.backlog.pending.load(Ordering::Acquire);
         let is_chunk = matches!(event.body, EventBody::TextChunk(_));
         let queued = if is_chunk && pending * 2 >= self.bound {

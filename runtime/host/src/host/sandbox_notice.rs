@@ -8,7 +8,7 @@ use agent_protocol::events::{EventBody, Warning};
 use crate::events::Scope;
 use crate::session::Session;
 
-pub fn announce(tools: &dyn ToolRouter, session: &Session) {
+pub(super) fn announce(tools: &dyn ToolRouter, session: &Session) {
     let Some(status) = tools.sandbox_status() else {
         return;
     };

@@ -20,7 +20,7 @@ use crate::services::parse_error_body;
 
 /// The ID chain sent as headers, since the body is relayed upstream verbatim.
 #[derive(Debug, Clone)]
-pub struct CallIds<'a> {
+pub(crate) struct CallIds<'a> {
     pub session_id: &'a str,
     pub task_id: &'a str,
     pub step_id: &'a str,
@@ -28,7 +28,7 @@ pub struct CallIds<'a> {
     pub redaction_applied: bool,
 }
 
-pub struct LlmClient {
+pub(crate) struct LlmClient {
     settings: LlmConfig,
     http: Client,
 }
@@ -36,18 +36,18 @@ pub struct LlmClient {
 impl LlmClient {
     /// `http` should have the gateway's connect timeout (`LLM_CONNECT_TIMEOUT_SECONDS`) and no
     /// overall timeout (a stream lasts as long as the model writes).
-    pub fn new(settings: LlmConfig, http: Client) -> Self {
+    pub(crate) fn new(settings: LlmConfig, http: Client) -> Self {
         Self { settings, http }
     }
 
-    pub fn max_retries(&self) -> u32 {
+    pub(crate) fn max_retries(&self) -> u32 {
         self.settings.max_retries
     }
 
     /// Streams one completion, retrying retryable failures with exponential backoff and
     /// jitter (or the gateway's Retry-After). The thread is untouched until this returns,
     /// so a retry after a partial stream is safe.
-    pub async fn complete(
+    pub(crate) async fn complete(
         &self,
         body: &bytes::Bytes,
         ids: CallIds<'_>,

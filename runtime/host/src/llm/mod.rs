@@ -1,13 +1,13 @@
 //! The LLM Gateway client (local-agent-host.md §6) speaking OpenAI Chat Completions
 //! streaming, as the real gateway does (INTEROP.md §2).
 
-pub mod client;
-pub mod request;
-pub mod stream;
+pub(crate) mod client;
+pub(crate) mod request;
+pub(crate) mod stream;
 
 use std::time::Duration;
 
-pub use client::LlmClient;
+pub(crate) use client::LlmClient;
 
 /// Why the model stopped, in the spec's vocabulary (§4.4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,7 +62,7 @@ pub struct LlmResponse {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum LlmError {
+pub(crate) enum LlmError {
     /// Worth retrying the whole request: 429, 5xx, connect errors, timeouts, partial streams.
     #[error("{reason}")]
     Retryable {
@@ -82,7 +82,7 @@ pub enum LlmError {
 }
 
 /// Receives what happens during a call, as it happens.
-pub trait StreamObserver: Send {
+pub(crate) trait StreamObserver: Send {
     fn text(&mut self, text: &str);
     fn retry(&mut self, attempt: u32, max_retries: u32, reason: &str, delay: Duration);
     /// Text already passed to `text` was thrown away because the attempt failed.

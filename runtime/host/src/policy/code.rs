@@ -19,10 +19,10 @@ use serde_json::{Map, Value};
 use super::PolicyEnforcer;
 
 /// The capability's name.
-pub const CODE_EXECUTE: &str = "Code.Execute";
+pub(crate) const CODE_EXECUTE: &str = "Code.Execute";
 
 /// The language of a call that names none.
-pub const DEFAULT_LANGUAGE: &str = "python";
+pub(crate) const DEFAULT_LANGUAGE: &str = "python";
 
 /// `allowedLanguages`, when set.
 fn allowed_languages(entry: &CapabilityEntry) -> Option<Vec<&str>> {
@@ -34,12 +34,12 @@ fn allowed_languages(entry: &CapabilityEntry) -> Option<Vec<&str>> {
 }
 
 /// `allowCodeNetwork: true`; absent, `null` or anything else is no network.
-pub fn allows_network(entry: Option<&CapabilityEntry>) -> bool {
+pub(crate) fn allows_network(entry: Option<&CapabilityEntry>) -> bool {
     entry.and_then(|entry| entry.extra.get("allowCodeNetwork")) == Some(&Value::Bool(true))
 }
 
 /// `maxExecutionTimeSeconds`, when set to a positive number.
-pub fn max_execution_time(entry: Option<&CapabilityEntry>) -> Option<Duration> {
+pub(crate) fn max_execution_time(entry: Option<&CapabilityEntry>) -> Option<Duration> {
     entry
         .and_then(|entry| entry.extra.get("maxExecutionTimeSeconds"))
         .and_then(Value::as_f64)

@@ -171,7 +171,7 @@ pub enum CommandDenial {
 
 /// The distinct base names of every program `line` would start, in order of appearance.
 #[cfg(test)]
-pub fn base_commands(line: &str) -> Result<Vec<String>, CommandDenial> {
+pub(crate) fn base_commands(line: &str) -> Result<Vec<String>, CommandDenial> {
     check(line, None, None)
 }
 
@@ -243,7 +243,7 @@ pub fn analyse(
 /// Judges every program `line` would start. On success, the distinct base names found (for
 /// the approval risk: all of them are admitted by `allowed` when it is set).
 #[cfg(test)]
-pub fn check(
+pub(crate) fn check(
     line: &str,
     allowed: Option<&[String]>,
     blocked: Option<&[String]>,

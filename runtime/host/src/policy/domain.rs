@@ -33,7 +33,7 @@ mod tests;
 
 /// Why a URL may not be fetched; the `Display` text is the reason shown to the model.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum DomainDenial {
+pub(crate) enum DomainDenial {
     #[error("Domain is blocked: {0}")]
     Blocked(String),
     #[error("Domain not allowed: {0}")]
@@ -69,7 +69,7 @@ impl Target {
 }
 
 /// Judges `url`. On success, the host it names (for the approval risk).
-pub fn check(
+pub(crate) fn check(
     url: &str,
     allowed: Option<&[String]>,
     blocked: Option<&[String]>,
@@ -92,7 +92,7 @@ pub fn check(
 
 /// The same judgement as [`check`] with `entry`'s lists, for the tool runtime to apply to
 /// every URL a call reaches after the first (redirect hops).
-pub fn url_check(entry: &CapabilityEntry) -> UrlCheck {
+pub(crate) fn url_check(entry: &CapabilityEntry) -> UrlCheck {
     let allowed = entry.allowed_domains.clone();
     let blocked = entry.blocked_domains.clone();
     UrlCheck::new(move |url| {
@@ -108,7 +108,7 @@ pub fn url_check(entry: &CapabilityEntry) -> UrlCheck {
 /// `ssh`, `git`; scp-like remotes arrive as `ssh://`): only its host counts. Unlike
 /// `Network.Http`, an entry without `allowedDomains` lists no server, so a push reaches
 /// only the granted folders on this machine.
-pub fn remote_check(entry: &CapabilityEntry) -> UrlCheck {
+pub(crate) fn remote_check(entry: &CapabilityEntry) -> UrlCheck {
     let allowed = entry.allowed_domains.clone();
     let blocked = entry.blocked_domains.clone();
     UrlCheck::new(move |url| {

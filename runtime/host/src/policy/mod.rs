@@ -27,16 +27,16 @@
 //! `allowedDomains` is set, else medium; `File.Write` is high when a path lies outside the
 //! workspace root (or no root is known); the rest keep [`default_risk`].
 
-pub mod code;
-pub mod command;
-pub mod domain;
+pub(crate) mod code;
+pub(crate) mod command;
+pub(crate) mod domain;
 mod extensions;
 mod grant;
-pub mod path_glob;
+pub(crate) mod path_glob;
 mod paths;
 mod sandbox;
 mod scope;
-pub mod task_options;
+pub(crate) mod task_options;
 #[cfg(test)]
 mod tests;
 
@@ -167,7 +167,7 @@ impl PolicyEnforcer {
 }
 
 /// §8.5 default risk per capability, before the elevations of `check_tool`.
-pub fn default_risk(capability: &str) -> RiskLevel {
+pub(crate) fn default_risk(capability: &str) -> RiskLevel {
     match capability {
         "File.Read" | "Workspace.Upload" | "Git.Status" | "Git.Diff" => RiskLevel::Low,
         "File.Delete" | "Git.Push" => RiskLevel::High,

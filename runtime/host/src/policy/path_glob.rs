@@ -4,7 +4,7 @@
 use agent_path_rules::{Os, glob};
 
 /// A readable message per glob entry of the bundle's path lists that cannot be used.
-pub fn problems(bundle: &agent_protocol::policy::PolicyBundle) -> Vec<String> {
+pub(crate) fn problems(bundle: &agent_protocol::policy::PolicyBundle) -> Vec<String> {
     let mut found = Vec::new();
     for entry in &bundle.capabilities {
         let lists = [

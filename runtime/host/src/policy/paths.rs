@@ -172,7 +172,7 @@ impl PolicyEnforcer {
 /// A network or device path (`\\server\share\…`, `\\.\…` on Windows) is judged as written:
 /// resolving it would contact the server the model named — on Windows with the user's
 /// credentials — before the policy has said yes.
-pub fn resolve(path: &Path) -> PathBuf {
+pub(super) fn resolve(path: &Path) -> PathBuf {
     let normal = normalize(path);
     if is_remote(&normal) {
         return normal;

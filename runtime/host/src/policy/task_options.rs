@@ -23,7 +23,7 @@ use serde_json::{Map, Value};
 use super::{PolicyEnforcer, Verdict};
 
 /// Whether a tool of `capability` is offered to the model under `options`.
-pub fn offers(options: &TaskOptions, capability: &str) -> bool {
+pub(crate) fn offers(options: &TaskOptions, capability: &str) -> bool {
     !(matches!(capability, "Network.Http" | "Search.Web") && options.allow_network == Some(false))
 }
 

@@ -10,7 +10,7 @@ use super::Redactor;
 /// Redacts what a tool returned — its text, its error message, and the text of its
 /// artifacts (uploaded to the Workspace Service) and patch hunks — before anything else sees it.
 /// True when something was replaced.
-pub fn tool_result(redactor: &Redactor, result: &mut ToolResult) -> bool {
+pub(crate) fn tool_result(redactor: &Redactor, result: &mut ToolResult) -> bool {
     let mut changed = false;
     if let Some(text) = result.output_text.as_mut() {
         changed |= redactor.redact_in_place(text);
@@ -42,7 +42,7 @@ pub fn tool_result(redactor: &Redactor, result: &mut ToolResult) -> bool {
 /// Redacts every string of a JSON value in place (keys stay): for structured records such
 /// as audit and telemetry envelopes, merged just before they leave the process. True when
 /// something was replaced.
-pub fn json_value(redactor: &Redactor, value: &mut Value) -> bool {
+pub(crate) fn json_value(redactor: &Redactor, value: &mut Value) -> bool {
     match value {
         Value::String(text) => redactor.redact_in_place(text),
         Value::Array(items) => items
@@ -68,7 +68,7 @@ const MIN_FRAGMENT: usize = 8;
 /// random — letters and digits, or letters whose case changes as in random text rather than
 /// in words (`aBcDxYZqRs…`, not `HttpRequestError`) — becomes `[REDACTED:fragment]`. True when
 /// something was replaced.
-pub fn cut_fragments(text: &mut String) -> bool {
+pub(crate) fn cut_fragments(text: &mut String) -> bool {
     let mut cuts = Vec::new();
     let mut from = 0;
     while let Some(at) = text[from..].find(MARKER_HEAD).map(|at| from + at) {

@@ -23,12 +23,12 @@
 //! Log lines get the rules too (stderr and LOG_DIR are read by people and support tools);
 //! the built-in rules are written so that a redacted JSON log line stays JSON.
 
-pub mod apply;
+pub(crate) mod apply;
 #[cfg(test)]
 mod format_tests;
 #[cfg(test)]
 mod hardening_tests;
-pub mod rules;
+pub(crate) mod rules;
 #[cfg(test)]
 mod tests;
 
@@ -37,18 +37,18 @@ use std::sync::{Arc, OnceLock, RwLock};
 
 use regex::{Captures, Regex, RegexSet};
 
-pub use rules::Rule;
+pub(crate) use rules::Rule;
 
 /// The model-request header that says content in this request was redacted (INTEROP.md §2
 /// keeps the body as the upstream sees it, so request context travels in headers).
-pub const REDACTION_HEADER: &str = "x-redaction-applied";
+pub(crate) const REDACTION_HEADER: &str = "x-redaction-applied";
 
 /// The start of every replacement; its presence in a request sets [`REDACTION_HEADER`].
-pub const MARKER: &str = "[REDACTED:";
+pub(crate) const MARKER: &str = "[REDACTED:";
 
 /// Exact values shorter than this are not redacted: a one-letter "token" would rewrite
 /// every occurrence of that letter.
-pub const MIN_SECRET_LEN: usize = 8;
+pub(crate) const MIN_SECRET_LEN: usize = 8;
 
 #[derive(Debug, thiserror::Error)]
 pub enum RedactError {
@@ -282,7 +282,7 @@ pub fn warm_up_in_background() {
 }
 
 /// Adds exact values to the process-wide redactor (credentials learnt at run time).
-pub fn add_values(values: Vec<String>) {
+pub(crate) fn add_values(values: Vec<String>) {
     let values: Vec<String> = values
         .into_iter()
         .filter(|value| value.trim().chars().count() >= MIN_SECRET_LEN)
@@ -303,7 +303,7 @@ pub fn add_values(values: Vec<String>) {
 
 /// Adds the policy bundle's `llmPolicy.redactionRules` to the process-wide redactor (rules
 /// already there are kept once). Returns a readable message per rule that cannot be used.
-pub fn add_policy_rules(rules: &[agent_protocol::policy::RedactionRule]) -> Vec<String> {
+pub(crate) fn add_policy_rules(rules: &[agent_protocol::policy::RedactionRule]) -> Vec<String> {
     let mut problems = Vec::new();
     let mut parsed = Vec::new();
     for rule in rules {
@@ -338,7 +338,7 @@ pub fn add_policy_rules(rules: &[agent_protocol::policy::RedactionRule]) -> Vec<
 }
 
 /// Names of environment variables whose values are credentials of this process.
-pub fn is_secret_variable(name: &str) -> bool {
+pub(crate) fn is_secret_variable(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
     ["_TOKEN", "_SECRET", "_PASSWORD", "_API_KEY", "_CREDENTIALS"]
         .iter()

@@ -79,7 +79,7 @@ impl Rule {
 
 /// The defaults: API keys and tokens with a recognisable shape, JWTs, PEM private keys and
 /// `password=`/`secret:`-style assignments. Values exclude `"` and `\` (see the module doc).
-pub const DEFAULT_RULES: &[(&str, &str)] = &[
+pub(crate) const DEFAULT_RULES: &[(&str, &str)] = &[
     (
         "private_key",
         // A whole PEM block, or (when output truncation cut its end) the header and the
@@ -171,7 +171,7 @@ pub const DEFAULT_RULES: &[(&str, &str)] = &[
     ),
 ];
 
-pub fn defaults() -> Vec<Rule> {
+pub(crate) fn defaults() -> Vec<Rule> {
     DEFAULT_RULES
         .iter()
         .map(|(kind, pattern)| Rule::builtin(kind, pattern))
@@ -179,7 +179,7 @@ pub fn defaults() -> Vec<Rule> {
 }
 
 /// Parses a rules file (format in the module doc); errors name the line.
-pub fn parse(text: &str) -> Result<Vec<Rule>, RedactError> {
+pub(crate) fn parse(text: &str) -> Result<Vec<Rule>, RedactError> {
     let mut rules = Vec::new();
     for (index, line) in text.lines().enumerate() {
         let line = line.trim();

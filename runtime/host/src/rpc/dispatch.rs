@@ -14,7 +14,7 @@ use crate::host::Host;
 /// What handling a line produced: the reply to write (if any) and whether a Shutdown
 /// request was accepted, so teardown starts only after the reply is queued.
 #[derive(Debug, Default)]
-pub struct Outcome {
+pub(crate) struct Outcome {
     pub reply: Option<Reply>,
     pub shutdown_requested: bool,
 }
@@ -22,12 +22,12 @@ pub struct Outcome {
 /// One response, or the array answering a batch.
 #[derive(Debug, serde::Serialize)]
 #[serde(untagged)]
-pub enum Reply {
+pub(crate) enum Reply {
     Single(Response),
     Batch(Vec<Response>),
 }
 
-pub async fn handle_line(host: &Arc<Host>, line: &[u8]) -> Outcome {
+pub(crate) async fn handle_line(host: &Arc<Host>, line: &[u8]) -> Outcome {
     let text = match std::str::from_utf8(line) {
         Ok(text) => text,
         Err(error) => {

@@ -5,19 +5,19 @@
 use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 
 #[derive(Debug, PartialEq, Eq)]
-pub enum Frame {
+pub(crate) enum Frame {
     Line(Vec<u8>),
     TooLong { bytes: usize },
     Eof,
 }
 
-pub struct LineReader<R> {
+pub(crate) struct LineReader<R> {
     reader: R,
     max_line_bytes: usize,
 }
 
 impl<R: AsyncBufRead + Unpin> LineReader<R> {
-    pub fn new(reader: R, max_line_bytes: usize) -> Self {
+    pub(crate) fn new(reader: R, max_line_bytes: usize) -> Self {
         Self {
             reader,
             max_line_bytes,
@@ -25,7 +25,7 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
     }
 
     /// The next non-blank line, without its `\n` (or `\r\n`).
-    pub async fn next_frame(&mut self) -> std::io::Result<Frame> {
+    pub(crate) async fn next_frame(&mut self) -> std::io::Result<Frame> {
         loop {
             let frame = self.read_line().await?;
             match &frame {

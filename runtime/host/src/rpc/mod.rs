@@ -1,8 +1,8 @@
 //! The JSON-RPC 2.0 server: newline-delimited framing, dispatch, and the single writer that
 //! owns the output stream.
 
-pub mod dispatch;
-pub mod framing;
-pub mod http;
-pub mod sandbox_host;
-pub mod server;
+pub(crate) mod dispatch;
+pub(crate) mod framing;
+pub(crate) mod http;
+pub(crate) mod sandbox_host;
+pub(crate) mod server;

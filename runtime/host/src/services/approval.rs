@@ -15,20 +15,20 @@ use serde_json::Value;
 use super::ServiceClient;
 
 #[derive(Clone, Default)]
-pub struct ApprovalServiceClient {
+pub(crate) struct ApprovalServiceClient {
     client: Option<Arc<ServiceClient>>,
 }
 
 impl ApprovalServiceClient {
     /// `None`: persistence is skipped (Phase 1 behaviour, local-agent-host.md §10.4 item 3).
-    pub fn new(client: Option<ServiceClient>) -> Self {
+    pub(crate) fn new(client: Option<ServiceClient>) -> Self {
         Self {
             client: client.map(Arc::new),
         }
     }
 
     /// Sends `record` in the background; never waits and never fails.
-    pub fn record(&self, record: ApprovalDecisionRecord) {
+    pub(crate) fn record(&self, record: ApprovalDecisionRecord) {
         let Some(client) = self.client.clone() else {
             return;
         };

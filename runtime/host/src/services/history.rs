@@ -18,7 +18,7 @@ use crate::thread::estimate_tokens;
 const FAILURE_PREFIXES: [&str; 2] = ["Error (", "Denied ("];
 
 /// The messages one thread message becomes in the uploaded history, in order.
-pub fn to_app_form(message: &ConversationMessage) -> Vec<Value> {
+pub(crate) fn to_app_form(message: &ConversationMessage) -> Vec<Value> {
     let base = |message_id: String, role: &str, content: String| {
         let mut value = Map::new();
         value.insert("messageId".into(), json!(message_id));
@@ -138,7 +138,10 @@ fn text_of(value: Option<&Value>) -> Option<String> {
 /// assistant message with those calls (joined to the assistant text just before it),
 /// each `tool_result` the tool message answering its call: by `id`, else by order.
 /// `session_id` fills a message that names none.
-pub fn read_back(stored: Vec<Value>, session_id: &str) -> Result<Vec<ConversationMessage>, String> {
+pub(crate) fn read_back(
+    stored: Vec<Value>,
+    session_id: &str,
+) -> Result<Vec<ConversationMessage>, String> {
     let mut out: Vec<ConversationMessage> = Vec::with_capacity(stored.len());
     // Calls of the latest run not answered yet, in order.
     let mut unanswered: VecDeque<String> = VecDeque::new();

@@ -2,8 +2,8 @@
 //! errors, timeouts and 5xx answers are retried with backoff; what still fails becomes an
 //! error whose message a person can act on.
 
-pub mod approval;
-pub mod history;
+pub(crate) mod approval;
+pub(crate) mod history;
 
 use std::borrow::Cow;
 use std::time::Duration;
@@ -81,7 +81,7 @@ impl ServiceError {
 
 /// Retry policy shared by the service clients.
 #[derive(Debug, Clone, Copy)]
-pub struct Retry {
+pub(crate) struct Retry {
     pub retries: u32,
     pub base_delay: Duration,
 }
@@ -95,7 +95,7 @@ impl Retry {
 
 /// A JSON-over-HTTP client of one backend service.
 #[derive(Clone)]
-pub struct ServiceClient {
+pub(crate) struct ServiceClient {
     service: &'static str,
     base_url: String,
     http: Client,
@@ -106,7 +106,7 @@ pub struct ServiceClient {
 }
 
 impl ServiceClient {
-    pub fn new(
+    pub(crate) fn new(
         service: &'static str,
         base_url: &str,
         http: Client,
@@ -123,7 +123,7 @@ impl ServiceClient {
     }
 
     /// POSTs `body` and returns the parsed JSON answer (`Value::Null` for an empty body).
-    pub async fn post<B: Serialize, T: DeserializeOwned>(
+    pub(crate) async fn post<B: Serialize, T: DeserializeOwned>(
         &self,
         path: &str,
         body: &B,
@@ -134,7 +134,7 @@ impl ServiceClient {
     /// POSTs a body whose purpose is to carry one of the runtime's own credentials (the
     /// sandbox's registration token), so it skips the exact-value backstop that would
     /// replace it. Nothing else may go through here.
-    pub async fn post_credential<B: Serialize, T: DeserializeOwned>(
+    pub(crate) async fn post_credential<B: Serialize, T: DeserializeOwned>(
         &self,
         path: &str,
         body: &B,
@@ -148,14 +148,14 @@ impl ServiceClient {
     }
 
     /// GETs `path` and returns the parsed JSON answer.
-    pub async fn get<T: DeserializeOwned>(&self, path: &str) -> Result<T, ServiceError> {
+    pub(crate) async fn get<T: DeserializeOwned>(&self, path: &str) -> Result<T, ServiceError> {
         self.send::<(), T>(Method::GET, path, None).await
     }
 
     /// POSTs a JSON document held as pieces, streamed with its length declared. Its items
     /// must already be clean of the runtime's credentials (the thread's stored JSON is,
     /// see `Thread::stored`); the head and the tail are cleaned here.
-    pub async fn post_json_pieces<T: DeserializeOwned>(
+    pub(crate) async fn post_json_pieces<T: DeserializeOwned>(
         &self,
         path: &str,
         pieces: JsonPieces,
@@ -288,7 +288,7 @@ fn describe_reqwest_error(error: &reqwest::Error) -> String {
 
 /// Reads the error shapes services really send (INTEROP.md §7): `{code, message}`,
 /// FastAPI's `{detail: ...}`, the gateway's `{error: ...}`.
-pub fn parse_error_body(bytes: &[u8], status: StatusCode) -> (Option<String>, String) {
+pub(crate) fn parse_error_body(bytes: &[u8], status: StatusCode) -> (Option<String>, String) {
     let fallback = || {
         let text = String::from_utf8_lossy(bytes).trim().to_owned();
         if text.is_empty() {
@@ -358,7 +358,7 @@ fn fastapi_detail(items: &[Value]) -> Option<String> {
 /// The members of `GET /sessions/{id}` the runtime uses.
 #[derive(Debug, Clone, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct SessionRecord {
+pub(crate) struct SessionRecord {
     pub workspace_id: String,
     #[serde(default)]
     pub tenant_id: Option<String>,
@@ -370,23 +370,23 @@ pub struct SessionRecord {
     pub name: Option<String>,
 }
 
-pub struct SessionServiceClient {
+pub(crate) struct SessionServiceClient {
     client: ServiceClient,
 }
 
 impl SessionServiceClient {
-    pub fn new(client: ServiceClient) -> Self {
+    pub(crate) fn new(client: ServiceClient) -> Self {
         Self { client }
     }
 
-    pub async fn create_session(
+    pub(crate) async fn create_session(
         &self,
         request: &CreateSessionRequest,
     ) -> Result<CreateSessionResponse, ServiceError> {
         self.client.post("/sessions", request).await
     }
 
-    pub async fn resume_session(
+    pub(crate) async fn resume_session(
         &self,
         session_id: &str,
         checkpoint_cursor: Option<String>,
@@ -399,12 +399,15 @@ impl SessionServiceClient {
 
     /// `GET /sessions/{id}`: who a session belongs to and where its workspace is, for a
     /// session this process holds nothing of (INTEROP.md §8).
-    pub async fn get_session(&self, session_id: &str) -> Result<SessionRecord, ServiceError> {
+    pub(crate) async fn get_session(
+        &self,
+        session_id: &str,
+    ) -> Result<SessionRecord, ServiceError> {
         self.client.get(&format!("/sessions/{session_id}")).await
     }
 
     /// `POST /sessions/{id}/tasks`: the task record the app's sidebar counts (INTEROP.md §8).
-    pub async fn create_task(
+    pub(crate) async fn create_task(
         &self,
         session_id: &str,
         task_id: &str,
@@ -420,7 +423,11 @@ impl SessionServiceClient {
     }
 
     /// `GET /sessions/{id}/tasks/{taskId}`: whether the task's record exists (404: not).
-    pub async fn task_exists(&self, session_id: &str, task_id: &str) -> Result<bool, ServiceError> {
+    pub(crate) async fn task_exists(
+        &self,
+        session_id: &str,
+        task_id: &str,
+    ) -> Result<bool, ServiceError> {
         match self
             .client
             .get::<Value>(&format!("/sessions/{session_id}/tasks/{task_id}"))
@@ -434,7 +441,7 @@ impl SessionServiceClient {
 
     /// `POST /sessions/{id}/tasks/{taskId}/complete`; `status` is `completed`, `failed` or
     /// `cancelled`.
-    pub async fn complete_task(
+    pub(crate) async fn complete_task(
         &self,
         session_id: &str,
         task_id: &str,
@@ -458,7 +465,11 @@ impl SessionServiceClient {
     }
 
     /// `PATCH /sessions/{id}/name`, as the runtime's automatic name (`autoNamed: true`).
-    pub async fn rename_session(&self, session_id: &str, name: &str) -> Result<(), ServiceError> {
+    pub(crate) async fn rename_session(
+        &self,
+        session_id: &str,
+        name: &str,
+    ) -> Result<(), ServiceError> {
         let body = json!({ "name": name, "autoNamed": true });
         let _: Value = self
             .client
@@ -472,7 +483,7 @@ impl SessionServiceClient {
     }
 
     /// INTEROP.md §9: the sandbox registers itself and receives its session.
-    pub async fn register_sandbox(
+    pub(crate) async fn register_sandbox(
         &self,
         session_id: &str,
         request: &SandboxRegistrationRequest,
@@ -482,7 +493,11 @@ impl SessionServiceClient {
             .await
     }
 
-    pub async fn cancel_session(&self, session_id: &str, reason: &str) -> Result<(), ServiceError> {
+    pub(crate) async fn cancel_session(
+        &self,
+        session_id: &str,
+        reason: &str,
+    ) -> Result<(), ServiceError> {
         let body = CancelSessionRequest {
             reason: reason.to_owned(),
         };
@@ -494,16 +509,16 @@ impl SessionServiceClient {
     }
 }
 
-pub struct WorkspaceServiceClient {
+pub(crate) struct WorkspaceServiceClient {
     client: ServiceClient,
 }
 
 impl WorkspaceServiceClient {
-    pub fn new(client: ServiceClient) -> Self {
+    pub(crate) fn new(client: ServiceClient) -> Self {
         Self { client }
     }
 
-    pub async fn upload_artifact(
+    pub(crate) async fn upload_artifact(
         &self,
         workspace_id: &str,
         request: &ArtifactUploadRequest,
@@ -514,7 +529,7 @@ impl WorkspaceServiceClient {
     }
 
     /// Uploads an artifact whose request is held as pieces (the session history).
-    pub async fn upload_artifact_pieces(
+    pub(crate) async fn upload_artifact_pieces(
         &self,
         workspace_id: &str,
         pieces: JsonPieces,
@@ -527,7 +542,7 @@ impl WorkspaceServiceClient {
     /// The latest `session_history` of a past session: a bare array of messages
     /// (INTEROP.md §4) in any of the forms of INTEROP.md §8, read back as the thread's
     /// messages, used to continue a past conversation.
-    pub async fn session_history(
+    pub(crate) async fn session_history(
         &self,
         workspace_id: &str,
         session_id: &str,

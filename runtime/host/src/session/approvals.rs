@@ -12,7 +12,7 @@ use tokio::sync::oneshot;
 
 /// The outcome of one approval: the decision and the user's reason, if any.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Resolution {
+pub(crate) struct Resolution {
     pub decision: Decision,
     pub reason: Option<String>,
 }
@@ -26,13 +26,13 @@ struct Table {
 }
 
 /// A registered approval, waiting for [`ApprovalBroker::wait_for`].
-pub struct Pending {
+pub(crate) struct Pending {
     approval_id: String,
     receiver: oneshot::Receiver<Resolution>,
 }
 
 #[derive(Default)]
-pub struct ApprovalBroker {
+pub(crate) struct ApprovalBroker {
     table: Mutex<Table>,
 }
 
@@ -46,7 +46,7 @@ impl ApprovalBroker {
 
     /// Registers `approval_id` so a decision can be delivered from now on. Call it before
     /// the approval_requested event goes out: a client may answer as soon as it sees it.
-    pub fn register(&self, approval_id: &str) -> Pending {
+    pub(crate) fn register(&self, approval_id: &str) -> Pending {
         let (sender, receiver) = oneshot::channel();
         self.lock().pending.insert(approval_id.to_owned(), sender);
         Pending {
@@ -56,7 +56,7 @@ impl ApprovalBroker {
     }
 
     /// [`register`](Self::register), keeping the request for [`pending`](Self::pending).
-    pub fn register_request(&self, request: &ApprovalRequest) -> Pending {
+    pub(crate) fn register_request(&self, request: &ApprovalRequest) -> Pending {
         self.lock()
             .requests
             .insert(request.approval_id.clone(), request.clone());
@@ -64,7 +64,7 @@ impl ApprovalBroker {
     }
 
     /// The requests still waiting for a decision, oldest id first.
-    pub fn pending(&self) -> Vec<ApprovalRequest> {
+    pub(crate) fn pending(&self) -> Vec<ApprovalRequest> {
         let table = self.lock();
         let mut requests: Vec<ApprovalRequest> = table
             .requests
@@ -78,13 +78,13 @@ impl ApprovalBroker {
 
     /// Registers `approval_id` and waits for its resolution or the timeout.
     #[cfg(test)]
-    pub async fn wait(&self, approval_id: &str, timeout: Duration) -> Resolution {
+    pub(crate) async fn wait(&self, approval_id: &str, timeout: Duration) -> Resolution {
         let pending = self.register(approval_id);
         self.wait_for(pending, timeout).await
     }
 
     /// Waits for a registered approval's resolution or the timeout.
-    pub async fn wait_for(&self, pending: Pending, timeout: Duration) -> Resolution {
+    pub(crate) async fn wait_for(&self, pending: Pending, timeout: Duration) -> Resolution {
         let Pending {
             approval_id,
             receiver,
@@ -110,7 +110,7 @@ impl ApprovalBroker {
     }
 
     /// Delivers a user's decision.
-    pub fn resolve(
+    pub(crate) fn resolve(
         &self,
         approval_id: &str,
         decision: Decision,
@@ -133,7 +133,7 @@ impl ApprovalBroker {
     }
 
     /// Resolves every pending approval as cancelled (task cancellation, shutdown).
-    pub fn cancel_all(&self) {
+    pub(crate) fn cancel_all(&self) {
         let pending: Vec<_> = {
             let mut table = self.lock();
             table.requests.clear();

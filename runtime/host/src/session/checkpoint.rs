@@ -31,7 +31,7 @@ fn task_status_word(status: TaskStatus, incomplete: bool) -> &'static str {
 /// write (with its fsyncs) runs on the blocking pool: the runtime has one thread, which
 /// must go on answering the client meanwhile. The caller goes on only once the checkpoint
 /// is on disk, so a crash never loses what the app was told.
-pub async fn checkpoint(session: &Session, store: &CheckpointStore) {
+pub(crate) async fn checkpoint(session: &Session, store: &CheckpointStore) {
     let _turn = store.turn().await;
     let redactor = crate::redact::global();
     let (head, thread) = {

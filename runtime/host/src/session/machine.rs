@@ -6,14 +6,14 @@ use agent_protocol::state::{SessionStatus, TaskStatus};
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("illegal {level} transition {from:?} -> {to:?}")]
-pub struct IllegalTransition {
+pub(crate) struct IllegalTransition {
     pub level: &'static str,
     pub from: String,
     pub to: String,
 }
 
 /// The session-level arrows of the §3.3 table.
-pub fn session_transition_allowed(from: SessionStatus, to: SessionStatus) -> bool {
+pub(crate) fn session_transition_allowed(from: SessionStatus, to: SessionStatus) -> bool {
     use SessionStatus::*;
     matches!(
         (from, to),
@@ -31,7 +31,7 @@ pub fn session_transition_allowed(from: SessionStatus, to: SessionStatus) -> boo
 /// The task-level arrows of the §3.3 diagram, plus the failure and cancellation arrows the
 /// diagram implies from every waiting state (an LLM error while streaming, a cancellation
 /// while waiting for the model).
-pub fn task_transition_allowed(from: TaskStatus, to: TaskStatus) -> bool {
+pub(crate) fn task_transition_allowed(from: TaskStatus, to: TaskStatus) -> bool {
     use TaskStatus::*;
     matches!(
         (from, to),
@@ -60,7 +60,7 @@ pub fn task_transition_allowed(from: TaskStatus, to: TaskStatus) -> bool {
 }
 
 /// One level of the state machine: its states, its first state and its table of arrows.
-pub trait Level: Copy + Eq + std::fmt::Debug {
+pub(crate) trait Level: Copy + Eq + std::fmt::Debug {
     const NAME: &'static str;
     const INITIAL: Self;
     fn allowed(from: Self, to: Self) -> bool;
@@ -84,23 +84,23 @@ impl Level for TaskStatus {
 
 /// A state that changes only along the arrows of its level's table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Machine<S: Level> {
+pub(crate) struct Machine<S: Level> {
     status: S,
 }
 
-pub type SessionMachine = Machine<SessionStatus>;
-pub type TaskMachine = Machine<TaskStatus>;
+pub(crate) type SessionMachine = Machine<SessionStatus>;
+pub(crate) type TaskMachine = Machine<TaskStatus>;
 
 impl<S: Level> Machine<S> {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self { status: S::INITIAL }
     }
 
-    pub fn status(&self) -> S {
+    pub(crate) fn status(&self) -> S {
         self.status
     }
 
-    pub fn transition(&mut self, to: S) -> Result<(), IllegalTransition> {
+    pub(crate) fn transition(&mut self, to: S) -> Result<(), IllegalTransition> {
         if S::allowed(self.status, to) {
             self.status = to;
             Ok(())

@@ -3,10 +3,10 @@
 
 mod approvals;
 mod checkpoint;
-pub mod machine;
-pub mod patches;
+pub(crate) mod machine;
+pub(crate) mod patches;
 mod progress;
-pub mod records;
+pub(crate) mod records;
 mod task_state;
 
 use std::collections::HashSet;
@@ -26,14 +26,14 @@ use tokio_util::sync::CancellationToken;
 use crate::events::EventSink;
 use crate::policy::PolicyEnforcer;
 use crate::thread::Thread;
-pub use approvals::ApprovalBroker;
-pub use checkpoint::checkpoint;
+pub(crate) use approvals::ApprovalBroker;
+pub(crate) use checkpoint::checkpoint;
 use machine::{IllegalTransition, SessionMachine, TaskMachine};
-pub use task_state::{Begun, TaskStart};
+pub(crate) use task_state::{Begun, TaskStart};
 
 /// Who the session is, fixed at creation.
 #[derive(Debug, Clone)]
-pub struct Identity {
+pub(crate) struct Identity {
     pub session_id: String,
     pub workspace_id: String,
     pub tenant_id: String,
@@ -81,7 +81,7 @@ struct Inner {
     feature_flags: Map<String, Value>,
 }
 
-pub struct Session {
+pub(crate) struct Session {
     pub identity: Identity,
     pub events: EventSink,
     pub approvals: ApprovalBroker,
@@ -105,7 +105,7 @@ impl Inner {
 impl Session {
     /// `spill_dir` is where the thread keeps its checked messages rather than in memory
     /// (see `thread::spill`): the checkpoint directory, whose files hold the same bytes.
-    pub fn new(
+    pub(crate) fn new(
         identity: Identity,
         policy: PolicyBundle,
         feature_flags: Map<String, Value>,
@@ -139,7 +139,7 @@ impl Session {
     /// Takes over what a checkpoint saved (§9.5): the thread, the tokens used and the last
     /// task. A task that was still running (or paused) when the process died comes back
     /// incomplete, so StartTask with its taskId continues after the step cursor.
-    pub fn restore(&self, checkpoint: Checkpoint) {
+    pub(crate) fn restore(&self, checkpoint: Checkpoint) {
         let mut inner = self.lock();
         let task_ids: HashSet<&str> = checkpoint
             .thread
@@ -178,14 +178,14 @@ impl Session {
 
     /// Seeds the thread of a new session with a past session's history (system-design.md
     /// §2a): the model sees the earlier conversation; no task of it is resumable.
-    pub fn continue_conversation(&self, history: Vec<ConversationMessage>) {
+    pub(crate) fn continue_conversation(&self, history: Vec<ConversationMessage>) {
         self.lock()
             .replace_thread(&self.identity.session_id, history);
     }
 
     /// Seeds the thread of this same session from its uploaded history (ResumeSession with
     /// no checkpoint, INTEROP.md §8): its tasks count as this session's, none is resumable.
-    pub fn reopen(&self, history: Vec<ConversationMessage>) {
+    pub(crate) fn reopen(&self, history: Vec<ConversationMessage>) {
         let mut inner = self.lock();
         inner.task_count = history
             .iter()
@@ -196,13 +196,13 @@ impl Session {
         inner.replace_thread(&self.identity.session_id, history);
     }
 
-    pub fn id(&self) -> &str {
+    pub(crate) fn id(&self) -> &str {
         &self.identity.session_id
     }
 
     /// Whether a request naming `session_id` means this session: its own id, or the ended
     /// session it continues (INTEROP.md §8).
-    pub fn answers_to(&self, session_id: &str) -> bool {
+    pub(crate) fn answers_to(&self, session_id: &str) -> bool {
         self.id() == session_id || self.identity.continued_from.as_deref() == Some(session_id)
     }
 
@@ -215,7 +215,7 @@ impl Session {
     }
 
     /// Replaces the policy (ResumeSession with a fresh bundle).
-    pub fn set_policy(&self, bundle: PolicyBundle) {
+    pub(crate) fn set_policy(&self, bundle: PolicyBundle) {
         let enforcer = Arc::new(PolicyEnforcer::new(
             bundle,
             self.identity.workspace_root.clone(),
@@ -226,22 +226,22 @@ impl Session {
         }
     }
 
-    pub fn feature_flags(&self) -> Map<String, Value> {
+    pub(crate) fn feature_flags(&self) -> Map<String, Value> {
         self.lock().feature_flags.clone()
     }
 
-    pub fn policy(&self) -> Arc<PolicyEnforcer> {
+    pub(crate) fn policy(&self) -> Arc<PolicyEnforcer> {
         match self.policy.read() {
             Ok(policy) => Arc::clone(&policy),
             Err(poisoned) => Arc::clone(&poisoned.into_inner()),
         }
     }
 
-    pub fn status(&self) -> SessionStatus {
+    pub(crate) fn status(&self) -> SessionStatus {
         self.lock().machine.status()
     }
 
-    pub fn transition(&self, to: SessionStatus) -> Result<(), IllegalTransition> {
+    pub(crate) fn transition(&self, to: SessionStatus) -> Result<(), IllegalTransition> {
         let result = self.lock().machine.transition(to);
         if let Err(error) = &result {
             tracing::error!(%error, "refused a session transition");
@@ -250,7 +250,7 @@ impl Session {
     }
 
     /// Moves the current task's machine; an illegal arrow is logged and refused.
-    pub fn task_transition(&self, to: TaskStatus) -> Result<(), IllegalTransition> {
+    pub(crate) fn task_transition(&self, to: TaskStatus) -> Result<(), IllegalTransition> {
         let mut inner = self.lock();
         let Some(task) = inner.task.as_mut() else {
             return Err(IllegalTransition {
@@ -266,18 +266,18 @@ impl Session {
         result
     }
 
-    pub fn set_runner(&self, handle: JoinHandle<()>) {
+    pub(crate) fn set_runner(&self, handle: JoinHandle<()>) {
         if let Ok(mut runner) = self.runner.lock() {
             *runner = Some(handle);
         }
     }
 
-    pub fn take_runner(&self) -> Option<JoinHandle<()>> {
+    pub(crate) fn take_runner(&self) -> Option<JoinHandle<()>> {
         self.runner.lock().ok().and_then(|mut runner| runner.take())
     }
 
     /// The running task's cancellation token, if a task is active.
-    pub fn active_task(&self) -> Option<(String, CancellationToken)> {
+    pub(crate) fn active_task(&self) -> Option<(String, CancellationToken)> {
         let inner = self.lock();
         inner
             .task
@@ -286,7 +286,7 @@ impl Session {
             .map(|task| (task.task_id.clone(), task.cancel.clone()))
     }
 
-    pub fn state(&self) -> SessionStateResult {
+    pub(crate) fn state(&self) -> SessionStateResult {
         let inner = self.lock();
         let policy = self.policy();
         let status = inner.machine.status();

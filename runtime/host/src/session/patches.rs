@@ -8,12 +8,12 @@ use agent_protocol::FileChange;
 use agent_protocol::methods::{FileChangeStatus, FilePatch};
 
 #[derive(Debug, Default)]
-pub struct Patches {
+pub(crate) struct Patches {
     by_task: HashMap<String, Vec<FileChange>>,
 }
 
 impl Patches {
-    pub fn record(&mut self, task_id: &str, changes: &[FileChange]) {
+    pub(crate) fn record(&mut self, task_id: &str, changes: &[FileChange]) {
         if !changes.is_empty() {
             self.by_task
                 .entry(task_id.to_owned())
@@ -23,7 +23,7 @@ impl Patches {
     }
 
     /// The changes recorded for a task, in order (for its checkpoint).
-    pub fn changes(&self, task_id: &str) -> &[FileChange] {
+    pub(crate) fn changes(&self, task_id: &str) -> &[FileChange] {
         self.by_task.get(task_id).map_or(&[], Vec::as_slice)
     }
 
@@ -33,7 +33,7 @@ impl Patches {
     /// against the content before it. A file inside `root` (the project folder) is named
     /// relative to it, as the model named it; `hunks` ends without an empty line (the app
     /// draws one per line break, INTEROP.md §8).
-    pub fn preview(&self, task_id: &str, root: Option<&Path>) -> Vec<FilePatch> {
+    pub(crate) fn preview(&self, task_id: &str, root: Option<&Path>) -> Vec<FilePatch> {
         let mut files: Vec<FilePatch> = Vec::new();
         let mut vanished: Vec<String> = Vec::new();
         for change in self.by_task.get(task_id).into_iter().flatten() {

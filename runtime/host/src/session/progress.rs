@@ -11,7 +11,7 @@ use crate::thread::{Origin, Thread, ToolReply};
 impl Session {
     /// The model's answer into the thread (its tool calls with it) and `tokens` onto the
     /// session's budget.
-    pub fn record_answer(&self, response: &LlmResponse, tokens: u64, origin: Origin<'_>) {
+    pub(crate) fn record_answer(&self, response: &LlmResponse, tokens: u64, origin: Origin<'_>) {
         let calls = response
             .tool_calls
             .iter()
@@ -33,7 +33,7 @@ impl Session {
     }
 
     /// Each call's result into the thread, answering its call, in the calls' order.
-    pub fn record_tool_results(
+    pub(crate) fn record_tool_results(
         &self,
         calls: &[ToolCall],
         results: Vec<ToolReply>,
@@ -49,7 +49,7 @@ impl Session {
 
     /// Counts a step of the current task as completed and makes it the resume cursor;
     /// the task's completed steps.
-    pub fn complete_step(&self, step_id: &str) -> u32 {
+    pub(crate) fn complete_step(&self, step_id: &str) -> u32 {
         let mut inner = self.lock();
         inner.task.as_mut().map_or(0, |task| {
             task.step_count += 1;
@@ -59,7 +59,7 @@ impl Session {
     }
 
     /// The current task's last completed step, where a continued task picks up.
-    pub fn step_cursor(&self) -> Option<String> {
+    pub(crate) fn step_cursor(&self) -> Option<String> {
         self.lock()
             .task
             .as_ref()
@@ -67,12 +67,12 @@ impl Session {
     }
 
     /// The current task's completed steps.
-    pub fn step_count(&self) -> u32 {
+    pub(crate) fn step_count(&self) -> u32 {
         self.lock().task.as_ref().map_or(0, |task| task.step_count)
     }
 
     /// The number in the current task's step cursor `step_NNN`, 0 when there is none.
-    pub fn cursor_number(&self) -> u32 {
+    pub(crate) fn cursor_number(&self) -> u32 {
         self.lock()
             .task
             .as_ref()
@@ -89,28 +89,28 @@ impl Session {
 
 impl Session {
     /// A note of the runtime's in the thread (a withheld or blocked answer).
-    pub fn add_system_note(&self, note: &str, origin: Origin<'_>) {
+    pub(crate) fn add_system_note(&self, note: &str, origin: Origin<'_>) {
         self.lock().thread.add_system_note(note, origin);
     }
 
     /// Tokens the session's model calls have used.
-    pub fn tokens_used(&self) -> u64 {
+    pub(crate) fn tokens_used(&self) -> u64 {
         self.lock().tokens_used
     }
 
     /// Tasks started and tokens used, for `session_completed`/`session_cancelled`.
-    pub fn totals(&self) -> (u64, u64) {
+    pub(crate) fn totals(&self) -> (u64, u64) {
         let inner = self.lock();
         (inner.task_count, inner.tokens_used)
     }
 
     /// Reads the thread (a request's messages, the history upload) under the lock.
-    pub fn with_thread<R>(&self, read: impl FnOnce(&Thread) -> R) -> R {
+    pub(crate) fn with_thread<R>(&self, read: impl FnOnce(&Thread) -> R) -> R {
         read(&self.lock().thread)
     }
 
     /// Records how many messages the last request left out; the number when it changed.
-    pub fn note_dropped(&self, dropped: usize) -> Option<usize> {
+    pub(crate) fn note_dropped(&self, dropped: usize) -> Option<usize> {
         let mut inner = self.lock();
         let changed = (dropped != inner.last_dropped).then_some(dropped);
         inner.last_dropped = dropped;
@@ -118,7 +118,7 @@ impl Session {
     }
 
     /// Whether `task_id` is a task of this session (its thread, or the task slot).
-    pub fn knows_task(&self, task_id: &str) -> bool {
+    pub(crate) fn knows_task(&self, task_id: &str) -> bool {
         let inner = self.lock();
         inner.thread.has_task(task_id)
             || inner
@@ -130,7 +130,7 @@ impl Session {
     /// The task of the session's last snapshot (system-design.md §8a) and whether it is
     /// the session's own: the task in the slot; else the last task of the thread — this
     /// session's own when restored after a crash, or of the conversation it continues.
-    pub fn last_tasks(&self) -> (Option<String>, Option<String>) {
+    pub(crate) fn last_tasks(&self) -> (Option<String>, Option<String>) {
         let inner = self.lock();
         match inner.task.as_ref() {
             Some(task) => (Some(task.task_id.clone()), Some(task.task_id.clone())),
@@ -146,19 +146,23 @@ impl Session {
     }
 
     /// The patch preview of a task's file changes, paths relative to the project folder.
-    pub fn patch_preview(&self, task_id: &str) -> Vec<agent_protocol::methods::FilePatch> {
+    pub(crate) fn patch_preview(&self, task_id: &str) -> Vec<agent_protocol::methods::FilePatch> {
         self.lock()
             .patches
             .preview(task_id, self.identity.workspace_root.as_deref())
     }
 
     /// Records the file changes a tool reported, for the task's patch preview.
-    pub fn record_file_changes(&self, task_id: &str, changes: &[agent_protocol::FileChange]) {
+    pub(crate) fn record_file_changes(
+        &self,
+        task_id: &str,
+        changes: &[agent_protocol::FileChange],
+    ) {
         self.lock().patches.record(task_id, changes);
     }
 
     /// The feature flags of a fresh bundle's resume answer, in place of the session's.
-    pub fn set_feature_flags(&self, flags: serde_json::Map<String, serde_json::Value>) {
+    pub(crate) fn set_feature_flags(&self, flags: serde_json::Map<String, serde_json::Value>) {
         self.lock().feature_flags = flags;
     }
 }

@@ -12,11 +12,11 @@ use tokio::task::JoinHandle;
 use crate::backends::Backends;
 
 /// The longest automatic name, in characters.
-pub const NAME_LIMIT: usize = 60;
+pub(crate) const NAME_LIMIT: usize = 60;
 
 /// The calls of one session, chained so they reach the service in the order made.
 #[derive(Default)]
-pub struct Records {
+pub(crate) struct Records {
     last: Mutex<Option<JoinHandle<()>>>,
     /// The session took the name of the ended session it continues (INTEROP.md §8): its
     /// first task does not name it after its own prompt.
@@ -24,7 +24,7 @@ pub struct Records {
 }
 
 /// How a task ended, as a task record says it.
-pub struct Completion {
+pub(crate) struct Completion {
     pub status: &'static str,
     pub step_count: u32,
     pub completion_reason: Option<String>,
@@ -50,7 +50,7 @@ impl Records {
 
     /// `PATCH /sessions/{id}/name` with the name of the ended session this one continues
     /// (INTEROP.md §8), kept instead of a name made from the first prompt.
-    pub fn keep_name(&self, backends: Arc<Backends>, session_id: &str, name: &str) {
+    pub(crate) fn keep_name(&self, backends: Arc<Backends>, session_id: &str, name: &str) {
         self.named.store(true, Ordering::SeqCst);
         let (session_id, name) = (session_id.to_owned(), name.to_owned());
         self.chain(async move {
@@ -64,7 +64,7 @@ impl Records {
     /// `maybe_recorded` (sandbox mode: the browser makes the record before StartTask,
     /// INTEROP.md §10) the record is looked up first and not created a second time.
     #[allow(clippy::too_many_arguments)]
-    pub fn task_started(
+    pub(crate) fn task_started(
         &self,
         backends: Arc<Backends>,
         session_id: &str,
@@ -107,7 +107,7 @@ impl Records {
     }
 
     /// `POST /sessions/{id}/tasks/{taskId}/complete`.
-    pub fn task_ended(
+    pub(crate) fn task_ended(
         &self,
         backends: Arc<Backends>,
         session_id: &str,
@@ -133,7 +133,7 @@ impl Records {
     }
 
     /// Waits for the calls made so far (teardown: the process must not end before them).
-    pub async fn flush(&self) {
+    pub(crate) async fn flush(&self) {
         let last = match self.last.lock() {
             Ok(mut last) => last.take(),
             Err(poisoned) => poisoned.into_inner().take(),
@@ -146,7 +146,7 @@ impl Records {
 
 /// The first prompt as a session name: one line, at most [`NAME_LIMIT`] characters, cut
 /// at the last word boundary that fits (a single longer word is cut inside).
-pub fn auto_name(prompt: &str) -> String {
+pub(crate) fn auto_name(prompt: &str) -> String {
     let words: Vec<&str> = prompt.split_whitespace().collect();
     let line = words.join(" ");
     if line.chars().count() <= NAME_LIMIT {

@@ -14,7 +14,7 @@ use crate::error::RpcError;
 use crate::thread::Origin;
 
 /// What StartTask asks for.
-pub struct TaskStart {
+pub(crate) struct TaskStart {
     pub task_id: String,
     pub prompt: String,
     pub max_steps: u32,
@@ -25,7 +25,7 @@ pub struct TaskStart {
 }
 
 /// The task as it begins.
-pub struct Begun {
+pub(crate) struct Begun {
     pub prompt: String,
     pub max_steps: u32,
     pub options: TaskOptions,
@@ -39,7 +39,7 @@ impl Session {
     /// Occupies the task slot: a new task (its prompt, scrubbed of secrets, enters the
     /// thread) or, with the taskId of an incomplete task, that task continued. Refused
     /// while a task runs or for a task that has finished.
-    pub fn begin_task(&self, start: TaskStart) -> Result<Begun, RpcError> {
+    pub(crate) fn begin_task(&self, start: TaskStart) -> Result<Begun, RpcError> {
         let mut inner = self.lock();
         if let Some(running) = inner
             .task
@@ -136,7 +136,7 @@ impl Session {
     /// Puts the current task in `terminal` even from a state with no arrow there (a panic
     /// mid-tools): the task must end whatever happened. `recoverable` leaves it incomplete,
     /// to be continued with the same taskId.
-    pub fn end_task(&self, terminal: TaskStatus, recoverable: bool) {
+    pub(crate) fn end_task(&self, terminal: TaskStatus, recoverable: bool) {
         if self.task_transition(terminal).is_err()
             && let Some(task) = self.lock().task.as_mut()
         {
@@ -156,7 +156,7 @@ impl Session {
     /// Sends the ended task's terminal event (`announce`) and returns the task to IDLE
     /// under the session lock, so GetSessionState sees the ended task either before its
     /// terminal event is out or IDLE after it — never "event out, still TASK_COMPLETED".
-    pub fn announce_end(&self, announce: impl FnOnce()) {
+    pub(crate) fn announce_end(&self, announce: impl FnOnce()) {
         let mut inner = self.lock();
         announce();
         if let Some(task) = inner.task.as_mut()
@@ -168,7 +168,7 @@ impl Session {
 
     /// Cancels the running task because the session is ending for `reason`; whether one
     /// was running.
-    pub fn cancel_for_end(&self, reason: &str) -> bool {
+    pub(crate) fn cancel_for_end(&self, reason: &str) -> bool {
         let mut inner = self.lock();
         let Some(task) = inner
             .task
@@ -184,7 +184,7 @@ impl Session {
 
     /// Why the current task was cancelled: `cancelled_by_user` unless the session's end
     /// cancelled it.
-    pub fn cancel_reason(&self) -> String {
+    pub(crate) fn cancel_reason(&self) -> String {
         self.lock()
             .task
             .as_ref()
@@ -195,7 +195,7 @@ impl Session {
     /// CancelTask of the task a crash interrupted (restored, not running): it is cancelled
     /// in place; its taskId and completed steps. `None` when there is no such task (or it
     /// is not `requested`).
-    pub fn cancel_interrupted_task(&self, requested: Option<&str>) -> Option<(String, u32)> {
+    pub(crate) fn cancel_interrupted_task(&self, requested: Option<&str>) -> Option<(String, u32)> {
         let mut inner = self.lock();
         let task = inner.task.as_mut().filter(|task| {
             task.incomplete && requested.is_none_or(|requested| requested == task.task_id)

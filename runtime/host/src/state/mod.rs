@@ -14,7 +14,7 @@ use crate::json_splice::{Items, JsonPieces};
 
 mod origin;
 
-pub use origin::SessionOrigin;
+pub(crate) use origin::SessionOrigin;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StateError {
@@ -63,7 +63,7 @@ const THREAD_SLOT: &str = ",\"thread\":[],\"sessionTokensUsed\":";
 /// Set to `1` to skip the fsyncs, for `cargo xtask bench` only: it runs a task with and
 /// without them to show the disk's share of the per-step time on its own line. Never set it
 /// for real sessions — a crash could then lose the last checkpoint.
-pub const BENCH_NO_FSYNC_ENV: &str = "AGENT_RUNTIME_BENCH_NO_FSYNC";
+pub(crate) const BENCH_NO_FSYNC_ENV: &str = "AGENT_RUNTIME_BENCH_NO_FSYNC";
 
 /// What the checkpoint stores of this process have asked of the disk since it started:
 /// `write` calls reaching the file, fsyncs (file and directory), renames and bytes written.

@@ -14,7 +14,7 @@ use super::{CheckpointStore, sanitize};
 
 /// How many session origins are kept. Each is a few hundred bytes; the oldest beyond this
 /// are removed when one is written, so the folder never grows without bound.
-pub const KEPT_ORIGINS: usize = 1000;
+pub(super) const KEPT_ORIGINS: usize = 1000;
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

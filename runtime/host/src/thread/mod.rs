@@ -9,10 +9,10 @@
 //! RPC — because holding every message both parsed and serialised was two copies of the
 //! thread for the life of the session, and the session's memory grew with its length.
 
-pub mod spill;
+pub(crate) mod spill;
 mod store;
-pub mod tokens;
-pub mod window;
+pub(crate) mod tokens;
+pub(crate) mod window;
 
 use std::borrow::Cow;
 use std::path::PathBuf;
@@ -79,7 +79,7 @@ impl From<&str> for ToolReply {
 /// The local estimate of an image's tokens: the Python runtime's figure, near what OpenAI
 /// charges for a 1024×1024 image in high detail (765). Estimated, since the gateway's
 /// usage report is the real count.
-pub const IMAGE_TOKENS: u64 = 1000;
+pub(crate) const IMAGE_TOKENS: u64 = 1000;
 
 /// Where a new message comes from in the ID chain.
 #[derive(Debug, Clone, Copy)]
@@ -280,7 +280,7 @@ impl Thread {
 }
 
 /// The local token estimate of a text (see [`tokens`]).
-pub fn estimate_tokens(text: &str) -> u64 {
+pub(crate) fn estimate_tokens(text: &str) -> u64 {
     tokens::count(text)
 }
 

@@ -18,7 +18,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 /// Messages' stored JSON, joined with commas, in an unnamed file that only grows.
-pub struct SpillFile {
+pub(crate) struct SpillFile {
     file: Arc<File>,
     /// Where each message ends. Message `i` starts one byte (its comma) after message
     /// `i - 1` ends; the first starts at 0.
@@ -30,7 +30,7 @@ pub struct SpillFile {
 
 impl SpillFile {
     /// An empty spill file in `dir`, created if it is missing.
-    pub fn create(dir: &Path) -> io::Result<Self> {
+    pub(crate) fn create(dir: &Path) -> io::Result<Self> {
         std::fs::create_dir_all(dir)?;
         Ok(Self {
             file: Arc::new(tempfile::tempfile_in(dir)?),
@@ -40,13 +40,13 @@ impl SpillFile {
         })
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.ends.len()
     }
 
     /// Appends one message. Bytes written by a failed append lie past the last end and are
     /// never read; the next append writes over them.
-    pub fn append(&mut self, json: &str) -> io::Result<()> {
+    pub(crate) fn append(&mut self, json: &str) -> io::Result<()> {
         #[cfg(test)]
         if self.refuse_appends {
             return Err(io::Error::other("no space left on the test's device"));
@@ -62,7 +62,7 @@ impl SpillFile {
     }
 
     /// Message `index`'s stored JSON.
-    pub fn read(&self, index: usize) -> io::Result<String> {
+    pub(crate) fn read(&self, index: usize) -> io::Result<String> {
         let Some(&end) = self.ends.get(index) else {
             return Err(io::Error::new(
                 io::ErrorKind::NotFound,
@@ -79,7 +79,7 @@ impl SpillFile {
     }
 
     /// Every message so far, joined: a region that later appends never change.
-    pub fn region(&self) -> FileRegion {
+    pub(crate) fn region(&self) -> FileRegion {
         FileRegion {
             file: Arc::clone(&self.file),
             len: self.ends.last().copied().unwrap_or(0),

@@ -10,7 +10,7 @@
 use std::sync::Mutex;
 
 /// Tokens of `text`, plus the few tokens of per-message framing the chat format adds.
-pub fn count(text: &str) -> u64 {
+pub(crate) fn count(text: &str) -> u64 {
     const MESSAGE_OVERHEAD: u64 = 4;
     agent_tokens::count(text) as u64 + MESSAGE_OVERHEAD
 }
@@ -18,7 +18,7 @@ pub fn count(text: &str) -> u64 {
 /// [`count`] for texts sent again and again unchanged — the system prompt and the tool
 /// definitions of every request. Encoding them each step cost more than the rest of the
 /// step's bookkeeping; the last few texts and their counts are kept.
-pub fn count_repeated(text: &str) -> u64 {
+pub(crate) fn count_repeated(text: &str) -> u64 {
     const KEPT: usize = 4;
     static RECENT: Mutex<Vec<(String, u64)>> = Mutex::new(Vec::new());
     let lock = || match RECENT.lock() {

@@ -16,7 +16,7 @@ use crate::args::Args;
 use crate::output;
 use crate::tool::Tool;
 
-pub struct DeleteFile;
+pub(crate) struct DeleteFile;
 
 #[async_trait]
 impl Tool for DeleteFile {

@@ -29,13 +29,13 @@ struct Edit {
 }
 
 /// EditFile: one replacement.
-pub struct EditFile {
+pub(crate) struct EditFile {
     /// The largest file either tool edits (it is held in memory twice).
     pub max_bytes: u64,
 }
 
 /// MultiEdit: several replacements in one file, in order, all or nothing.
-pub struct MultiEdit {
+pub(crate) struct MultiEdit {
     pub max_bytes: u64,
 }
 

@@ -13,7 +13,7 @@ use crate::args::Args;
 use crate::platform::replace;
 use crate::tool::Tool;
 
-pub struct CreateDirectory;
+pub(crate) struct CreateDirectory;
 
 #[async_trait]
 impl Tool for CreateDirectory {

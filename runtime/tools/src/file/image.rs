@@ -17,10 +17,10 @@ use crate::args::Args;
 use crate::platform::beneath;
 use crate::tool::Tool;
 
-pub use crate::platform::image::MAX_IMAGE_BYTES;
+pub(crate) use crate::platform::image::MAX_IMAGE_BYTES;
 use crate::platform::image::{holds, media_type, size_text};
 
-pub struct ViewImage;
+pub(crate) struct ViewImage;
 
 #[async_trait]
 impl Tool for ViewImage {

@@ -18,7 +18,7 @@ use crate::tool::Tool;
 /// The most entries listed; a note says how many more there are.
 pub(crate) const MAX_LISTED: usize = 1000;
 
-pub struct ListDirectory;
+pub(crate) struct ListDirectory;
 
 #[async_trait]
 impl Tool for ListDirectory {

@@ -3,16 +3,16 @@
 
 pub(crate) mod blocked;
 mod change;
-pub mod delete;
+pub(crate) mod delete;
 mod diff;
-pub mod edit;
-pub mod folders;
-pub mod image;
-pub mod listing;
-pub mod moves;
-pub mod read;
-pub mod search;
-pub mod write;
+pub(crate) mod edit;
+pub(crate) mod folders;
+pub(crate) mod image;
+pub(crate) mod listing;
+pub(crate) mod moves;
+pub(crate) mod read;
+pub(crate) mod search;
+pub(crate) mod write;
 
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};

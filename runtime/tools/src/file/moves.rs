@@ -26,7 +26,7 @@ use crate::tool::Tool;
 /// moved (the model can move its parts).
 const MAX_CHECKED_ENTRIES: usize = 100_000;
 
-pub struct MoveFile;
+pub(crate) struct MoveFile;
 
 #[async_trait]
 impl Tool for MoveFile {

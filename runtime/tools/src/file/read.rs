@@ -16,11 +16,11 @@ use crate::tool::Tool;
 const BINARY_SNIFF_BYTES: usize = 8000;
 
 /// The most ReadFile holds of one file when nothing smaller is set: 10 MiB.
-pub const DEFAULT_MAX_READ_BYTES: u64 = 10 * 1024 * 1024;
+pub(crate) const DEFAULT_MAX_READ_BYTES: u64 = 10 * 1024 * 1024;
 
 /// ReadFile, holding at most `max_bytes` of a file in memory whatever the bundle allows.
 #[derive(Debug, Clone, Copy)]
-pub struct ReadFile {
+pub(crate) struct ReadFile {
     pub max_bytes: u64,
 }
 

@@ -18,7 +18,7 @@ use crate::output;
 use crate::platform::replace::{self, Folder, Found, Mode};
 use crate::tool::Tool;
 
-pub struct WriteFile;
+pub(crate) struct WriteFile;
 
 #[async_trait]
 impl Tool for WriteFile {

@@ -21,15 +21,15 @@ use crate::output;
 use crate::platform::run::{self, Exit, Settings};
 use crate::platform::{self, DirError, capture, process};
 
-pub use tools::{GitCommit, GitDiff, GitPush, GitStatus};
+pub(crate) use tools::{GitCommit, GitDiff, GitPush, GitStatus};
 
 /// A git call's timeout when the host sets no shorter one: a push over a slow network takes
 /// a while, everything else is quick.
-pub const DEFAULT_TIMEOUT_SECONDS: u64 = 120;
+pub(crate) const DEFAULT_TIMEOUT_SECONDS: u64 = 120;
 
 /// How git runs: where the process tree is bounded, and how long it may take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct GitSettings {
+pub(crate) struct GitSettings {
     pub timeout: Duration,
     pub kill_grace: Duration,
     pub capture_bytes: usize,
@@ -57,12 +57,12 @@ pub(crate) struct GitRun {
 }
 
 impl GitRun {
-    pub fn ok(&self) -> bool {
+    pub(crate) fn ok(&self) -> bool {
         self.code == Some(0)
     }
 
     /// What git said, stdout and stderr together, for a failure message.
-    pub fn said(&self) -> String {
+    pub(crate) fn said(&self) -> String {
         let mut said = String::new();
         for part in [self.stdout.trim(), self.stderr.trim()] {
             if !part.is_empty() {

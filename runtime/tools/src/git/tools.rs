@@ -32,7 +32,7 @@ fn schema(required: &[&str], properties: Value) -> Value {
 // ---- GitStatus -------------------------------------------------------------------------------
 
 #[derive(Debug, Clone, Default)]
-pub struct GitStatus {
+pub(crate) struct GitStatus {
     pub settings: GitSettings,
 }
 
@@ -109,7 +109,7 @@ pub(crate) fn format_status(porcelain: &str) -> String {
 // ---- GitDiff ---------------------------------------------------------------------------------
 
 #[derive(Debug, Clone, Default)]
-pub struct GitDiff {
+pub(crate) struct GitDiff {
     pub settings: GitSettings,
 }
 
@@ -190,7 +190,7 @@ impl Tool for GitDiff {
 // ---- GitCommit -------------------------------------------------------------------------------
 
 #[derive(Debug, Clone, Default)]
-pub struct GitCommit {
+pub(crate) struct GitCommit {
     pub settings: GitSettings,
 }
 
@@ -287,7 +287,7 @@ impl Tool for GitCommit {
 // ---- GitPush ---------------------------------------------------------------------------------
 
 #[derive(Debug, Clone, Default)]
-pub struct GitPush {
+pub(crate) struct GitPush {
     pub settings: GitSettings,
 }
 

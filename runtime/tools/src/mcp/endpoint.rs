@@ -6,7 +6,7 @@ use std::net::IpAddr;
 
 use url::{Host, Url};
 
-pub fn check(endpoint: &str, allow_loopback_http: bool) -> Result<Url, String> {
+pub(crate) fn check(endpoint: &str, allow_loopback_http: bool) -> Result<Url, String> {
     let url = Url::parse(endpoint)
         .map_err(|error| format!("its endpoint \"{endpoint}\" is not a valid URL ({error})"))?;
     let loopback = match url.host() {

@@ -12,12 +12,12 @@ use serde_json::Value;
 
 /// Descriptions longer than this are cut: they go into every LLM request and are a
 /// favourite place for prompt injection.
-pub const MAX_DESCRIPTION_CHARS: usize = 1024;
+pub(crate) const MAX_DESCRIPTION_CHARS: usize = 1024;
 /// A larger input schema is rejected outright.
-pub const MAX_SCHEMA_BYTES: usize = 64 * 1024;
+pub(crate) const MAX_SCHEMA_BYTES: usize = 64 * 1024;
 
 /// An accepted tool: what the model sees, and the compiled schemas for validating calls.
-pub struct McpTool {
+pub(crate) struct McpTool {
     pub definition: ToolDefinition,
     /// The name the server knows the tool by.
     pub remote_name: String,
@@ -28,7 +28,7 @@ pub struct McpTool {
 /// Why a tool of an allowed server was not registered.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("The MCP tool \"{server}/{tool}\" was rejected: {reason}")]
-pub struct Rejected {
+pub(crate) struct Rejected {
     pub server: String,
     pub tool: String,
     pub reason: String,
@@ -36,7 +36,7 @@ pub struct Rejected {
 
 /// Translates one listed tool. `Ok(None)`: not allowlisted, silently skipped (the policy,
 /// not the server, decides what exists).
-pub fn translate(
+pub(crate) fn translate(
     server: &str,
     allowed: &[String],
     tool: &Tool,

@@ -71,7 +71,7 @@ pub(crate) struct McpClient {
 }
 
 impl McpClient {
-    pub fn new(options: McpOptions) -> Self {
+    pub(crate) fn new(options: McpOptions) -> Self {
         Self {
             options,
             servers: RwLock::new(Vec::new()),
@@ -86,7 +86,7 @@ impl McpClient {
     }
 
     /// Connects to every configured server at once; returns what could not be set up.
-    pub async fn open(&self, configs: Vec<McpServerConfig>) -> Vec<ExtensionNotice> {
+    pub(crate) async fn open(&self, configs: Vec<McpServerConfig>) -> Vec<ExtensionNotice> {
         self.close().await;
         let servers: Vec<Arc<Server>> = configs
             .into_iter()
@@ -122,7 +122,7 @@ impl McpClient {
 
     /// The tools of the reachable servers; unreachable ones due for a retry are retried in
     /// the background.
-    pub fn tools(&self) -> Vec<ToolDefinition> {
+    pub(crate) fn tools(&self) -> Vec<ToolDefinition> {
         let mut tools = Vec::new();
         for server in self.servers() {
             if server.retry_due() {
@@ -140,7 +140,7 @@ impl McpClient {
             .find(|candidate| candidate.config.name == server)
     }
 
-    pub async fn call(&self, request: &ToolRequest) -> ToolResult {
+    pub(crate) async fn call(&self, request: &ToolRequest) -> ToolResult {
         match self.server_of(&request.tool_name) {
             Some(server) => server.call(request, &request.tool_name).await,
             None => ToolResult::failed(
@@ -152,7 +152,7 @@ impl McpClient {
     }
 
     /// Ends every MCP session (session end).
-    pub async fn close(&self) {
+    pub(crate) async fn close(&self) {
         let servers = match self.servers.write() {
             Ok(mut slot) => std::mem::take(&mut *slot),
             Err(poisoned) => std::mem::take(&mut *poisoned.into_inner()),

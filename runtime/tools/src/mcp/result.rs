@@ -11,7 +11,11 @@ use crate::output;
 
 use super::manifest::McpTool;
 
-pub fn translate(request: &ToolRequest, tool: &McpTool, result: CallToolResult) -> ToolResult {
+pub(super) fn translate(
+    request: &ToolRequest,
+    tool: &McpTool,
+    result: CallToolResult,
+) -> ToolResult {
     let mut texts = Vec::new();
     let mut artifacts = Vec::new();
     let mut notes = Vec::new();

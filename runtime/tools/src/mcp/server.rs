@@ -21,7 +21,7 @@ use crate::output::format_seconds;
 
 type Service = RunningService<RoleClient, ClientConfig>;
 
-pub struct Server {
+pub(super) struct Server {
     pub config: McpServerConfig,
     options: McpOptions,
     state: Mutex<State>,
@@ -43,13 +43,13 @@ struct State {
 }
 
 /// The outcome of a connection attempt, for the notices of `open_extensions`.
-pub enum Connected {
+pub(super) enum Connected {
     Ready(Vec<Rejected>),
     Failed(String),
 }
 
 impl Server {
-    pub fn new(config: McpServerConfig, options: McpOptions) -> Self {
+    pub(super) fn new(config: McpServerConfig, options: McpOptions) -> Self {
         Self {
             config,
             options,
@@ -68,7 +68,7 @@ impl Server {
     }
 
     /// The tools offered now: none while the server is unavailable.
-    pub fn definitions(&self) -> Vec<ToolDefinition> {
+    pub(super) fn definitions(&self) -> Vec<ToolDefinition> {
         let state = self.state();
         match state.peer {
             Some(_) => state
@@ -81,7 +81,7 @@ impl Server {
     }
 
     /// Unavailable, not closed, and its backoff has run out.
-    pub fn retry_due(&self) -> bool {
+    pub(super) fn retry_due(&self) -> bool {
         let state = self.state();
         !state.closed
             && state.peer.is_none()
@@ -89,7 +89,7 @@ impl Server {
     }
 
     /// A reconnection in the background (so listing tools never waits for a server).
-    pub fn reconnect_in_background(self: &Arc<Self>) {
+    pub(super) fn reconnect_in_background(self: &Arc<Self>) {
         let Ok(handle) = tokio::runtime::Handle::try_current() else {
             return;
         };
@@ -106,7 +106,7 @@ impl Server {
     }
 
     /// Initialize and list tools, bounded by the startup timeout.
-    pub async fn connect(&self) -> Connected {
+    pub(super) async fn connect(&self) -> Connected {
         let _one_at_a_time = self.connecting.lock().await;
         if self.state().peer.is_some() {
             return Connected::Ready(Vec::new());
@@ -204,7 +204,7 @@ impl Server {
     }
 
     /// Forwards one call (tools/call) within the request's timeout.
-    pub async fn call(&self, request: &ToolRequest, tool_name: &str) -> ToolResult {
+    pub(super) async fn call(&self, request: &ToolRequest, tool_name: &str) -> ToolResult {
         if self.retry_due()
             && let Connected::Failed(error) = self.connect().await
         {
@@ -306,7 +306,7 @@ impl Server {
     }
 
     /// Ends the MCP session (session end); no reconnection afterwards.
-    pub async fn close(&self) {
+    pub(super) async fn close(&self) {
         {
             let mut state = self.state();
             state.closed = true;

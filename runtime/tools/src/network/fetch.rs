@@ -12,7 +12,7 @@ use agent_protocol::UrlCheck;
 use crate::platform::ssrf::{self, AddressPolicy, Refusal};
 
 /// §4.5: "Redirect following is limited to 5 hops".
-pub const MAX_REDIRECTS: usize = 5;
+pub(crate) const MAX_REDIRECTS: usize = 5;
 
 /// What to send on the first hop.
 #[derive(Debug, Clone)]

@@ -40,16 +40,16 @@ use crate::args::Args;
 use crate::output;
 use crate::tool::Tool;
 
-pub const DEFAULT_TIMEOUT_SECONDS: u64 = 30;
-pub const MIN_TIMEOUT_SECONDS: u64 = 1;
+pub(crate) const DEFAULT_TIMEOUT_SECONDS: u64 = 30;
+pub(crate) const MIN_TIMEOUT_SECONDS: u64 = 1;
 /// INTEROP.md §11: `timeout_seconds (1–120)`.
-pub const MAX_TIMEOUT_SECONDS: u64 = 120;
+pub(crate) const MAX_TIMEOUT_SECONDS: u64 = 120;
 
 /// The converter's thread stack: the Markdown walk recurses once per nesting level.
 const CONVERTER_STACK_BYTES: usize = 64 * 1024 * 1024;
 
 /// Deeper than any real page nests; beyond it the page is shown as plain text.
-pub const MAX_NESTING: usize = 512;
+pub(crate) const MAX_NESTING: usize = 512;
 
 /// Elements that never hold others, or whose end the parser implies: they add no depth.
 const FLAT_TAGS: &[&str] = &[
@@ -63,12 +63,12 @@ const SKIPPED_TAGS: &[&str] = &[
 ];
 
 /// FetchUrl shares HttpRequest's client and address policy.
-pub struct FetchUrl {
+pub(crate) struct FetchUrl {
     http: HttpRequest,
 }
 
 impl FetchUrl {
-    pub fn new(http: HttpRequest) -> Self {
+    pub(crate) fn new(http: HttpRequest) -> Self {
         Self { http }
     }
 }

@@ -33,9 +33,9 @@
 //! `ToolOptions { allow_loopback_http: true }` (tests and the conformance kit, whose fakes
 //! listen on `127.0.0.1`).
 
-pub mod fetch;
-pub mod fetch_url;
-pub mod search;
+pub(crate) mod fetch;
+pub(crate) mod fetch_url;
+pub(crate) mod search;
 
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -54,15 +54,15 @@ use crate::platform::ssrf::AddressPolicy;
 use crate::tool::Tool;
 
 /// §4.5: "Default: 30".
-pub const DEFAULT_TIMEOUT_SECONDS: u64 = 30;
-pub const MIN_TIMEOUT_SECONDS: u64 = 1;
-pub const MAX_TIMEOUT_SECONDS: u64 = 600;
+pub(crate) const DEFAULT_TIMEOUT_SECONDS: u64 = 30;
+pub(crate) const MIN_TIMEOUT_SECONDS: u64 = 1;
+pub(crate) const MAX_TIMEOUT_SECONDS: u64 = 600;
 
 /// §4.5: "Response body size is capped (even before truncation) at 10MB".
-pub const MAX_BODY_BYTES: usize = 10 * 1024 * 1024;
+pub(crate) const MAX_BODY_BYTES: usize = 10 * 1024 * 1024;
 
 /// The methods a model may use (any case).
-pub const METHODS: &[&str] = &["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
+pub(crate) const METHODS: &[&str] = &["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
 
 /// Headers the client sets itself from the URL and the body; a model's value would only
 /// desynchronise the request.
@@ -81,14 +81,14 @@ const MANAGED_HEADERS: &[&str] = &[
 /// How much of the start of a body is inspected for NUL bytes to call it binary.
 const BINARY_SNIFF_BYTES: usize = 8000;
 
-pub struct HttpRequest {
+pub(crate) struct HttpRequest {
     policy: AddressPolicy,
     /// Built on first use: most routers never make a request.
     client: OnceLock<Result<Client, String>>,
 }
 
 impl HttpRequest {
-    pub fn new(policy: AddressPolicy) -> Self {
+    pub(crate) fn new(policy: AddressPolicy) -> Self {
         Self {
             policy,
             client: OnceLock::new(),

@@ -34,24 +34,24 @@ use crate::args::Args;
 use crate::output;
 use crate::tool::Tool;
 
-pub const DEFAULT_MAX_RESULTS: u64 = 5;
+pub(crate) const DEFAULT_MAX_RESULTS: u64 = 5;
 /// INTEROP.md §11: `max_results (default 5, max 10)`.
-pub const MAX_RESULTS: u64 = 10;
+pub(crate) const MAX_RESULTS: u64 = 10;
 /// The longest snippet shown of one result.
-pub const MAX_SNIPPET_BYTES: usize = 1000;
+pub(crate) const MAX_SNIPPET_BYTES: usize = 1000;
 /// The largest answer read from the endpoint.
-pub const MAX_ANSWER_BYTES: usize = 2 * 1024 * 1024;
+pub(crate) const MAX_ANSWER_BYTES: usize = 2 * 1024 * 1024;
 /// A search's deadline when the request carries no `timeoutMs`.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
-pub struct WebSearch {
+pub(crate) struct WebSearch {
     endpoint: Url,
     client: OnceLock<Result<reqwest::Client, String>>,
 }
 
 impl WebSearch {
     /// The tool for `endpoint`, or why that is no usable URL.
-    pub fn new(endpoint: &str) -> Result<Self, String> {
+    pub(crate) fn new(endpoint: &str) -> Result<Self, String> {
         let endpoint = Url::parse(endpoint.trim()).map_err(|error| {
             format!("the web search endpoint \"{endpoint}\" is not a valid URL: {error}")
         })?;

@@ -12,13 +12,13 @@ use crate::output::{self, Clipped};
 
 /// Per-stream cap when none is configured: enough for a full `tool_output` artifact of any
 /// ordinary command, small enough that several concurrent floods stay harmless.
-pub const DEFAULT_CAPTURE_BYTES: usize = 4 * 1024 * 1024;
+pub(crate) const DEFAULT_CAPTURE_BYTES: usize = 4 * 1024 * 1024;
 
 const READ_CHUNK_BYTES: usize = 64 * 1024;
 
 /// What was kept of one stream.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Captured {
+pub(crate) struct Captured {
     pub head: Vec<u8>,
     /// Contiguous with `head` unless bytes were dropped between them.
     pub tail: Vec<u8>,
@@ -28,7 +28,7 @@ pub struct Captured {
 
 impl Captured {
     /// Bytes dropped between `head` and `tail`.
-    pub fn omitted(&self) -> u64 {
+    pub(crate) fn omitted(&self) -> u64 {
         self.total
             .saturating_sub(u64::try_from(self.head.len() + self.tail.len()).unwrap_or(u64::MAX))
     }
@@ -36,7 +36,7 @@ impl Captured {
     /// The output as text for the model: invalid UTF-8 replaced, CRLF normalised (§6.2). When
     /// bytes were dropped, a character cut at either edge of the gap is dropped too rather
     /// than shown as a replacement character.
-    pub fn to_clipped(&self) -> Clipped {
+    pub(crate) fn to_clipped(&self) -> Clipped {
         let omitted = self.omitted();
         if omitted == 0 {
             let mut whole = Vec::with_capacity(self.head.len() + self.tail.len());
@@ -57,7 +57,7 @@ impl Captured {
 
     /// The raw output for an artifact: all of it, or, after a flood, head and tail around
     /// the truncation marker.
-    pub fn to_bytes(&self) -> Vec<u8> {
+    pub(crate) fn to_bytes(&self) -> Vec<u8> {
         let omitted = self.omitted();
         let mut bytes = Vec::with_capacity(self.head.len() + self.tail.len() + 48);
         bytes.extend_from_slice(&self.head);
@@ -93,7 +93,7 @@ fn trim_incomplete_start(bytes: &[u8]) -> &[u8] {
 
 /// Keeps the first 80% of `cap` bytes and a ring of the last 20%.
 #[derive(Debug)]
-pub struct BoundedCapture {
+pub(crate) struct BoundedCapture {
     head: Vec<u8>,
     head_cap: usize,
     tail: VecDeque<u8>,
@@ -102,7 +102,7 @@ pub struct BoundedCapture {
 }
 
 impl BoundedCapture {
-    pub fn new(cap: usize) -> Self {
+    pub(crate) fn new(cap: usize) -> Self {
         let head_cap = output::head_share(cap);
         Self {
             head: Vec::new(),
@@ -113,7 +113,7 @@ impl BoundedCapture {
         }
     }
 
-    pub fn push(&mut self, mut bytes: &[u8]) {
+    pub(crate) fn push(&mut self, mut bytes: &[u8]) {
         self.total = self
             .total
             .saturating_add(u64::try_from(bytes.len()).unwrap_or(u64::MAX));
@@ -133,7 +133,7 @@ impl BoundedCapture {
         self.tail.extend(bytes);
     }
 
-    pub fn finish(self) -> Captured {
+    pub(crate) fn finish(self) -> Captured {
         Captured {
             head: self.head,
             tail: self.tail.into(),
@@ -144,7 +144,7 @@ impl BoundedCapture {
 
 /// Reads `reader` to its end, or until `stop` is cancelled (a background process may hold
 /// the pipe open long after the command is done), keeping at most `cap` bytes.
-pub async fn read_bounded<R: AsyncRead + Unpin>(
+pub(crate) async fn read_bounded<R: AsyncRead + Unpin>(
     mut reader: R,
     cap: usize,
     stop: CancellationToken,

@@ -10,7 +10,7 @@ use encoding_rs::{Encoding, MACINTOSH, UTF_8, UTF_16BE, UTF_16LE, WINDOWS_1252};
 use super::shell::Os;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum DecodeError {
+pub(crate) enum DecodeError {
     #[error(
         "unknown encoding \"{0}\"; use a standard label such as utf-8, utf-16le, utf-16be, windows-1252, latin-1 or shift_jis"
     )]
@@ -23,7 +23,7 @@ pub enum DecodeError {
 
 /// The OS's legacy default encoding, tried after UTF-8 (§6.3); `None` on Linux, whose
 /// default is UTF-8 itself.
-pub fn os_default(os: Os) -> Option<&'static Encoding> {
+pub(crate) fn os_default(os: Os) -> Option<&'static Encoding> {
     match os {
         Os::Windows => Some(WINDOWS_1252),
         Os::MacOs => Some(MACINTOSH),
@@ -32,7 +32,7 @@ pub fn os_default(os: Os) -> Option<&'static Encoding> {
 }
 
 /// The encoding a byte order mark at the start of `bytes` announces, and the mark's length.
-pub fn bom(bytes: &[u8]) -> Option<(&'static Encoding, usize)> {
+pub(crate) fn bom(bytes: &[u8]) -> Option<(&'static Encoding, usize)> {
     Encoding::for_bom(bytes)
 }
 
@@ -57,7 +57,7 @@ fn strict(encoding: &'static Encoding, bytes: &[u8]) -> Option<String> {
 
 /// Decodes a file's bytes: see the module docs. `requested` is the ReadFile `encoding`
 /// argument; `utf-8` (its default) runs the detection chain.
-pub fn decode(os: Os, bytes: &[u8], requested: Option<&str>) -> Result<String, DecodeError> {
+pub(crate) fn decode(os: Os, bytes: &[u8], requested: Option<&str>) -> Result<String, DecodeError> {
     let explicit = match requested {
         Some(label) if is_latin1(label) => return Ok(latin1(bytes)),
         Some(label) => Some(

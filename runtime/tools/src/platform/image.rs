@@ -4,7 +4,7 @@
 
 /// The largest image sent when the policy sets no smaller size limit: 5 MiB, the most
 /// the strictest multimodal models take per image.
-pub const MAX_IMAGE_BYTES: u64 = 5 * 1024 * 1024;
+pub(crate) const MAX_IMAGE_BYTES: u64 = 5 * 1024 * 1024;
 
 /// The formats the models read: extension, media type, and the bytes a file starts with.
 const FORMATS: &[(&str, &str, &[u8])] = &[

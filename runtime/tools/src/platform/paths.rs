@@ -2,4 +2,4 @@
 //! `agent-path-rules`, shared with the policy enforcer so both judge the same file;
 //! [`super::resolve`] applies it for the current OS.
 
-pub use agent_path_rules::{climbs, is_within, resolve_for};
+pub(crate) use agent_path_rules::{climbs, is_within, resolve_for};

@@ -16,7 +16,7 @@ use std::time::Duration;
 use tokio::process::{ChildStderr, ChildStdin, ChildStdout, Command};
 
 /// The spec's grace between `SIGTERM` and `SIGKILL` (§6.2).
-pub const DEFAULT_KILL_GRACE: Duration = Duration::from_secs(5);
+pub(crate) const DEFAULT_KILL_GRACE: Duration = Duration::from_secs(5);
 
 /// How long to wait, after `SIGKILL`, for the kernel to finish off the group before reporting
 /// that something survived. `SIGKILL` cannot be caught, so this only covers scheduling.
@@ -44,7 +44,7 @@ pub(crate) struct Started {
 impl Started {
     /// Starts `command` as the root of a tree of its own (and, on Windows, without a console
     /// window popping up over the desktop app).
-    pub fn spawn(command: Command) -> std::io::Result<Self> {
+    pub(crate) fn spawn(command: Command) -> std::io::Result<Self> {
         #[cfg(unix)]
         {
             let mut command = command;
@@ -67,25 +67,25 @@ impl Started {
     }
 
     /// The root's pid, for logs.
-    pub fn pid(&self) -> Option<u32> {
+    pub(crate) fn pid(&self) -> Option<u32> {
         self.child.id()
     }
 
-    pub fn take_stdin(&mut self) -> Option<ChildStdin> {
+    pub(crate) fn take_stdin(&mut self) -> Option<ChildStdin> {
         #[cfg(unix)]
         return self.child.stdin.take();
         #[cfg(windows)]
         return self.child.stdin().take();
     }
 
-    pub fn take_stdout(&mut self) -> Option<ChildStdout> {
+    pub(crate) fn take_stdout(&mut self) -> Option<ChildStdout> {
         #[cfg(unix)]
         return self.child.stdout.take();
         #[cfg(windows)]
         return self.child.stdout().take();
     }
 
-    pub fn take_stderr(&mut self) -> Option<ChildStderr> {
+    pub(crate) fn take_stderr(&mut self) -> Option<ChildStderr> {
         #[cfg(unix)]
         return self.child.stderr.take();
         #[cfg(windows)]
@@ -93,7 +93,7 @@ impl Started {
     }
 
     /// Waits for the program itself, not for the rest of its tree.
-    pub async fn wait(&mut self) -> std::io::Result<ExitStatus> {
+    pub(crate) async fn wait(&mut self) -> std::io::Result<ExitStatus> {
         #[cfg(unix)]
         return self.child.wait().await;
         // The job's own wait lasts until every process in the job has exited; its inner
@@ -104,7 +104,7 @@ impl Started {
 
     /// Ends the whole tree, the program included, and reaps the program. Returns whether
     /// nothing of the tree is left running.
-    pub async fn end_tree(&mut self, grace: Duration) -> bool {
+    pub(crate) async fn end_tree(&mut self, grace: Duration) -> bool {
         #[cfg(unix)]
         {
             let gone = match self.guard.tree() {
@@ -145,7 +145,7 @@ impl Started {
     /// The tree is known to be gone: dropping `self` must not signal a process group whose
     /// id the system may since have given to another. On Windows the job's handle still
     /// closes, which ends nothing that is gone.
-    pub fn disarm(&mut self) {
+    pub(crate) fn disarm(&mut self) {
         #[cfg(unix)]
         self.guard.disarm();
     }
@@ -154,7 +154,7 @@ impl Started {
 /// A Unix process group led by a program [`Started`] by this module.
 #[cfg(unix)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ProcessTree {
+pub(crate) struct ProcessTree {
     /// The root's pid, which is also the process group id.
     root: i32,
 }
@@ -163,7 +163,7 @@ pub struct ProcessTree {
 impl ProcessTree {
     /// `None` for a pid that cannot name a process group of its own: signalling group 0 or a
     /// negative one would hit the runtime's own group, so such a value is never accepted.
-    pub fn new(root_pid: u32) -> Option<Self> {
+    pub(crate) fn new(root_pid: u32) -> Option<Self> {
         i32::try_from(root_pid)
             .ok()
             .filter(|pid| *pid > 0)
@@ -171,13 +171,13 @@ impl ProcessTree {
     }
 
     #[cfg(test)]
-    pub fn root_pid(&self) -> u32 {
+    pub(crate) fn root_pid(&self) -> u32 {
         self.root.unsigned_abs()
     }
 
     /// Ends the whole tree: `SIGTERM`, then `SIGKILL` to whatever is still running after
     /// `grace`. Returns whether nothing of the tree is left running.
-    pub async fn terminate(&self, grace: Duration) -> bool {
+    pub(crate) async fn terminate(&self, grace: Duration) -> bool {
         use nix::sys::signal::Signal;
         if !self.is_running() {
             return true;
@@ -196,7 +196,7 @@ impl ProcessTree {
 
     /// `SIGKILL` to the whole tree without waiting: for paths that cannot wait (a dropped
     /// tool call).
-    pub fn kill_now(&self) {
+    pub(crate) fn kill_now(&self) {
         self.signal(nix::sys::signal::Signal::SIGKILL);
     }
 
@@ -210,7 +210,7 @@ impl ProcessTree {
     /// Whether a process of the group is still running. Zombies do not count: they hold no
     /// resources but their exit status, and where no init reaps orphans (a container whose
     /// pid 1 is not an init) they would make a dead group look alive forever.
-    pub fn is_running(&self) -> bool {
+    pub(crate) fn is_running(&self) -> bool {
         #[cfg(target_os = "linux")]
         if let Some(running) = linux::group_has_running_member(self.root) {
             return running;

@@ -19,7 +19,7 @@ use super::beneath::{self, Access};
 
 /// What a name in the folder holds, seen without following a link.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Found {
+pub(crate) enum Found {
     Absent,
     File {
         len: u64,
@@ -36,13 +36,13 @@ pub enum Found {
 
 /// Permission bits as the platform spells them.
 #[cfg(unix)]
-pub type Mode = nix::sys::stat::mode_t;
+pub(crate) type Mode = nix::sys::stat::mode_t;
 #[cfg(not(unix))]
 pub type Mode = u32;
 
 /// A folder opened for replacing files in it.
 #[derive(Debug)]
-pub struct Folder {
+pub(crate) struct Folder {
     #[cfg(unix)]
     dir: File,
     path: PathBuf,
@@ -76,7 +76,7 @@ pub fn create_folders(_root: Option<&Path>, folder: &Path) -> io::Result<()> {
 /// Creates `folder` and its missing parents. Inside `root`, each step is opened beneath it,
 /// so a link on the way that leads out is refused instead of followed.
 #[cfg(unix)]
-pub fn create_folders(root: Option<&Path>, folder: &Path) -> io::Result<()> {
+pub(crate) fn create_folders(root: Option<&Path>, folder: &Path) -> io::Result<()> {
     let Some((real_root, relative)) = inside(root, folder)? else {
         return std::fs::create_dir_all(folder);
     };
@@ -99,7 +99,11 @@ impl Folder {
     /// Opens the folder of `target`, the resolved form of `path` (no link in it), and
     /// returns it with the file's name. When `path` lies inside `root`, `target` must too,
     /// and the folder is opened beneath `root`.
-    pub fn of(root: Option<&Path>, path: &Path, target: &Path) -> io::Result<(Folder, OsString)> {
+    pub(crate) fn of(
+        root: Option<&Path>,
+        path: &Path,
+        target: &Path,
+    ) -> io::Result<(Folder, OsString)> {
         let (Some(parent), Some(name)) = (target.parent(), target.file_name()) else {
             return Err(io::Error::other(
                 "the path does not name a file in a folder",
@@ -133,12 +137,12 @@ impl Folder {
     }
 
     /// What `name` holds now, not following a link.
-    pub fn find(&self, name: &OsStr) -> io::Result<Found> {
+    pub(crate) fn find(&self, name: &OsStr) -> io::Result<Found> {
         imp::find(self, name)
     }
 
     /// Up to `limit` bytes of the regular file `name` (a link there is refused).
-    pub fn read(&self, name: &OsStr, limit: u64) -> io::Result<Vec<u8>> {
+    pub(crate) fn read(&self, name: &OsStr, limit: u64) -> io::Result<Vec<u8>> {
         let file = imp::open_regular(self, name)?;
         let mut bytes = Vec::new();
         io::Read::read_to_end(&mut io::Read::take(file, limit), &mut bytes)?;
@@ -148,14 +152,14 @@ impl Folder {
     /// Writes `bytes` to a new temporary file in the folder, flushes it and renames it over
     /// `name`: readers, and the file after a crash, see the old content or the new. `mode`
     /// keeps an existing file's permissions; a new file gets `0666 & !umask`.
-    pub fn replace(&self, name: &OsStr, bytes: &[u8], mode: Option<Mode>) -> io::Result<()> {
+    pub(crate) fn replace(&self, name: &OsStr, bytes: &[u8], mode: Option<Mode>) -> io::Result<()> {
         imp::replace(self, name, bytes, mode)
     }
 
     /// Renames `name` in this folder to `to_name` in `to` (MoveFile), the link itself if it is
     /// one. Without `overwrite` an existing destination fails with `AlreadyExists`, atomically
     /// where the kernel can (Linux `RENAME_NOREPLACE`).
-    pub fn rename(
+    pub(crate) fn rename(
         &self,
         name: &OsStr,
         to: &Folder,

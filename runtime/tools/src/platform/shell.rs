@@ -5,11 +5,11 @@
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
-pub use agent_path_rules::Os;
+pub(crate) use agent_path_rules::Os;
 
 /// A shell and the way a command string is handed to it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Shell {
+pub(crate) enum Shell {
     /// `program -c command` (sh, bash, zsh, fish, …).
     Posix(PathBuf),
     /// `cmd.exe /c command`. The command must reach cmd.exe verbatim (a raw argument): cmd.exe
@@ -19,14 +19,14 @@ pub enum Shell {
 }
 
 impl Shell {
-    pub fn program(&self) -> &Path {
+    pub(crate) fn program(&self) -> &Path {
         match self {
             Shell::Posix(program) | Shell::Cmd(program) => program,
         }
     }
 
     /// The switch that precedes the command string.
-    pub fn command_switch(&self) -> &'static str {
+    pub(crate) fn command_switch(&self) -> &'static str {
         match self {
             Shell::Posix(_) => "-c",
             Shell::Cmd(_) => "/c",
@@ -35,7 +35,7 @@ impl Shell {
 }
 
 /// The shell of this machine: see [`choose_shell`].
-pub fn resolve_shell() -> Shell {
+pub(crate) fn resolve_shell() -> Shell {
     choose_shell(
         Os::current(),
         std::env::var_os("SHELL").as_deref(),
@@ -47,7 +47,7 @@ pub fn resolve_shell() -> Shell {
 /// macOS and other unixes: `$SHELL` when it names an executable file by absolute path (the
 /// user's own shell, §6.2), else `/bin/zsh` on macOS, else `/bin/sh`. Windows: `%ComSpec%`,
 /// else `cmd.exe`. `usable` says whether a path is an executable file.
-pub fn choose_shell(
+pub(crate) fn choose_shell(
     os: Os,
     shell_var: Option<&OsStr>,
     comspec_var: Option<&OsStr>,

@@ -21,7 +21,7 @@ use url::{Host, Url};
 
 /// Why an address may not be reached.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Blocked {
+pub(crate) enum Blocked {
     /// `127.0.0.0/8`, `::1`.
     Loopback,
     /// `10.0.0.0/8`, `172.16.0.0/12`, `192.168.0.0/16`.
@@ -64,7 +64,7 @@ impl fmt::Display for Blocked {
 /// The class of a forbidden address; `None` for an address on the public internet.
 /// An IPv6 address that carries an IPv4 one (mapped `::ffff:a.b.c.d`, compatible
 /// `::a.b.c.d`, NAT64 `64:ff9b::a.b.c.d`) is judged as that IPv4 address.
-pub fn classify(ip: IpAddr) -> Option<Blocked> {
+pub(crate) fn classify(ip: IpAddr) -> Option<Blocked> {
     match ip {
         IpAddr::V4(v4) => classify_v4(v4),
         IpAddr::V6(v6) => classify_v6(v6),
@@ -133,7 +133,7 @@ fn embedded_v4(ip: &Ipv6Addr) -> Option<Ipv4Addr> {
 
 /// What the router's owner allows beyond the public internet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct AddressPolicy {
+pub(crate) struct AddressPolicy {
     /// Loopback addresses (and the name `localhost`) may be reached: for tests and the
     /// conformance kit, whose fake servers listen on `127.0.0.1`. Every other class stays
     /// forbidden.
@@ -142,7 +142,7 @@ pub struct AddressPolicy {
 
 impl AddressPolicy {
     /// `Err` with the class of a forbidden address.
-    pub fn check(&self, ip: IpAddr) -> Result<(), Blocked> {
+    pub(crate) fn check(&self, ip: IpAddr) -> Result<(), Blocked> {
         match classify(ip) {
             None => Ok(()),
             Some(Blocked::Loopback) if self.allow_loopback => Ok(()),
@@ -153,7 +153,7 @@ impl AddressPolicy {
 
 /// Why a URL may not be requested.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum Refusal {
+pub(crate) enum Refusal {
     #[error("only http and https URLs are allowed, not {0}:")]
     Scheme(String),
     #[error("the URL has no host")]
@@ -165,7 +165,7 @@ pub enum Refusal {
 }
 
 /// The checks that need no DNS: the scheme, and a host that is an IP literal or `localhost`.
-pub fn check_url(url: &Url, policy: AddressPolicy) -> Result<(), Refusal> {
+pub(crate) fn check_url(url: &Url, policy: AddressPolicy) -> Result<(), Refusal> {
     if !matches!(url.scheme(), "http" | "https") {
         return Err(Refusal::Scheme(url.scheme().to_owned()));
     }
@@ -192,13 +192,13 @@ pub fn check_url(url: &Url, policy: AddressPolicy) -> Result<(), Refusal> {
 /// The client's DNS resolver: the system's answer without the forbidden addresses; an error
 /// ([`Refusal::Resolved`]) when nothing is left.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct VettingResolver {
+pub(crate) struct VettingResolver {
     pub policy: AddressPolicy,
 }
 
 impl VettingResolver {
     /// The addresses of `host` a connection may use.
-    pub async fn vetted(
+    pub(crate) async fn vetted(
         &self,
         host: &str,
     ) -> Result<Vec<SocketAddr>, Box<dyn std::error::Error + Send + Sync>> {
@@ -237,7 +237,7 @@ impl Resolve for VettingResolver {
 }
 
 /// The [`Refusal`] somewhere in the causes of a client error, when the resolver refused.
-pub fn refusal_in<'a>(error: &'a (dyn std::error::Error + 'static)) -> Option<&'a Refusal> {
+pub(crate) fn refusal_in<'a>(error: &'a (dyn std::error::Error + 'static)) -> Option<&'a Refusal> {
     let mut current = Some(error);
     while let Some(error) = current {
         if let Some(refusal) = error.downcast_ref::<Refusal>() {

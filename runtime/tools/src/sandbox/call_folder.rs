@@ -27,7 +27,7 @@ pub(crate) struct CallFolder {
 
 impl CallFolder {
     /// A new empty folder, private to this user.
-    pub fn create() -> std::io::Result<Self> {
+    pub(crate) fn create() -> std::io::Result<Self> {
         let prefix = format!("{PREFIX}{}-", std::process::id());
         let mut builder = tempfile::Builder::new();
         builder.prefix(&prefix);
@@ -42,13 +42,13 @@ impl CallFolder {
         Ok(Self { path })
     }
 
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
     /// `request` with this folder writable besides what its grant (or the grant a call
     /// without one gets) allows.
-    pub fn granted(&self, request: &ToolRequest) -> ToolRequest {
+    pub(crate) fn granted(&self, request: &ToolRequest) -> ToolRequest {
         let mut grant = plan::grant_for(request);
         grant.write_paths.push(self.path.display().to_string());
         let mut request = request.clone();

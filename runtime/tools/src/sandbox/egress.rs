@@ -31,7 +31,7 @@ const MAX_HEAD_BYTES: usize = 16 * 1024;
 
 /// What the proxy applies to every destination.
 #[derive(Clone)]
-pub struct Rules {
+pub(crate) struct Rules {
     /// The host's domain rules; `None`: only the address rules apply.
     pub check: Option<UrlCheck>,
     pub addresses: AddressPolicy,
@@ -41,7 +41,7 @@ pub struct Rules {
 }
 
 /// The default of `AGENT_RUNTIME_EGRESS_CONNECT_TIMEOUT_SECONDS`.
-pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 impl Default for Rules {
     fn default() -> Self {
@@ -55,7 +55,7 @@ impl Default for Rules {
 
 /// A running proxy; dropping it stops it (open tunnels end with their process anyway).
 #[derive(Debug)]
-pub struct Egress {
+pub(crate) struct Egress {
     port: u16,
     task: tokio::task::JoinHandle<()>,
     /// The Unix socket a command in a network namespace of its own reaches the proxy by.
@@ -75,13 +75,13 @@ impl Drop for Egress {
 impl Egress {
     /// Starts a proxy on a free loopback port. Needs a Tokio runtime.
     #[cfg(test)]
-    pub fn start(rules: Rules) -> std::io::Result<Egress> {
+    pub(crate) fn start(rules: Rules) -> std::io::Result<Egress> {
         Self::start_with_socket(rules, None)
     }
 
     /// [`Egress::start`], and on the Unix socket `socket` when given too (each of its
     /// connections joined to the port).
-    pub fn start_with_socket(
+    pub(crate) fn start_with_socket(
         rules: Rules,
         socket: Option<&std::path::Path>,
     ) -> std::io::Result<Egress> {
@@ -107,12 +107,12 @@ impl Egress {
         Ok(Egress { port, task, socket })
     }
 
-    pub fn port(&self) -> u16 {
+    pub(crate) fn port(&self) -> u16 {
         self.port
     }
 
     /// The proxy URL for `HTTP_PROXY` and friends.
-    pub fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)
     }
 }

@@ -87,7 +87,7 @@ pub(crate) struct After {
 impl After {
     /// Removes what the process made at paths it may not create, and says what the sandbox
     /// refused it (read from its `stderr`), one sentence each, for the tool result.
-    pub fn settle(&self, cwd: &Path, stderr: &str) -> Vec<String> {
+    pub(crate) fn settle(&self, cwd: &Path, stderr: &str) -> Vec<String> {
         let mut notes = self.revert.settle();
         if let Some(plan) = &self.plan {
             notes.extend(explain::refusals(plan, cwd, stderr));

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 /// Device files every program may write (the Landlock-only wall; in a namespace `/dev` is a
 /// private minimal one).
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-pub const DEVICES: &[&str] = &[
+pub(super) const DEVICES: &[&str] = &[
     "/dev/null",
     "/dev/zero",
     "/dev/full",
@@ -31,7 +31,7 @@ pub const DEVICES: &[&str] = &[
 
 /// Credential stores under the home folder no command may read (INTEROP.md §10 (b)),
 /// relative to `$HOME`.
-pub const CREDENTIAL_STORES: &[&str] = &[
+pub(super) const CREDENTIAL_STORES: &[&str] = &[
     ".ssh",
     ".aws",
     ".gnupg",
@@ -62,10 +62,11 @@ pub const CREDENTIAL_STORES: &[&str] = &[
 /// state (cargo's registry and lock, rustup's downloads, npm's and pip's caches, pyenv's
 /// shims): each is seen writable through a private copy-on-write layer, so the real one
 /// never changes (a poisoned cache would run code outside the sandbox later).
-pub const TOOL_CACHES: &[&str] = &[".cargo", ".rustup", ".npm", ".cache", "go/pkg", ".pyenv"];
+pub(super) const TOOL_CACHES: &[&str] =
+    &[".cargo", ".rustup", ".npm", ".cache", "go/pkg", ".pyenv"];
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Plan {
+pub(crate) struct Plan {
     /// Writable (and readable) trees.
     #[serde(default)]
     pub write: Vec<PathBuf>,
@@ -102,7 +103,7 @@ pub struct Plan {
 
 /// What the tool runtime adds to every grant.
 #[derive(Debug, Clone, Default)]
-pub struct Machine {
+pub(crate) struct Machine {
     pub home: Option<PathBuf>,
     pub tmp: Option<PathBuf>,
     /// The runtime's own state folders (checkpoints, logs, run store).
@@ -113,11 +114,11 @@ pub struct Machine {
 impl Plan {
     /// The request's grant, or — a process-starting call the host sent none for — the
     /// workspace root writable but its `.git`, no network.
-    pub fn for_request(request: &ToolRequest, machine: &Machine, required: bool) -> Self {
+    pub(crate) fn for_request(request: &ToolRequest, machine: &Machine, required: bool) -> Self {
         Self::from_grant(&grant_for(request), machine, required)
     }
 
-    pub fn from_grant(grant: &SandboxGrant, machine: &Machine, required: bool) -> Self {
+    pub(crate) fn from_grant(grant: &SandboxGrant, machine: &Machine, required: bool) -> Self {
         let absolute = |paths: &[String]| -> Vec<PathBuf> {
             paths
                 .iter()
@@ -166,14 +167,14 @@ impl Plan {
     /// A network granted without the egress proxy is not confined further (the launcher
     /// used directly; the runtime always starts a proxy for a granted network).
     #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-    pub fn unconfined_network(&self) -> bool {
+    pub(crate) fn unconfined_network(&self) -> bool {
         self.network && self.proxy_port.is_none()
     }
 
     /// Every tree a command may write: the grants and devices (the Landlock wall), and the
     /// private cache layers.
     #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-    pub fn writable(&self) -> Vec<PathBuf> {
+    pub(crate) fn writable(&self) -> Vec<PathBuf> {
         let mut all = self.write.clone();
         all.extend(self.caches.iter().filter(|cache| cache.exists()).cloned());
         all
@@ -181,12 +182,12 @@ impl Plan {
 
     /// The plan travels to the launcher as an argument; there is no launcher on Windows.
     #[cfg_attr(not(unix), allow(dead_code))]
-    pub fn to_json(&self) -> String {
+    pub(crate) fn to_json(&self) -> String {
         serde_json::to_string(self).unwrap_or_default()
     }
 
     #[cfg_attr(not(unix), allow(dead_code))]
-    pub fn from_json(text: &str) -> Result<Self, String> {
+    pub(crate) fn from_json(text: &str) -> Result<Self, String> {
         serde_json::from_str(text)
             .map_err(|error| format!("the sandbox plan is malformed: {error}"))
     }

@@ -21,7 +21,7 @@ pub(crate) struct Revert {
 
 impl Revert {
     /// Notes which of the plan's read-only and hidden paths do not exist now.
-    pub fn before(plan: &Plan) -> Self {
+    pub(super) fn before(plan: &Plan) -> Self {
         let watched = |path: &Path| {
             path.symlink_metadata().is_err()
                 && path.parent().is_some_and(Path::is_dir)
@@ -47,7 +47,7 @@ impl Revert {
 
     /// Removes what appeared at the watched paths, and what would run code from a new
     /// repository; one sentence per removal.
-    pub fn settle(&self) -> Vec<String> {
+    pub(super) fn settle(&self) -> Vec<String> {
         let mut notes = Vec::new();
         for root in &self.bare_roots {
             notes.extend(super::new_repo::settle(root));

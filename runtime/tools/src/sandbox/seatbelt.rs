@@ -23,7 +23,7 @@ fn subpaths(paths: &[std::path::PathBuf]) -> String {
         .collect()
 }
 
-pub fn profile(plan: &Plan) -> String {
+pub(crate) fn profile(plan: &Plan) -> String {
     let mut profile = String::from(
         "(version 1)\n\
          (deny default)\n\

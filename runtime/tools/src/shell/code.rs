@@ -45,15 +45,15 @@ mod images;
 mod python;
 
 /// The variable naming the call's output folder to the code: the Python runtime's name.
-pub const OUTPUT_DIR_VARIABLE: &str = "COWORK_OUTPUT_DIR";
+pub(crate) const OUTPUT_DIR_VARIABLE: &str = "COWORK_OUTPUT_DIR";
 
 /// INTEROP.md §11: `timeout_seconds (default 120, max 600)`.
-pub const DEFAULT_TIMEOUT_SECONDS: u64 = 120;
-pub const MIN_TIMEOUT_SECONDS: u64 = 1;
-pub const MAX_TIMEOUT_SECONDS: u64 = 600;
+pub(crate) const DEFAULT_TIMEOUT_SECONDS: u64 = 120;
+pub(crate) const MIN_TIMEOUT_SECONDS: u64 = 1;
+pub(crate) const MAX_TIMEOUT_SECONDS: u64 = 600;
 
 /// The language of a call that names none: the one the Python runtime runs.
-pub const DEFAULT_LANGUAGE: &str = "python";
+pub(crate) const DEFAULT_LANGUAGE: &str = "python";
 
 /// One language: the names it goes by, the interpreters tried in order, the arguments
 /// that make each read its program from standard input, and the environment it runs with.
@@ -145,7 +145,7 @@ fn executable(path: &Path) -> bool {
 }
 
 #[derive(Debug, Clone)]
-pub struct ExecuteCode {
+pub(crate) struct ExecuteCode {
     settings: Settings,
     /// Where interpreters are looked for instead of the `PATH` (tests).
     search_path: Option<std::ffi::OsString>,
@@ -177,7 +177,7 @@ async fn collect_images(
 
 impl ExecuteCode {
     /// With RunCommand's process settings (kill grace, capture bound, drain).
-    pub fn new(settings: Settings) -> Self {
+    pub(crate) fn new(settings: Settings) -> Self {
         Self {
             settings,
             search_path: None,
@@ -186,14 +186,14 @@ impl ExecuteCode {
     }
 
     /// The images the code writes go to the model: the gateway takes image parts.
-    pub fn with_image_parts(mut self, image_parts: bool) -> Self {
+    pub(crate) fn with_image_parts(mut self, image_parts: bool) -> Self {
         self.image_parts = image_parts;
         self
     }
 
     /// Interpreters looked for in `path` instead of the `PATH`.
     #[cfg(test)]
-    pub fn with_search_path(mut self, path: impl Into<std::ffi::OsString>) -> Self {
+    pub(crate) fn with_search_path(mut self, path: impl Into<std::ffi::OsString>) -> Self {
         self.search_path = Some(path.into());
         self
     }

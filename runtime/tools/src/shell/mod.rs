@@ -32,17 +32,17 @@ use crate::platform::{self, DirError, process, shell};
 use crate::tool::Tool;
 
 /// §4.4: "Default: 300"; §8.2: "between 1 and 600 seconds".
-pub const DEFAULT_TIMEOUT_SECONDS: u64 = 300;
-pub const MIN_TIMEOUT_SECONDS: u64 = 1;
-pub const MAX_TIMEOUT_SECONDS: u64 = 600;
+pub(crate) const DEFAULT_TIMEOUT_SECONDS: u64 = 300;
+pub(crate) const MIN_TIMEOUT_SECONDS: u64 = 1;
+pub(crate) const MAX_TIMEOUT_SECONDS: u64 = 600;
 
 #[derive(Debug, Clone)]
-pub struct RunCommand {
+pub(crate) struct RunCommand {
     settings: Settings,
 }
 
 impl RunCommand {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             settings: Settings {
                 kill_grace: process::DEFAULT_KILL_GRACE,
@@ -53,12 +53,12 @@ impl RunCommand {
     }
 
     /// How its process trees are handled, for ExecuteCode to launch the same way.
-    pub fn settings(&self) -> Settings {
+    pub(crate) fn settings(&self) -> Settings {
         self.settings
     }
 
     /// Time between `SIGTERM` and `SIGKILL` when ending a tree (§6.2: 5 s).
-    pub fn with_kill_grace(mut self, grace: Duration) -> Self {
+    pub(crate) fn with_kill_grace(mut self, grace: Duration) -> Self {
         self.settings.kill_grace = grace;
         self
     }
@@ -66,14 +66,14 @@ impl RunCommand {
     /// Most bytes kept per stream (the memory bound of a flood, and the largest artifact);
     /// `maxOutputBytes` above it is lowered to it.
     #[cfg(all(test, unix))]
-    pub fn with_capture_bytes(mut self, bytes: usize) -> Self {
+    pub(crate) fn with_capture_bytes(mut self, bytes: usize) -> Self {
         self.settings.capture_bytes = bytes;
         self
     }
 
     /// How long output pipes may stay open after the shell exited.
     #[cfg(all(test, unix))]
-    pub fn with_drain(mut self, drain: Duration) -> Self {
+    pub(crate) fn with_drain(mut self, drain: Duration) -> Self {
         self.settings.drain = drain;
         self
     }

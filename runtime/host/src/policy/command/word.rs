@@ -35,12 +35,12 @@ pub(super) struct Word {
 
 impl Word {
     /// A word whose value is exactly `text`.
-    pub fn is_literal(&self) -> bool {
+    pub(super) fn is_literal(&self) -> bool {
         !self.dynamic && !self.split && !self.glob && !self.brace
     }
 
     /// An unknown value standing for data inserted at run time (xargs input, find's `{}`).
-    pub fn unknown(raw: &str) -> Self {
+    pub(super) fn unknown(raw: &str) -> Self {
         Word {
             raw: raw.to_owned(),
             pattern: vec![Pat::Star],
@@ -50,7 +50,7 @@ impl Word {
         }
     }
 
-    pub fn literal(text: &str) -> Self {
+    pub(super) fn literal(text: &str) -> Self {
         Word {
             text: text.to_owned(),
             raw: text.to_owned(),

@@ -15,7 +15,7 @@ use crate::tool::Tool;
 const DEFAULT_RESULTS: u64 = 100;
 const MAX_RESULTS: u64 = 500;
 
-pub struct FindFiles;
+pub(crate) struct FindFiles;
 
 #[async_trait]
 impl Tool for FindFiles {

@@ -32,7 +32,7 @@ const MAX_LINE_CHARS: usize = 300;
 const HEAP_LIMIT: usize = 8 * 1024 * 1024;
 
 /// GrepFiles, skipping files larger than `max_file_bytes` (or the call's size limit).
-pub struct GrepFiles {
+pub(crate) struct GrepFiles {
     pub max_file_bytes: u64,
 }
 

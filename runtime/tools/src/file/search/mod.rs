@@ -6,8 +6,8 @@
 //! `max_results`, by the call's time limit (the results so far are returned, saying so),
 //! and it stops when the call is cancelled.
 
-pub mod find;
-pub mod grep;
+pub(crate) mod find;
+pub(crate) mod grep;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

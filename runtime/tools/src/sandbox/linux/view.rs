@@ -40,7 +40,7 @@ impl View {
     /// view: the private temporary folder may be `/tmp` by now). Usually nothing: the
     /// scratch space and the cache layers live in a memory file system that ends with the
     /// namespace, and so do the mounts — no unmount, no folder to remove, no write-back.
-    pub fn finish(self) {
+    pub(super) fn finish(self) {
         let Some(folder) = self.leftover else {
             return;
         };

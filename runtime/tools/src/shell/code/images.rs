@@ -17,10 +17,10 @@ use crate::platform::image::{MAX_IMAGE_BYTES, holds, media_type, size_text};
 
 /// The most images one run sends: a handful of figures of one analysis (the Python runtime
 /// sends its first only).
-pub const MAX_IMAGES: usize = 4;
+pub(super) const MAX_IMAGES: usize = 4;
 
 /// The most bytes the images of one run have together: two of the largest ViewImage sends.
-pub const MAX_TOTAL_BYTES: u64 = 2 * MAX_IMAGE_BYTES;
+pub(super) const MAX_TOTAL_BYTES: u64 = 2 * MAX_IMAGE_BYTES;
 
 /// The most entries of the folder looked at: code that writes thousands of files does not
 /// hold the call up while they are listed.
@@ -34,7 +34,7 @@ const EXTENSIONS: &[&str] = &["png", "jpg", "jpeg", "gif", "webp"];
 
 /// One image to send.
 #[derive(Debug)]
-pub struct Image {
+pub(super) struct Image {
     pub name: String,
     pub size: u64,
     pub part: ImagePart,
@@ -42,7 +42,7 @@ pub struct Image {
 
 /// What the output folder held.
 #[derive(Debug, Default)]
-pub struct Collected {
+pub(super) struct Collected {
     pub images: Vec<Image>,
     /// One "name (why)" each.
     pub skipped: Vec<String>,
@@ -62,7 +62,7 @@ impl Collected {
     }
 
     /// Whether the run left anything in the folder.
-    pub fn is_empty(&self) -> bool {
+    pub(super) fn is_empty(&self) -> bool {
         self.images.is_empty()
             && self.skipped.is_empty()
             && self.unnamed == 0
@@ -71,7 +71,7 @@ impl Collected {
 
     /// The result text's section about the folder, naming it by its variable; empty when the
     /// run left nothing there. `shown` says whether the images go to the model.
-    pub fn section(&self, variable: &str, shown: bool) -> String {
+    pub(super) fn section(&self, variable: &str, shown: bool) -> String {
         if self.is_empty() {
             return String::new();
         }
@@ -110,7 +110,7 @@ impl Collected {
 }
 
 /// The images in `folder`, each at most `max_bytes` (and [`MAX_IMAGE_BYTES`]).
-pub fn collect(folder: &Path, max_bytes: Option<u64>) -> Collected {
+pub(super) fn collect(folder: &Path, max_bytes: Option<u64>) -> Collected {
     let each = max_bytes.map_or(MAX_IMAGE_BYTES, |limit| limit.min(MAX_IMAGE_BYTES));
     let mut collected = Collected::default();
     let entries = match std::fs::read_dir(folder) {

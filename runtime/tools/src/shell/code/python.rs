@@ -19,7 +19,7 @@
 
 /// The program `python3 -c` runs: the output folder is `COWORK_OUTPUT_DIR`; without it no
 /// hook is set.
-pub const BOOTSTRAP: &str = r#"
+pub(super) const BOOTSTRAP: &str = r#"
 def _cowork_main():
     import os, sys, __main__
     folder = os.environ.get("COWORK_OUTPUT_DIR")

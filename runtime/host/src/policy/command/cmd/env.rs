@@ -34,7 +34,7 @@ impl Env {
         self.safe.contains(&name) || !(self.tainted || self.unknown.contains(&name))
     }
 
-    pub fn taint(&mut self) {
+    pub(super) fn taint(&mut self) {
         self.tainted = true;
         self.safe.clear();
     }
@@ -52,7 +52,7 @@ impl Env {
     }
 
     /// `set …` with its text after `set` (cooked). `certain`: the command surely runs once.
-    pub fn set(&mut self, tail: &str, certain: bool) {
+    pub(super) fn set(&mut self, tail: &str, certain: bool) {
         let text = tail.trim_start_matches([' ', '\t', ',', ';', '=']);
         let switch = text.get(..2).map(str::to_ascii_lowercase);
         match switch.as_deref() {

@@ -38,12 +38,12 @@ pub(super) struct CWord {
 impl CWord {
     /// The value (quotes removed) when it is exactly known and unquoted, lowercased: for
     /// keywords and switches.
-    pub fn keyword(&self) -> Option<String> {
+    pub(super) fn keyword(&self) -> Option<String> {
         let word = make(&self.evs, &self.raw, false);
         (word.is_literal() && !word.quoted).then(|| word.text.to_ascii_lowercase())
     }
 
-    pub fn word(&self, bang: bool) -> Word {
+    pub(super) fn word(&self, bang: bool) -> Word {
         make(&self.evs, &self.raw, bang)
     }
 }
