@@ -46,7 +46,7 @@ pub(crate) fn protect() -> Vec<String> {
 }
 
 #[cfg(not(target_os = "linux"))]
-pub fn protect() -> Vec<String> {
+pub(crate) fn protect() -> Vec<String> {
     Vec::new()
 }
 

@@ -84,7 +84,7 @@ pub(crate) fn streams() -> (Reader, Writer, Restore) {
 }
 
 #[cfg(not(unix))]
-pub fn streams() -> (Reader, Writer, Restore) {
+pub(crate) fn streams() -> (Reader, Writer, Restore) {
     (
         Box::new(tokio::io::stdin()),
         Box::new(tokio::io::stdout()),

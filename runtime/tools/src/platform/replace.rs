@@ -38,7 +38,7 @@ pub(crate) enum Found {
 #[cfg(unix)]
 pub(crate) type Mode = nix::sys::stat::mode_t;
 #[cfg(not(unix))]
-pub type Mode = u32;
+pub(crate) type Mode = u32;
 
 /// A folder opened for replacing files in it.
 #[derive(Debug)]
@@ -69,7 +69,7 @@ fn inside(root: Option<&Path>, path: &Path) -> io::Result<Option<(PathBuf, PathB
 
 /// Creates `folder` and its missing parents (no folder handles on this platform).
 #[cfg(not(unix))]
-pub fn create_folders(_root: Option<&Path>, folder: &Path) -> io::Result<()> {
+pub(crate) fn create_folders(_root: Option<&Path>, folder: &Path) -> io::Result<()> {
     std::fs::create_dir_all(folder)
 }
 
