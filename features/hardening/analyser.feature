@@ -29,7 +29,7 @@ Feature: The policy analyser and secret hygiene hold against a hostile model
 
   @REQ-HARD-110 @posix-shell
   Scenario Outline: a line that makes bash evaluate a value as arithmetic is denied (<construct>)
-    Given the policy allows the commands "echo, declare, read, printf, getopts" and blocks the commands ""
+    Given the policy allows the commands "echo, declare, read, printf, getopts, set, :" and blocks the commands ""
     And a running session
     And the model will run the command "<line>"
     And the model will then answer "Done."
@@ -50,6 +50,8 @@ Feature: The policy analyser and secret hygiene hold against a hostile model
       | read without options        | echo 'a[$(touch pwned)]' \| read OPTIND                 |
       | a for loop variable         | for RANDOM in 'a[$(touch pwned)]'; do echo; done        |
       | a default assigned          | declare -i n; X='a[$(touch pwned)]'; echo ${n:=X}       |
+      | a default assigned to _n    | declare -i _n; X='a[$(touch pwned)]'; echo ${_n:=X}     |
+      | a for loop over the arguments | set -- 'a[$(touch pwned)]'; for RANDOM do :; done     |
 
   @REQ-HARD-110 @posix-shell
   Scenario: reading RunCommand's stdin into an integer variable is denied
@@ -66,7 +68,7 @@ Feature: The policy analyser and secret hygiene hold against a hostile model
 
   @REQ-HARD-110 @posix-shell
   Scenario Outline: a literal number given to an integer variable runs (<construct>)
-    Given the policy allows the commands "echo, declare" and blocks the commands ""
+    Given the policy allows the commands "echo, declare, [[" and blocks the commands ""
     And a running session
     And the model will run the command "<line>"
     And the model will then answer "Done."
@@ -77,6 +79,7 @@ Feature: The policy analyser and secret hygiene hold against a hostile model
       | construct         | line                    |
       | a built-in one    | OPTIND=1; echo $OPTIND  |
       | a declare -i name | declare -i n=5; echo $n |
+      | numbers compared in [[ ]] | [[ 1 -eq 1 ]] && echo ok |
 
   @REQ-HARD-111 @posix-shell
   Scenario Outline: a line that sets a variable the shell or the loader runs is denied (<construct>)

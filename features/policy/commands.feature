@@ -77,9 +77,13 @@ Feature: Commands the policy allows and blocks
       | output to a descriptor        | echo hi >&2                   |
       | default value                 | echo ${HOME:-none}            |
       | quoted default                | echo ${X:-'a b'}              |
+      | quoted brace in a default     | echo ${X:-'}'}                |
       | suffix removal                | echo ${HOME%/}                |
       | expansion in a default        | echo ${X:-${HOME}}            |
       | old arithmetic in a default   | echo ${X:-$[1+1]}             |
+      | escaped dollar in a default   | echo ${X:-\\$[Y]}            |
+      | old arithmetic after a command | echo hi; echo $[1+1]        |
+      | ANSI-C quotes                 | echo $'a b'                   |
       | mapfile with an option        | echo a \| mapfile -t lines    |
 
   @REQ-POL-010 @posix-shell
@@ -128,6 +132,7 @@ Feature: Commands the policy allows and blocks
       | escaped program name  | r\\m -rf scratch                   |
       | input glued to name   | rm</dev/null -rf scratch           |
       | glob class in the name | /bin/r[m] -rf scratch             |
+      | glob class of two characters | /bin/r[lm] -rf scratch      |
       | program from a variable | R=rm; $R -rf scratch              |
       | second blocked entry  | git push --force origin main       |
       | single-word entry     | curl https://example.com/          |
