@@ -49,14 +49,19 @@ async fn events(State(server): State<Arc<Server>>, body: axum::Json<Value>) -> S
     StatusCode::ACCEPTED
 }
 
+/// Each server answers under a path of its own: a port freed by another test can be handed
+/// to this one while that test's channel still posts to it, and its batches must not count.
 async fn serve(server: Arc<Server>) -> String {
-    let app = Router::new()
-        .route("/audit/events", post(events))
-        .with_state(server);
+    static SERVERS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let path = format!(
+        "/{}/audit/events",
+        SERVERS.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+    );
+    let app = Router::new().route(&path, post(events)).with_state(server);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await });
-    format!("http://{address}/audit/events")
+    format!("http://{address}{path}")
 }
 
 fn config(endpoint: String) -> DeliveryConfig {
